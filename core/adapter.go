@@ -1,0 +1,92 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Adapter is one system family (RESP servers, Aerospike, ...). Adapters never time,
+// log or print: the engine does. Optional features are separate interfaces found by
+// type assertion on the Target.
+type Adapter interface {
+	Info() Info
+	Open(ctx context.Context, sys SystemConfig) (Target, error)
+}
+
+// Target is one system under test, opened by an adapter.
+type Target interface {
+	// Connect opens one connection, owned by one worker for a whole phase.
+	Connect(ctx context.Context) (Conn, error)
+	// Capture reads what identifies the system: product, version, configuration.
+	Capture(ctx context.Context) (Capture, error)
+	// Stats returns the server's counters as flat key/value pairs.
+	Stats(ctx context.Context) (map[string]string, error)
+	Close(ctx context.Context) error
+}
+
+// Conn is one connection with one request in flight. Do never times itself.
+// A read that finds nothing returns ErrMiss; other errors should say their ErrorClass.
+type Conn interface {
+	Do(ctx context.Context, op *Op) error
+	Close() error
+}
+
+// Info describes an adapter: who it is and what it can do.
+type Info struct {
+	Name    string
+	Version string
+	// Ops lists the operation kinds Conn.Do supports.
+	Ops []OpKind
+	// Capabilities names optional features ("capture", "stats", ...).
+	Capabilities []string
+}
+
+// Supports reports whether the adapter executes op kind k.
+func (i Info) Supports(k OpKind) bool {
+	for _, o := range i.Ops {
+		if o == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Capture is what an adapter reads from a system to identify it.
+type Capture struct {
+	Product      string // e.g. "redis", "valkey", "dragonfly"
+	Version      string
+	VersionField string // where the version came from, e.g. "INFO server.valkey_version"
+	// Sections holds named text captures (e.g. "info", "config"), already redacted.
+	Sections map[string]string
+	// Refused lists capture commands the server refused (restricted services).
+	Refused []string
+}
+
+// SystemConfig is what an adapter needs to reach one system. It carries secrets in
+// memory only; it is never written anywhere.
+type SystemConfig struct {
+	Name     string
+	Adapter  string
+	Profile  string
+	Endpoint string // host:port, resolved for provisioned systems
+	TLS      TLSConfig
+	Auth     AuthConfig
+	Timeout  time.Duration     // per-operation timeout
+	Options  map[string]string // adapter-specific settings
+}
+
+// TLSConfig says how to reach a system over TLS.
+type TLSConfig struct {
+	Enabled            bool
+	CAFile             string
+	CertFile           string
+	KeyFile            string
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+// AuthConfig holds credentials, expanded from ${ENV} references.
+type AuthConfig struct {
+	Username string
+	Password string
+}

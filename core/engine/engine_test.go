@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// scriptConn answers every op with the result of fn; it stands in for a server whose
+// behaviour the test dictates.
+type scriptConn struct{ fn func(op *core.Op) error }
+
+func (c scriptConn) Do(_ context.Context, op *core.Op) error { return c.fn(op) }
+func (c scriptConn) Close() error                            { return nil }
+
+// fixedSource issues one op kind on one key.
+type fixedSource struct{ kind core.OpKind }
+
+var fixedKey, fixedValue = []byte("k"), []byte("value")
+
+func (s fixedSource) Next(op *core.Op) {
+	op.Kind = s.kind
+	op.Key = fixedKey
+	if s.kind == core.OpSet {
+		op.Value = fixedValue
+	}
+}
+
+func spec(conns int, rate float64, d time.Duration, ops int64) core.PhaseSpec {
+	return core.PhaseSpec{
+		Name: "t", Kind: core.PhaseMeasured, Connections: conns, Rate: rate, Duration: d, Ops: ops,
+		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{
+			SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, ValueMin: 5, ValueMax: 5,
+		}},
+	}
+}
+
+type collected struct {
+	mu        sync.Mutex
+	intervals []core.IntervalReport
+}
+
+func (c *collected) emit(r core.IntervalReport) {
+	c.mu.Lock()
+	c.intervals = append(c.intervals, r)
+	c.mu.Unlock()
+}
+
+// total merges every interval per op kind.
+func (c *collected) total() map[core.OpKind]*core.OpInterval {
+	out := map[core.OpKind]*core.OpInterval{}
+	for _, r := range c.intervals {
+		for i := range r.Ops {
+			o := &r.Ops[i]
+			if out[o.Op] == nil {
+				out[o.Op] = &core.OpInterval{Op: o.Op}
+			}
+			out[o.Op].Merge(o)
+		}
+	}
+	return out
+}
+
+func run(t *testing.T, s core.PhaseSpec, kind core.OpKind, fn func(*core.Op) error) (core.PhaseEnd, *collected) {
+	t.Helper()
+	c := &collected{}
+	end := Run(context.Background(), Config{
+		Spec:             s,
+		Connect:          func(context.Context) (core.Conn, error) { return scriptConn{fn}, nil },
+		NewSource:        func(int) (Source, error) { return fixedSource{kind}, nil },
+		Emit:             c.emit,
+		UnreachableAfter: 200 * time.Millisecond,
+	})
+	for i, r := range c.intervals {
+		if r.Index != i {
+			t.Fatalf("interval %d emitted at position %d: out of order or missing", r.Index, i)
+		}
+	}
+	return end, c
+}
+
+func TestOutcomesAreCountedByKind(t *testing.T) {
+	oom := &core.OpError{Class: core.ErrClassOOM, Err: errors.New("OOM command not allowed")}
+	tests := []struct {
+		name           string
+		kind           core.OpKind
+		result         error
+		ok, hits, miss int64
+		errClass       core.ErrorClass
+		errs           int64
+	}{
+		{"hit", core.OpGet, nil, 1000, 1000, 0, 0, 0},
+		{"miss is not an error", core.OpGet, core.ErrMiss, 1000, 0, 1000, 0, 0},
+		{"OOM is an error, never throughput", core.OpSet, oom, 0, 0, 0, core.ErrClassOOM, 1000},
+		{"unclassified error", core.OpSet, errors.New("boom"), 0, 0, 0, core.ErrClassOther, 1000},
+		{"timeout", core.OpSet, context.DeadlineExceeded, 0, 0, 0, core.ErrClassTimeout, 1000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			end, c := run(t, spec(3, 0, 10*time.Second, 1000), tc.kind, func(*core.Op) error { return tc.result })
+			if end.Status != core.StatusOK {
+				t.Fatalf("status %s: %s", end.Status, end.Error)
+			}
+			got := c.total()[tc.kind]
+			if got == nil {
+				t.Fatalf("no %s records", tc.kind)
+			}
+			if got.OK != tc.ok || got.Hits != tc.hits || got.Misses != tc.miss || got.Errors[tc.errClass] != tc.errs || got.ErrorTotal() != tc.errs {
+				t.Fatalf("got ok=%d hits=%d misses=%d errors=%v", got.OK, got.Hits, got.Misses, got.Errors)
+			}
+			var recorded int64
+			if got.Service != nil {
+				recorded = got.Service.TotalCount()
+			}
+			if recorded != tc.ok {
+				t.Fatalf("histogram holds %d values, want one per success (%d)", recorded, tc.ok)
+			}
+		})
+	}
+}
+
+func TestCountBoundIsExactAcrossConnections(t *testing.T) {
+	end, c := run(t, spec(7, 0, 10*time.Second, 10_001), core.OpSet, func(*core.Op) error { return nil })
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	if got := c.total()[core.OpSet].OK; got != 10_001 {
+		t.Fatalf("did %d ops, want 10001", got)
+	}
+}
+
+func TestDurationBoundAndIntervals(t *testing.T) {
+	s := spec(2, 0, 1200*time.Millisecond, 0)
+	s.Interval = 200 * time.Millisecond
+	end, c := run(t, s, core.OpGet, func(*core.Op) error { time.Sleep(100 * time.Microsecond); return nil })
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	if end.Elapsed < 1200*time.Millisecond || end.Elapsed > 1500*time.Millisecond {
+		t.Fatalf("elapsed %s for a 1.2 s phase", end.Elapsed)
+	}
+	if n := len(c.intervals); n < 6 || n > 8 {
+		t.Fatalf("%d intervals of 200 ms in %s", n, end.Elapsed)
+	}
+	var sum int64
+	for _, r := range c.intervals {
+		sum += r.Ops[0].OK
+		if r.End <= r.Start {
+			t.Fatalf("interval %d ends before it starts", r.Index)
+		}
+	}
+	if sum != c.total()[core.OpGet].OK || sum == 0 {
+		t.Fatalf("interval counts sum to %d", sum)
+	}
+}
+
+func TestStallShowsAsEmptyIntervals(t *testing.T) {
+	s := spec(1, 0, 900*time.Millisecond, 0)
+	s.Interval = 100 * time.Millisecond
+	var n int
+	end, c := run(t, s, core.OpGet, func(*core.Op) error {
+		n++
+		if n == 10 {
+			time.Sleep(450 * time.Millisecond) // the server stalls
+		}
+		return nil
+	})
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	empty := 0
+	for _, r := range c.intervals {
+		if r.Ops[0].OK == 0 {
+			empty++
+		}
+	}
+	if empty < 3 {
+		t.Fatalf("a 450 ms stall left %d empty 100 ms intervals, want at least 3", empty)
+	}
+	if max := c.total()[core.OpGet].Service.Max(); max < int64(440*time.Millisecond) {
+		t.Fatalf("max latency %s hides the stall", time.Duration(max))
+	}
+}
+
+func TestUnreachableTargetFailsThePhase(t *testing.T) {
+	refused := &core.OpError{Class: core.ErrClassConnection, Err: errors.New("connection refused")}
+	start := time.Now()
+	end, c := run(t, spec(4, 0, 30*time.Second, 0), core.OpGet, func(*core.Op) error { return refused })
+	if end.Status != core.StatusFailed {
+		t.Fatalf("status %s, want failed", end.Status)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("took %s to give up on a dead target", time.Since(start))
+	}
+	got := c.total()[core.OpGet]
+	if got.OK != 0 || got.Errors[core.ErrClassConnection] == 0 {
+		t.Fatalf("ok=%d connection errors=%d", got.OK, got.Errors[core.ErrClassConnection])
+	}
+	// Backoff keeps a dead server from costing a spinning CPU.
+	if perConnPerSec := float64(got.ErrorTotal()) / 4 / end.Elapsed.Seconds(); perConnPerSec > 150 {
+		t.Fatalf("%.0f errors per connection per second: no backoff", perConnPerSec)
+	}
+}
+
+func TestLoadFailsOnErrorsOrWhenIncomplete(t *testing.T) {
+	s := spec(2, 0, 10*time.Second, 100)
+	s.Kind = core.PhaseLoad
+	var n int
+	var mu sync.Mutex
+	end, _ := run(t, s, core.OpSet, func(*core.Op) error {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n == 50 {
+			return errors.New("READONLY")
+		}
+		return nil
+	})
+	if end.Status != core.StatusFailed {
+		t.Fatalf("a load with an error ended %s", end.Status)
+	}
+	s.Duration = 300 * time.Millisecond
+	s.Ops = 1_000_000
+	end, _ = run(t, s, core.OpSet, func(*core.Op) error { time.Sleep(time.Millisecond); return nil })
+	if end.Status != core.StatusFailed {
+		t.Fatalf("a load cut short by its time bound ended %s", end.Status)
+	}
+}
+
+func TestInterruptedPhase(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	end := Run(ctx, Config{
+		Spec:      spec(2, 0, time.Minute, 0),
+		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
+		NewSource: func(int) (Source, error) { return fixedSource{core.OpGet}, nil },
+	})
+	if end.Status != core.StatusInterrupted || end.Elapsed > 2*time.Second {
+		t.Fatalf("status %s after %s", end.Status, end.Elapsed)
+	}
+}
+
+func TestOpenLoopHoldsTheRate(t *testing.T) {
+	const rate = 5000
+	s := spec(4, rate, 2*time.Second, 0)
+	end, c := run(t, s, core.OpGet, func(*core.Op) error { return nil })
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	got := c.total()[core.OpGet]
+	achieved := float64(got.OK) / end.Elapsed.Seconds()
+	if achieved < rate*0.98 || achieved > rate*1.02 {
+		t.Fatalf("achieved %.0f ops/s for a target of %d", achieved, rate)
+	}
+	if got.Response == nil || got.Response == got.Service {
+		t.Fatal("open loop must record response time separately from service time")
+	}
+	if got.Response.ValueAtQuantile(50) < got.Service.ValueAtQuantile(50) {
+		t.Fatal("response time below service time")
+	}
+}
+
+func TestOpenLoopResponseTimeIncludesQueueing(t *testing.T) {
+	// One connection at 100 ops/s against a server that stalls once for 300 ms: the
+	// ops scheduled during the stall wait, and their response time must show it,
+	// while their service time does not.
+	var n int
+	s := spec(1, 100, 1500*time.Millisecond, 0)
+	_, c := run(t, s, core.OpGet, func(*core.Op) error {
+		n++
+		if n == 20 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return nil
+	})
+	got := c.total()[core.OpGet]
+	if p := got.Response.ValueAtQuantile(99); p < int64(100*time.Millisecond) {
+		t.Fatalf("p99 response %s hides the 300 ms stall (coordinated omission)", time.Duration(p))
+	}
+	if p := got.Service.ValueAtQuantile(90); p > int64(50*time.Millisecond) {
+		t.Fatalf("p90 service %s: queueing leaked into service time", time.Duration(p))
+	}
+}
+
+func TestOpenLoopSchedulesAreStaggered(t *testing.T) {
+	const conns, rate = 4, 400
+	var mu sync.Mutex
+	var sends []time.Time
+	s := spec(conns, rate, 500*time.Millisecond, 0)
+	run(t, s, core.OpGet, func(*core.Op) error {
+		mu.Lock()
+		sends = append(sends, time.Now())
+		mu.Unlock()
+		return nil
+	})
+	sort.Slice(sends, func(i, j int) bool { return sends[i].Before(sends[j]) })
+	// Evenly interleaved workers send every 1/rate = 2.5 ms; synchronized ones would
+	// send in bursts of 4 with 10 ms gaps. Count gaps too short for an even spread.
+	bunched := 0
+	for i := 1; i < len(sends); i++ {
+		if sends[i].Sub(sends[i-1]) < 800*time.Microsecond {
+			bunched++
+		}
+	}
+	if len(sends) < 150 || bunched > len(sends)/10 {
+		t.Fatalf("%d of %d sends came within 0.8 ms of the previous one", bunched, len(sends))
+	}
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations over a long run")
+	}
+	allocs := func(ops int64) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		Run(context.Background(), Config{
+			Spec:      spec(1, 0, time.Minute, ops),
+			Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
+			NewSource: func(int) (Source, error) { return fixedSource{core.OpSet}, nil },
+		})
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	small, large := allocs(1000), allocs(201_000)
+	if extra := int64(large) - int64(small); float64(extra)/200_000 > 0.001 {
+		t.Fatalf("200,000 more ops cost %d more allocations", extra)
+	}
+}
+
+func BenchmarkHotPathClosedLoop(b *testing.B) {
+	b.ReportAllocs()
+	Run(context.Background(), Config{
+		Spec:      spec(1, 0, time.Hour, int64(b.N)),
+		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
+		NewSource: func(int) (Source, error) { return fixedSource{core.OpSet}, nil },
+	})
+}

@@ -1,0 +1,103 @@
+// Package core holds the types every part of cmpbench shares: operations, outcomes,
+// the adapter interfaces, phase specifications and measured results.
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// OpKind names one kind of operation a workload issues and an adapter executes.
+type OpKind uint8
+
+// Operation kinds. The numeric values travel across the plugin boundary: append only.
+const (
+	OpGet OpKind = iota // read one value by key; a missing key is a miss
+	OpSet               // write one value by key
+	NumOpKinds
+)
+
+var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET"}
+
+func (k OpKind) String() string {
+	if k < NumOpKinds {
+		return opNames[k]
+	}
+	return fmt.Sprintf("op(%d)", uint8(k))
+}
+
+// IsRead reports whether the op kind reads data, so that hits and misses apply to it.
+func (k OpKind) IsRead() bool { return k == OpGet }
+
+// ParseOpKind is the inverse of OpKind.String.
+func ParseOpKind(s string) (OpKind, error) {
+	for i, n := range opNames {
+		if n == s {
+			return OpKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown op kind %q", s)
+}
+
+// Op is one operation. Workloads fill it in place; adapters read it and set RespBytes.
+// The engine reuses one Op per worker, so adapters must not keep references to Key or
+// Value after Do returns.
+type Op struct {
+	Kind  OpKind
+	Key   []byte
+	Value []byte
+	// RespBytes is set by the adapter: payload bytes received in the reply (for reads).
+	RespBytes int
+}
+
+// ErrMiss is returned by Conn.Do when a read found no value. It is an outcome, not an error.
+var ErrMiss = errors.New("miss")
+
+// ErrUnsupported is returned by optional features an adapter does not implement.
+var ErrUnsupported = errors.New("unsupported")
+
+// ErrorClass groups operation errors the way the reports count them.
+type ErrorClass uint8
+
+// Error classes. The numeric values travel across the plugin boundary: append only.
+const (
+	ErrClassOther      ErrorClass = iota // anything not covered below
+	ErrClassOOM                          // the server refused a write for lack of memory
+	ErrClassTimeout                      // no reply within the timeout
+	ErrClassConnection                   // connect, reset, broken pipe, closed connection
+	ErrClassProtocol                     // a reply that could not be parsed or was unexpected
+	NumErrorClasses
+)
+
+var errClassNames = [NumErrorClasses]string{
+	ErrClassOther: "other", ErrClassOOM: "oom", ErrClassTimeout: "timeout",
+	ErrClassConnection: "connection", ErrClassProtocol: "protocol",
+}
+
+func (c ErrorClass) String() string {
+	if c < NumErrorClasses {
+		return errClassNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// OpError is an operation error that carries its class. Adapters return it (or any error
+// implementing ErrorClass) so the engine can count errors by class without parsing text.
+type OpError struct {
+	Class ErrorClass
+	Err   error
+}
+
+func (e *OpError) Error() string          { return e.Class.String() + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error          { return e.Err }
+func (e *OpError) ErrorClass() ErrorClass { return e.Class }
+
+// ClassOf returns the class of an operation error. Errors that do not say their class
+// are classified from well-known network conditions, else ErrClassOther.
+func ClassOf(err error) ErrorClass {
+	var c interface{ ErrorClass() ErrorClass }
+	if errors.As(err, &c) {
+		return c.ErrorClass()
+	}
+	return classifyNetError(err)
+}

@@ -1,0 +1,53 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+var registry = struct {
+	sync.Mutex
+	sealed   bool
+	adapters map[string]func() Adapter
+}{adapters: map[string]func() Adapter{}}
+
+// RegisterAdapter makes a built-in adapter available by name. It is called from init
+// functions (see adapters/all) and panics on a duplicate name or after the registry
+// has been read.
+func RegisterAdapter(name string, factory func() Adapter) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.sealed {
+		panic(fmt.Sprintf("core: RegisterAdapter(%q) after the registry was read", name))
+	}
+	if _, dup := registry.adapters[name]; dup {
+		panic(fmt.Sprintf("core: adapter %q registered twice", name))
+	}
+	registry.adapters[name] = factory
+}
+
+// BuiltinAdapter returns a new instance of a registered adapter.
+func BuiltinAdapter(name string) (Adapter, bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.sealed = true
+	f, ok := registry.adapters[name]
+	if !ok {
+		return nil, false
+	}
+	return f(), true
+}
+
+// BuiltinAdapters lists the registered adapter names, sorted.
+func BuiltinAdapters() []string {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.sealed = true
+	names := make([]string, 0, len(registry.adapters))
+	for n := range registry.adapters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

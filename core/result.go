@@ -1,0 +1,97 @@
+package core
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds: nanoseconds from 1 ns to 60 s at 3 significant digits.
+const (
+	HistMin    = 1
+	HistMax    = int64(60 * time.Second)
+	HistDigits = 3
+)
+
+// NewHistogram returns an empty latency histogram with the bounds every part uses.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistMin, HistMax, HistDigits)
+}
+
+// OpInterval is what one op kind did in one interval (or a whole phase).
+type OpInterval struct {
+	Op     OpKind
+	OK     int64 // successful operations, hits and misses included; errors never
+	Hits   int64 // reads that found a value
+	Misses int64 // reads that found none
+	Bytes  int64 // value bytes written, or payload bytes read
+	Errors [NumErrorClasses]int64
+	// Response is measured from the intended send time (open loop) and Service from
+	// the actual send; in closed loop both are the same. Only successes are recorded.
+	Response *hdrhistogram.Histogram
+	Service  *hdrhistogram.Histogram
+}
+
+// ErrorTotal sums the errors of every class.
+func (o *OpInterval) ErrorTotal() int64 {
+	var n int64
+	for _, e := range o.Errors {
+		n += e
+	}
+	return n
+}
+
+// Merge adds other into o. Histograms merge exactly.
+func (o *OpInterval) Merge(other *OpInterval) {
+	o.OK += other.OK
+	o.Hits += other.Hits
+	o.Misses += other.Misses
+	o.Bytes += other.Bytes
+	for i := range o.Errors {
+		o.Errors[i] += other.Errors[i]
+	}
+	o.Response = mergeHist(o.Response, other.Response)
+	o.Service = mergeHist(o.Service, other.Service)
+}
+
+func mergeHist(into, from *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if from == nil || from.TotalCount() == 0 {
+		return into
+	}
+	if into == nil {
+		into = NewHistogram()
+	}
+	into.Merge(from)
+	return into
+}
+
+// IntervalReport is one reporting interval of a phase: the unit that crosses the plugin
+// boundary. Start and End are offsets from the phase start.
+type IntervalReport struct {
+	Index      int
+	Start, End time.Duration
+	Ops        []OpInterval // one per op kind seen in the phase, in OpKind order
+}
+
+// PhaseStatus is how a phase ended.
+type PhaseStatus string
+
+// Phase statuses.
+const (
+	StatusOK          PhaseStatus = "ok"
+	StatusFailed      PhaseStatus = "failed"
+	StatusInterrupted PhaseStatus = "interrupted"
+	StatusSkipped     PhaseStatus = "skipped"
+)
+
+// PhaseEnd is how a phase ended, as the engine saw it.
+type PhaseEnd struct {
+	Status PhaseStatus
+	Error  string
+	// Started and Ended are wall-clock times; Elapsed is measured on the monotonic clock
+	// from the phase start to the last completed operation.
+	Started, Ended time.Time
+	Elapsed        time.Duration
+	// CPU used by the process that generated the load, during the phase.
+	CPUUser, CPUSystem time.Duration
+}

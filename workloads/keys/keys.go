@@ -1,0 +1,129 @@
+// Package keys chooses key indices for workloads: uniform, gaussian, sequential and
+// partitioned. Every chooser belongs to one worker and is not safe for concurrent use.
+package keys
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Chooser yields key indices.
+type Chooser interface {
+	Next() int64
+}
+
+// NewRand returns the random source of one worker, derived from the phase seed.
+func NewRand(seed uint64, worker int, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^(stream*0x9E3779B97F4A7C15), uint64(worker)+1))
+}
+
+// New returns the chooser for a pattern over [min, max].
+func New(p core.KeyPattern, rng *rand.Rand, min, max int64, median, stddev float64, worker, workers int) Chooser {
+	switch p {
+	case core.PatternGaussian:
+		return NewGaussian(rng, min, max, median, stddev)
+	case core.PatternSequential:
+		return NewSequential(min, max, worker, workers)
+	case core.PatternPartitioned:
+		return NewPartitioned(min, max, worker, workers)
+	default:
+		return &Uniform{rng: rng, min: min, n: max - min + 1}
+	}
+}
+
+// Uniform draws every key of the range with equal probability.
+type Uniform struct {
+	rng *rand.Rand
+	min int64
+	n   int64
+}
+
+// NewUniform returns a uniform chooser over [min, max].
+func NewUniform(rng *rand.Rand, min, max int64) *Uniform {
+	return &Uniform{rng: rng, min: min, n: max - min + 1}
+}
+
+// Next implements Chooser.
+func (u *Uniform) Next() int64 { return u.min + u.rng.Int64N(u.n) }
+
+// Gaussian draws keys from a normal distribution, redrawing values outside the range
+// as memtier does.
+type Gaussian struct {
+	rng              *rand.Rand
+	min, max         int64
+	median, stddev   float64
+	fallbackMidpoint int64
+}
+
+// NewGaussian returns a gaussian chooser; zero median and stddev take memtier's
+// defaults (the middle of the range, and a sixth of its width).
+func NewGaussian(rng *rand.Rand, min, max int64, median, stddev float64) *Gaussian {
+	if median == 0 {
+		median = float64(min) + float64(max-min)/2
+	}
+	if stddev == 0 {
+		stddev = float64(max-min) / 6
+	}
+	return &Gaussian{rng: rng, min: min, max: max, median: median, stddev: stddev, fallbackMidpoint: (min + max) / 2}
+}
+
+// Next implements Chooser.
+func (g *Gaussian) Next() int64 {
+	// A median far outside the range could make redrawing loop for long: bound it.
+	for range 64 {
+		v := int64(math.Round(g.median + g.rng.NormFloat64()*g.stddev))
+		if v >= g.min && v <= g.max {
+			return v
+		}
+	}
+	return g.fallbackMidpoint
+}
+
+// Sequential interleaves the range across workers: worker k of n walks keys
+// min+k, min+k+n, ... and starts over at the end. Together the workers cover every key
+// exactly once per pass.
+type Sequential struct {
+	first, next, max, step int64
+}
+
+// NewSequential returns worker's interleaved walk over [min, max].
+func NewSequential(min, max int64, worker, workers int) *Sequential {
+	first := min + int64(worker)
+	return &Sequential{first: first, next: first, max: max, step: int64(workers)}
+}
+
+// Next implements Chooser.
+func (s *Sequential) Next() int64 {
+	v := s.next
+	s.next += s.step
+	if s.next > s.max {
+		s.next = s.first
+	}
+	return v
+}
+
+// Partitioned gives each worker a contiguous share of the range (core.Split), walked
+// in order and started over at its end. Together the workers cover every key exactly
+// once per pass; a load of exactly Keys() ops writes each key once.
+type Partitioned struct {
+	first, next, last int64
+}
+
+// NewPartitioned returns worker's share of [min, max].
+func NewPartitioned(min, max int64, worker, workers int) *Partitioned {
+	start, count := core.Split(max-min+1, workers, worker)
+	first := min + start
+	return &Partitioned{first: first, next: first, last: first + count - 1}
+}
+
+// Next implements Chooser.
+func (p *Partitioned) Next() int64 {
+	v := p.next
+	p.next++
+	if p.next > p.last {
+		p.next = p.first
+	}
+	return v
+}
