@@ -50,6 +50,12 @@ type Op struct {
 	RespBytes int
 }
 
+// OpSource fills in operations: a workload's stream for one worker. Each worker has
+// its own source; it is never shared and must not allocate per call.
+type OpSource interface {
+	Next(op *Op)
+}
+
 // ErrMiss is returned by Conn.Do when a read found no value. It is an outcome, not an error.
 var ErrMiss = errors.New("miss")
 

@@ -18,18 +18,13 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// Source fills in operations. Each worker has its own; it is never shared.
-type Source interface {
-	Next(op *core.Op)
-}
-
 // Config is one phase to run.
 type Config struct {
 	Spec core.PhaseSpec
 	// Connect opens the connection of one worker. It is called again after a failure.
 	Connect func(ctx context.Context) (core.Conn, error)
 	// NewSource returns the operation stream of worker i (0-based).
-	NewSource func(worker int) (Source, error)
+	NewSource func(worker int) (core.OpSource, error)
 	// Emit receives each interval in index order, from a single goroutine. It may keep
 	// the report.
 	Emit func(core.IntervalReport)
@@ -278,7 +273,7 @@ func sortedKinds(ks []core.OpKind) []core.OpKind {
 type worker struct {
 	e    *phaseRun
 	id   int
-	src  Source
+	src  core.OpSource
 	conn core.Conn
 	op   core.Op
 	recs [core.NumOpKinds]core.OpInterval

@@ -73,7 +73,7 @@ func run(t *testing.T, s core.PhaseSpec, kind core.OpKind, fn func(*core.Op) err
 	end := Run(context.Background(), Config{
 		Spec:             s,
 		Connect:          func(context.Context) (core.Conn, error) { return scriptConn{fn}, nil },
-		NewSource:        func(int) (Source, error) { return fixedSource{kind}, nil },
+		NewSource:        func(int) (core.OpSource, error) { return fixedSource{kind}, nil },
 		Emit:             c.emit,
 		UnreachableAfter: 200 * time.Millisecond,
 	})
@@ -239,7 +239,7 @@ func TestInterruptedPhase(t *testing.T) {
 	end := Run(ctx, Config{
 		Spec:      spec(2, 0, time.Minute, 0),
 		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
-		NewSource: func(int) (Source, error) { return fixedSource{core.OpGet}, nil },
+		NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpGet}, nil },
 	})
 	if end.Status != core.StatusInterrupted || end.Elapsed > 2*time.Second {
 		t.Fatalf("status %s after %s", end.Status, end.Elapsed)
@@ -324,7 +324,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		Run(context.Background(), Config{
 			Spec:      spec(1, 0, time.Minute, ops),
 			Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
-			NewSource: func(int) (Source, error) { return fixedSource{core.OpSet}, nil },
+			NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
 		})
 		runtime.ReadMemStats(&after)
 		return after.Mallocs - before.Mallocs
@@ -340,6 +340,6 @@ func BenchmarkHotPathClosedLoop(b *testing.B) {
 	Run(context.Background(), Config{
 		Spec:      spec(1, 0, time.Hour, int64(b.N)),
 		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
-		NewSource: func(int) (Source, error) { return fixedSource{core.OpSet}, nil },
+		NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
 	})
 }

@@ -1,0 +1,200 @@
+package plugins
+
+import (
+	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cmpbench/cmpbench/core"
+	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
+)
+
+// InfoToProto and the functions below are the only conversions between core types
+// and protobuf messages.
+func InfoToProto(i core.Info, sdkVersion string) *pluginv1.DescribeResponse {
+	ops := make([]uint32, len(i.Ops))
+	for n, o := range i.Ops {
+		ops[n] = uint32(o)
+	}
+	return &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion}
+}
+
+// InfoFromProto is the inverse of InfoToProto.
+func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
+	ops := make([]core.OpKind, len(m.GetOps()))
+	for n, o := range m.GetOps() {
+		ops[n] = core.OpKind(o)
+	}
+	return core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities()}
+}
+
+// SystemToProto converts a system; it carries credentials and is never logged.
+func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
+	return &pluginv1.SystemConfig{
+		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: s.Endpoint,
+		Tls: &pluginv1.TLS{
+			Enabled: s.TLS.Enabled, CaFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile,
+			ServerName: s.TLS.ServerName, InsecureSkipVerify: s.TLS.InsecureSkipVerify,
+		},
+		Auth:      &pluginv1.Auth{Username: s.Auth.Username, Password: s.Auth.Password},
+		TimeoutNs: int64(s.Timeout),
+		Options:   s.Options,
+	}
+}
+
+// SystemFromProto is the inverse of SystemToProto.
+func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
+	t, a := m.GetTls(), m.GetAuth()
+	return core.SystemConfig{
+		Name: m.GetName(), Adapter: m.GetAdapter(), Profile: m.GetProfile(), Endpoint: m.GetEndpoint(),
+		TLS: core.TLSConfig{
+			Enabled: t.GetEnabled(), CAFile: t.GetCaFile(), CertFile: t.GetCertFile(), KeyFile: t.GetKeyFile(),
+			ServerName: t.GetServerName(), InsecureSkipVerify: t.GetInsecureSkipVerify(),
+		},
+		Auth:    core.AuthConfig{Username: a.GetUsername(), Password: a.GetPassword()},
+		Timeout: time.Duration(m.GetTimeoutNs()),
+		Options: m.GetOptions(),
+	}
+}
+
+// CaptureToProto converts a capture.
+func CaptureToProto(c core.Capture) *pluginv1.CaptureResponse {
+	return &pluginv1.CaptureResponse{Product: c.Product, Version: c.Version, VersionField: c.VersionField, Sections: c.Sections, Refused: c.Refused}
+}
+
+// CaptureFromProto is the inverse of CaptureToProto.
+func CaptureFromProto(m *pluginv1.CaptureResponse) core.Capture {
+	return core.Capture{Product: m.GetProduct(), Version: m.GetVersion(), VersionField: m.GetVersionField(), Sections: m.GetSections(), Refused: m.GetRefused()}
+}
+
+// PhaseToProto converts a phase specification.
+func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
+	m := &pluginv1.PhaseSpec{
+		Name: p.Name, Kind: string(p.Kind), Connections: int32(p.Connections), Rate: p.Rate, Poisson: p.Poisson,
+		DurationNs: int64(p.Duration), Ops: p.Ops, IntervalNs: int64(p.Interval), Seed: p.Seed,
+	}
+	if w := p.Workload.Memtier; w != nil {
+		m.Workload = &pluginv1.PhaseSpec_Memtier{Memtier: &pluginv1.MemtierSpec{
+			SetRatio: int32(w.SetRatio), GetRatio: int32(w.GetRatio),
+			SetPattern: string(w.SetPattern), GetPattern: string(w.GetPattern),
+			KeyMin: w.KeyMin, KeyMax: w.KeyMax, KeyPrefix: w.KeyPrefix,
+			GaussMedian: w.GaussMedian, GaussStddev: w.GaussStddev,
+			ValueMin: int32(w.ValueMin), ValueMax: int32(w.ValueMax), MissFraction: w.MissFraction,
+		}}
+	}
+	return m
+}
+
+// PhaseFromProto is the inverse of PhaseToProto.
+func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
+	p := core.PhaseSpec{
+		Name: m.GetName(), Kind: core.PhaseKind(m.GetKind()), Connections: int(m.GetConnections()), Rate: m.GetRate(),
+		Poisson: m.GetPoisson(), Duration: time.Duration(m.GetDurationNs()), Ops: m.GetOps(),
+		Interval: time.Duration(m.GetIntervalNs()), Seed: m.GetSeed(),
+	}
+	if w := m.GetMemtier(); w != nil {
+		p.Workload.Memtier = &core.MemtierSpec{
+			SetRatio: int(w.GetSetRatio()), GetRatio: int(w.GetGetRatio()),
+			SetPattern: pattern(w.GetSetPattern()), GetPattern: pattern(w.GetGetPattern()),
+			KeyMin: w.GetKeyMin(), KeyMax: w.GetKeyMax(), KeyPrefix: w.GetKeyPrefix(),
+			GaussMedian: w.GetGaussMedian(), GaussStddev: w.GetGaussStddev(),
+			ValueMin: int(w.GetValueMin()), ValueMax: int(w.GetValueMax()), MissFraction: w.GetMissFraction(),
+		}
+	}
+	return p
+}
+
+func pattern(s string) core.KeyPattern {
+	if len(s) != 1 {
+		return 0 // rejected by Validate
+	}
+	return core.KeyPattern(s[0])
+}
+
+// IntervalToProto converts an interval, encoding its histograms.
+func IntervalToProto(r core.IntervalReport) (*pluginv1.Interval, error) {
+	m := &pluginv1.Interval{Index: int64(r.Index), StartNs: int64(r.Start), EndNs: int64(r.End)}
+	for i := range r.Ops {
+		o := &r.Ops[i]
+		po := &pluginv1.OpInterval{Op: uint32(o.Op), Ok: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.Errors[:]}
+		var err error
+		if po.ResponseHdr, err = EncodeHist(o.Response); err != nil {
+			return nil, err
+		}
+		if o.Service != o.Response {
+			if po.ServiceHdr, err = EncodeHist(o.Service); err != nil {
+				return nil, err
+			}
+		}
+		m.Ops = append(m.Ops, po)
+	}
+	return m, nil
+}
+
+// IntervalFromProto is the inverse of IntervalToProto.
+func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
+	r := core.IntervalReport{Index: int(m.GetIndex()), Start: time.Duration(m.GetStartNs()), End: time.Duration(m.GetEndNs())}
+	for _, po := range m.GetOps() {
+		o := core.OpInterval{Op: core.OpKind(po.GetOp()), OK: po.GetOk(), Hits: po.GetHits(), Misses: po.GetMisses(), Bytes: po.GetBytes()}
+		if o.Op >= core.NumOpKinds {
+			return r, fmt.Errorf("interval %d: unknown op kind %d", r.Index, po.GetOp())
+		}
+		// Classes this host does not know yet are counted as "other", never dropped.
+		for c, n := range po.GetErrors() {
+			if c < int(core.NumErrorClasses) {
+				o.Errors[c] += n
+			} else {
+				o.Errors[core.ErrClassOther] += n
+			}
+		}
+		var err error
+		if o.Response, err = DecodeHist(po.GetResponseHdr()); err != nil {
+			return r, fmt.Errorf("interval %d %s response histogram: %w", r.Index, o.Op, err)
+		}
+		o.Service = o.Response
+		if len(po.GetServiceHdr()) > 0 {
+			if o.Service, err = DecodeHist(po.GetServiceHdr()); err != nil {
+				return r, fmt.Errorf("interval %d %s service histogram: %w", r.Index, o.Op, err)
+			}
+		}
+		r.Ops = append(r.Ops, o)
+	}
+	return r, nil
+}
+
+// EncodeHist encodes a histogram in the standard compressed form ("HISTFAAA...");
+// nil and empty histograms encode as nothing.
+func EncodeHist(h *hdrhistogram.Histogram) ([]byte, error) {
+	if h == nil || h.TotalCount() == 0 {
+		return nil, nil
+	}
+	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+}
+
+// DecodeHist is the inverse of EncodeHist.
+func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return hdrhistogram.Decode(b)
+}
+
+// PhaseEndToProto converts how a phase ended.
+func PhaseEndToProto(e core.PhaseEnd) *pluginv1.PhaseEnd {
+	return &pluginv1.PhaseEnd{
+		Status: string(e.Status), Error: e.Error,
+		StartedUnixNs: e.Started.UnixNano(), EndedUnixNs: e.Ended.UnixNano(), ElapsedNs: int64(e.Elapsed),
+		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem),
+	}
+}
+
+// PhaseEndFromProto is the inverse of PhaseEndToProto.
+func PhaseEndFromProto(m *pluginv1.PhaseEnd) core.PhaseEnd {
+	return core.PhaseEnd{
+		Status: core.PhaseStatus(m.GetStatus()), Error: m.GetError(),
+		Started: time.Unix(0, m.GetStartedUnixNs()), Ended: time.Unix(0, m.GetEndedUnixNs()),
+		Elapsed: time.Duration(m.GetElapsedNs()),
+		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
+	}
+}

@@ -1,0 +1,236 @@
+// Package host drives one adapter plugin process over gRPC: the host side of the
+// plugin boundary. A crashed plugin fails the call in progress with a clear error and
+// never takes the host down.
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/plugins"
+	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
+)
+
+// stopGrace is how long a stopped phase may take to hand back its last intervals
+// before the host gives up on the stream.
+const stopGrace = 15 * time.Second
+
+// Options says how to start a plugin process.
+type Options struct {
+	Cmd *exec.Cmd
+	// Checksum is the expected SHA-256 of Cmd's binary; go-plugin checks it at start.
+	Checksum []byte
+	// Logger receives go-plugin's own messages; nil discards them.
+	Logger hclog.Logger
+}
+
+// Driver is a running plugin process.
+type Driver struct {
+	client     *plugin.Client
+	rpc        pluginv1.AdapterClient
+	info       core.Info
+	sdkVersion string
+	stderr     *tail
+}
+
+// Launch starts the plugin process and asks it to describe itself.
+func Launch(ctx context.Context, opts Options) (*Driver, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	stderr := &tail{max: 16 << 10}
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  plugins.Handshake,
+		VersionedPlugins: plugins.VersionedPlugins(nil),
+		Cmd:              opts.Cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           logger,
+		Stderr:           stderr,
+		StartTimeout:     30 * time.Second,
+	}
+	if len(opts.Checksum) > 0 {
+		// A fresh hash per client: SecureConfig writes into it without resetting.
+		cfg.SecureConfig = &plugin.SecureConfig{Checksum: opts.Checksum, Hash: sha256.New()}
+	}
+	client := plugin.NewClient(cfg)
+	d := &Driver{client: client, stderr: stderr}
+	rpcClient, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, d.explain(fmt.Errorf("start plugin: %w", err))
+	}
+	raw, err := rpcClient.Dispense(plugins.PluginName)
+	if err != nil {
+		client.Kill()
+		return nil, d.explain(fmt.Errorf("dispense plugin: %w", err))
+	}
+	d.rpc = raw.(pluginv1.AdapterClient)
+	desc, err := d.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		client.Kill()
+		return nil, d.explain(fmt.Errorf("describe: %w", err))
+	}
+	d.info, d.sdkVersion = plugins.InfoFromProto(desc), desc.GetSdkVersion()
+	return d, nil
+}
+
+// Info is what the adapter said about itself.
+func (d *Driver) Info() core.Info { return d.info }
+
+// SDKVersion is the cmpbench version the plugin was built with.
+func (d *Driver) SDKVersion() string { return d.sdkVersion }
+
+// Protocol is the negotiated protocol version.
+func (d *Driver) Protocol() int { return d.client.NegotiatedVersion() }
+
+// Pid is the plugin's process id, or 0 when it is not running.
+func (d *Driver) Pid() int {
+	if rc := d.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// Exited reports whether the plugin process has ended.
+func (d *Driver) Exited() bool { return d.client.Exited() }
+
+// Open connects the plugin to a system.
+func (d *Driver) Open(ctx context.Context, sys core.SystemConfig) error {
+	_, err := d.rpc.Open(ctx, &pluginv1.OpenRequest{System: plugins.SystemToProto(sys)})
+	return d.explain(err)
+}
+
+// Capture reads what identifies the system.
+func (d *Driver) Capture(ctx context.Context) (core.Capture, error) {
+	m, err := d.rpc.Capture(ctx, &pluginv1.CaptureRequest{})
+	if err != nil {
+		return core.Capture{}, d.explain(err)
+	}
+	return plugins.CaptureFromProto(m), nil
+}
+
+// Stats reads the system's counters.
+func (d *Driver) Stats(ctx context.Context) (map[string]string, error) {
+	m, err := d.rpc.Stats(ctx, &pluginv1.StatsRequest{})
+	if err != nil {
+		return nil, d.explain(err)
+	}
+	return m.GetStats(), nil
+}
+
+// RunPhase runs a phase in the plugin and passes each interval to onInterval as it
+// arrives. When ctx ends, the phase is stopped and its intervals so far still arrive.
+// A broken stream (a crashed plugin) returns a failed PhaseEnd and the error; the
+// intervals received before it have been delivered.
+func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error) {
+	started := time.Now()
+	fail := func(err error) (core.PhaseEnd, error) {
+		err = d.explain(err)
+		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: time.Since(started)}, err
+	}
+	streamCtx, cancelStream := context.WithCancel(context.Background())
+	defer cancelStream()
+	stream, err := d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: plugins.PhaseToProto(spec)})
+	if err != nil {
+		return fail(err)
+	}
+	// Stop the phase through the protocol, not by breaking the stream, so that the
+	// plugin hands back what it measured.
+	stopWatch := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(ctx).Error()})
+		time.AfterFunc(stopGrace, cancelStream)
+	})
+	defer stopWatch()
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			return fail(errors.New("plugin ended the phase without saying how it ended"))
+		}
+		if err != nil {
+			return fail(err)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *pluginv1.PhaseEvent_Interval:
+			r, err := plugins.IntervalFromProto(e.Interval)
+			if err != nil {
+				return fail(err)
+			}
+			onInterval(r)
+		case *pluginv1.PhaseEvent_End:
+			return plugins.PhaseEndFromProto(e.End), nil
+		}
+	}
+}
+
+// Close closes the system and ends the plugin process.
+func (d *Driver) Close(ctx context.Context) error {
+	var err error
+	if !d.client.Exited() {
+		_, err = d.rpc.Close(ctx, &pluginv1.CloseRequest{})
+	}
+	d.client.Kill()
+	return d.explain(err)
+}
+
+// Kill ends the plugin process at once.
+func (d *Driver) Kill() { d.client.Kill() }
+
+// explain turns a transport error from a dead plugin into one that says so, with the
+// end of what the plugin wrote to stderr.
+func (d *Driver) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "desc = "); i >= 0 {
+		msg = msg[i+len("desc = "):] // the plugin's own message, without gRPC framing
+	}
+	if d.client != nil && d.client.Exited() {
+		msg = "plugin process exited: " + msg
+		if t := d.stderr.String(); t != "" {
+			msg += "; its last output: " + t
+		}
+	}
+	return errors.New(msg)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if lines := strings.Split(s, "\n"); len(lines) > 5 {
+		s = strings.Join(lines[len(lines)-5:], " | ")
+	}
+	return strings.ReplaceAll(s, "\n", " | ")
+}

@@ -1,0 +1,180 @@
+// Package sdk serves an adapter as a cmpbench plugin. The plugin process runs the whole
+// data plane — workers, pacing, recording — with the shared engine, and streams one
+// message per interval to the host. Third-party adapter binaries call Serve from main;
+// the cmpbench binary serves its built-ins the same way.
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/engine"
+	"github.com/cmpbench/cmpbench/plugins"
+	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
+	"github.com/cmpbench/cmpbench/workloads"
+)
+
+// Serve runs the plugin server for adapter until the host ends it. Nothing may be
+// written to stdout before or during Serve: go-plugin uses it for its handshake.
+func Serve(adapter core.Adapter) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  plugins.Handshake,
+		VersionedPlugins: plugins.VersionedPlugins(NewServer(adapter)),
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
+	})
+}
+
+// Server implements the plugin protocol on top of an adapter. It is exported for
+// in-process tests (go-plugin's ServeConfig.Test).
+type Server struct {
+	pluginv1.UnimplementedAdapterServer
+	adapter core.Adapter
+
+	mu        sync.Mutex
+	target    core.Target
+	stopPhase context.CancelCauseFunc // of the running phase, if any
+}
+
+// NewServer returns the protocol server for adapter.
+func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} }
+
+// Describe implements the protocol.
+func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	v, _ := core.BuildVersion()
+	return plugins.InfoToProto(s.adapter.Info(), v), nil
+}
+
+// Open implements the protocol; a new Open replaces the previous target.
+func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
+	sys := plugins.SystemFromProto(req.GetSystem())
+	t, err := s.adapter.Open(ctx, sys)
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	s.mu.Lock()
+	old := s.target
+	s.target = t
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.Close(ctx)
+	}
+	return &pluginv1.OpenResponse{}, nil
+}
+
+func (s *Server) current() (core.Target, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.target == nil {
+		return nil, status.Error(codes.FailedPrecondition, "no system is open")
+	}
+	return s.target, nil
+}
+
+// Capture implements the protocol.
+func (s *Server) Capture(ctx context.Context, _ *pluginv1.CaptureRequest) (*pluginv1.CaptureResponse, error) {
+	t, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.Capture(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return plugins.CaptureToProto(c), nil
+}
+
+// Stats implements the protocol.
+func (s *Server) Stats(ctx context.Context, _ *pluginv1.StatsRequest) (*pluginv1.StatsResponse, error) {
+	t, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.Stats(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return &pluginv1.StatsResponse{Stats: st}, nil
+}
+
+// RunPhase runs one phase with the engine and streams its intervals and its end.
+func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter_RunPhaseServer) error {
+	t, err := s.current()
+	if err != nil {
+		return err
+	}
+	spec := plugins.PhaseFromProto(req.GetPhase())
+	info := s.adapter.Info()
+	for _, k := range spec.Workload.OpKinds() {
+		if !info.Supports(k) {
+			return status.Errorf(codes.InvalidArgument, "adapter %s does not support %s", info.Name, k)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(stream.Context())
+	defer cancel(nil)
+	s.mu.Lock()
+	s.stopPhase = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.stopPhase = nil
+		s.mu.Unlock()
+	}()
+	var sendErr error
+	end := engine.Run(ctx, engine.Config{
+		Spec:      spec,
+		Connect:   t.Connect,
+		NewSource: func(worker int) (core.OpSource, error) { return workloads.NewSource(spec, worker) },
+		Emit: func(r core.IntervalReport) {
+			if sendErr != nil {
+				return
+			}
+			m, err := plugins.IntervalToProto(r)
+			if err == nil {
+				err = stream.Send(&pluginv1.PhaseEvent{Event: &pluginv1.PhaseEvent_Interval{Interval: m}})
+			}
+			if err != nil {
+				sendErr = fmt.Errorf("sending interval %d: %w", r.Index, err)
+				cancel(sendErr)
+			}
+		},
+	})
+	if sendErr != nil {
+		return status.Error(codes.Aborted, sendErr.Error())
+	}
+	return stream.Send(&pluginv1.PhaseEvent{Event: &pluginv1.PhaseEvent_End{End: plugins.PhaseEndToProto(end)}})
+}
+
+// StopPhase ends the running phase early; it is not an error when none runs.
+func (s *Server) StopPhase(_ context.Context, req *pluginv1.StopPhaseRequest) (*pluginv1.StopPhaseResponse, error) {
+	s.mu.Lock()
+	stop := s.stopPhase
+	s.mu.Unlock()
+	if stop != nil {
+		stop(errors.New(req.GetReason()))
+	}
+	return &pluginv1.StopPhaseResponse{}, nil
+}
+
+// Close implements the protocol.
+func (s *Server) Close(ctx context.Context, _ *pluginv1.CloseRequest) (*pluginv1.CloseResponse, error) {
+	s.mu.Lock()
+	t := s.target
+	s.target = nil
+	s.mu.Unlock()
+	if t != nil {
+		if err := t.Close(ctx); err != nil {
+			return nil, status.Error(codes.Unknown, err.Error())
+		}
+	}
+	return &pluginv1.CloseResponse{}, nil
+}
