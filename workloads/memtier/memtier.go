@@ -26,7 +26,7 @@ type Source struct {
 	keyBuf       []byte
 	values       []byte
 	valueMin     int
-	valueSpan    int   // ValueMax - ValueMin + 1
+	valueSpan    int // ValueMax - ValueMin + 1
 	missFraction float64
 	missBase     int64 // first never-written key
 	missRange    int64
