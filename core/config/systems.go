@@ -1,0 +1,318 @@
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+//go:embed builtin.yaml
+var builtinSystems []byte
+
+// BuiltinFile names the built-in definitions in messages and listings.
+const BuiltinFile = "built-in"
+
+// DefaultFile is read when --config is not given and the file exists.
+const DefaultFile = "cmpbench.yaml"
+
+// Placeholders a provision command may use.
+const (
+	PortPlaceholder = "{port}"
+	DirPlaceholder  = "{dir}"
+)
+
+// Defaults for provisioned systems.
+const (
+	DefaultReadyTimeout = 15 * time.Second
+	DefaultStopTimeout  = 20 * time.Second
+)
+
+// SystemsFile is the layout of a systems YAML file.
+type SystemsFile struct {
+	Systems map[string]*System `yaml:"systems"`
+}
+
+// System is one system definition.
+type System struct {
+	Description string            `yaml:"description"`
+	Adapter     string            `yaml:"adapter"`
+	Profile     string            `yaml:"profile"`
+	Endpoint    string            `yaml:"endpoint"`
+	Provision   *Provision        `yaml:"provision"`
+	TLS         *TLS              `yaml:"tls"`
+	Auth        *Auth             `yaml:"auth"`
+	Timeout     Duration          `yaml:"timeout"`
+	Options     map[string]string `yaml:"options"`
+	Cost        *Cost             `yaml:"cost"`
+
+	// Name is the key the system is defined under.
+	Name string `yaml:"-"`
+	// Source is where it was defined: "file:line" or "built-in".
+	Source string `yaml:"-"`
+	// Raw is the definition as written, ${ENV} references unexpanded: safe to archive.
+	Raw map[string]any `yaml:"-"`
+}
+
+// Provision starts a local server for the system.
+type Provision struct {
+	// Command is the server's command line; {port} and {dir} are filled in.
+	Command      []string `yaml:"command"`
+	CPUs         string   `yaml:"cpus"` // taskset CPU list, e.g. "0" or "2-3"
+	ReadyTimeout Duration `yaml:"ready_timeout"`
+	StopTimeout  Duration `yaml:"stop_timeout"`
+}
+
+// TLS settings; verification is on unless insecure_skip_verify is set.
+type TLS struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Auth credentials; the password must be a ${ENV_VAR} reference.
+type Auth struct {
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+// Cost of a system, for cost-per-throughput tables.
+type Cost struct {
+	USDPerMonth float64 `yaml:"usd_per_month"`
+}
+
+// Provisioned reports whether cmpbench starts the system itself.
+func (s *System) Provisioned() bool { return s.Provision != nil }
+
+// Target is what the adapter needs to reach the system at endpoint.
+func (s *System) Target(endpoint string) core.SystemConfig {
+	c := core.SystemConfig{
+		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: endpoint,
+		Timeout: time.Duration(s.Timeout), Options: s.Options,
+	}
+	if t := s.TLS; t != nil {
+		c.TLS = core.TLSConfig{Enabled: t.Enabled, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
+			ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	}
+	if a := s.Auth; a != nil {
+		c.Auth = core.AuthConfig{Username: a.Username, Password: a.Password}
+	}
+	return c
+}
+
+// Systems is every system definition available to a run.
+type Systems struct {
+	byName map[string]*System
+	// Secrets are the values of secret ${ENV} references, for redaction.
+	Secrets []string
+}
+
+// LoadSystems reads the built-in definitions, then path on top of them. A missing
+// file is an error only when required (the user named it with --config).
+func LoadSystems(path string, required bool) (*Systems, error) {
+	s := &Systems{byName: map[string]*System{}}
+	if err := s.load(BuiltinFile, builtinSystems); err != nil {
+		return nil, fmt.Errorf("built-in systems: %w", err)
+	}
+	if path == "" {
+		return s, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && !required {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("systems file: %w", err)
+	}
+	if err := s.load(path, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Systems) load(file string, data []byte) error {
+	doc, err := Parse(file, data)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	// The definitions as written, before expansion, are what the archive keeps.
+	var raw struct {
+		Systems map[string]map[string]any `yaml:"systems"`
+	}
+	_ = doc.Decode(&raw)
+	rawAuth := map[string]string{}
+	if sn := mappingValue(doc, "systems"); sn != nil {
+		for i := 0; i+1 < len(sn.Content); i += 2 {
+			if pw := mappingValue(mappingValue(sn.Content[i+1], "auth"), "password"); pw != nil {
+				rawAuth[sn.Content[i].Value] = pw.Value
+			}
+		}
+	}
+	secrets, envErrs := ExpandEnv(file, doc, isSecret)
+	errs = append(errs, envErrs...)
+	var f SystemsFile
+	errs = append(errs, DecodeStrict(file, doc, &f)...)
+	sysNodes := mappingValue(doc, "systems")
+	if sysNodes == nil {
+		errs = append(errs, fmt.Errorf("%s: no \"systems:\" mapping", file))
+	}
+	names := make([]string, 0, len(f.Systems))
+	for name := range f.Systems {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sys := f.Systems[name]
+		if sys == nil {
+			errs = append(errs, fmt.Errorf("%s:%d: system %q is empty", file, lineOf(sysNodes, name), name))
+			continue
+		}
+		node := mappingValue(sysNodes, name)
+		sys.Name = name
+		sys.Source = file
+		if file != BuiltinFile {
+			sys.Source = fmt.Sprintf("%s:%d", file, lineOf(sysNodes, name))
+		}
+		sys.Raw = raw.Systems[name]
+		errs = append(errs, sys.validate(file, node, lineOf(sysNodes, name), rawAuth[name])...)
+		s.byName[name] = sys
+	}
+	s.Secrets = append(s.Secrets, secrets...)
+	if len(errs) > 0 {
+		return Errors(errs)
+	}
+	return nil
+}
+
+// isSecret marks the values of password fields, and of variables whose names say
+// they hold credentials, as secrets.
+func isSecret(path, name string) bool {
+	if strings.HasSuffix(path, ".password") {
+		return true
+	}
+	n := strings.ToUpper(name)
+	for _, w := range []string{"PASS", "SECRET", "TOKEN", "KEY", "CRED"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	cpuList      = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
+	placeholder  = regexp.MustCompile(`\{[a-z_]+\}`)
+	onlyEnvRef   = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+	systemName   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	minSecretLen = 4
+)
+
+// validate reports every problem with one system, with file:line.
+func (s *System) validate(file string, node *yaml.Node, keyLine int, rawPassword string) []error {
+	var errs []error
+	at := func(path ...string) string {
+		line := keyLine
+		if len(path) > 0 {
+			line = lineOf(node, path...)
+		}
+		return fmt.Sprintf("%s:%d: system %q", file, line, s.Name)
+	}
+	if !systemName.MatchString(s.Name) {
+		errs = append(errs, fmt.Errorf("%s: name must be lower-case letters, digits, '.', '_' or '-'", at()))
+	}
+	if s.Adapter == "" {
+		errs = append(errs, fmt.Errorf("%s: adapter is required (e.g. adapter: resp)", at()))
+	}
+	switch {
+	case s.Endpoint == "" && s.Provision == nil:
+		errs = append(errs, fmt.Errorf("%s: needs either endpoint (host:port) or provision (a command to start it)", at()))
+	case s.Endpoint != "" && s.Provision != nil:
+		errs = append(errs, fmt.Errorf("%s: has both endpoint and provision; a provisioned system listens on a port cmpbench picks", at("endpoint")))
+	case s.Endpoint != "":
+		if _, port, err := net.SplitHostPort(s.Endpoint); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("%s: endpoint %q is not host:port", at("endpoint"), s.Endpoint))
+		}
+	}
+	if p := s.Provision; p != nil {
+		if len(p.Command) == 0 || p.Command[0] == "" {
+			errs = append(errs, fmt.Errorf("%s: provision.command is empty", at("provision", "command")))
+		} else {
+			if !slices.ContainsFunc(p.Command, func(a string) bool { return strings.Contains(a, PortPlaceholder) }) {
+				errs = append(errs, fmt.Errorf("%s: provision.command must contain {port}, where the server listens", at("provision", "command")))
+			}
+			for _, a := range p.Command {
+				for _, ph := range placeholder.FindAllString(a, -1) {
+					if ph != PortPlaceholder && ph != DirPlaceholder {
+						errs = append(errs, fmt.Errorf("%s: provision.command has unknown placeholder %s (known: {port}, {dir})", at("provision", "command"), ph))
+					}
+				}
+			}
+		}
+		if p.CPUs != "" && !cpuList.MatchString(p.CPUs) {
+			errs = append(errs, fmt.Errorf("%s: provision.cpus %q is not a CPU list such as 0, 2-3 or 0,2", at("provision", "cpus"), p.CPUs))
+		}
+	}
+	if t := s.TLS; t != nil {
+		if !t.Enabled && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
+			errs = append(errs, fmt.Errorf("%s: tls settings are given but tls.enabled is not true; cmpbench never falls back to plaintext silently", at("tls")))
+		}
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			errs = append(errs, fmt.Errorf("%s: tls.cert_file and tls.key_file go together", at("tls")))
+		}
+		for _, f := range []struct{ key, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+			if f.path == "" {
+				continue
+			}
+			if _, err := os.Stat(f.path); err != nil {
+				errs = append(errs, fmt.Errorf("%s: tls.%s: %v", at("tls", f.key), f.key, err))
+			}
+		}
+	}
+	if a := s.Auth; a != nil {
+		switch {
+		case rawPassword != "" && !onlyEnvRef.MatchString(rawPassword):
+			errs = append(errs, fmt.Errorf("%s: auth.password must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", "password")))
+		case a.Password != "" && len(a.Password) < minSecretLen:
+			errs = append(errs, fmt.Errorf("%s: auth.password is shorter than %d characters and cannot be redacted safely", at("auth", "password"), minSecretLen))
+		}
+	}
+	if s.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%s: timeout must not be negative", at("timeout")))
+	}
+	if c := s.Cost; c != nil && c.USDPerMonth <= 0 {
+		errs = append(errs, fmt.Errorf("%s: cost.usd_per_month must be positive", at("cost", "usd_per_month")))
+	}
+	return errs
+}
+
+// Get returns a system by name.
+func (s *Systems) Get(name string) (*System, error) {
+	if sys, ok := s.byName[name]; ok {
+		return sys, nil
+	}
+	return nil, fmt.Errorf("system %q is not defined (defined: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// Names lists the defined systems, sorted.
+func (s *Systems) Names() []string {
+	names := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,182 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cmpbench.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuiltinSystems(t *testing.T) {
+	s, err := LoadSystems("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"redis", "redis-aof"} {
+		sys, err := s.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sys.Provisioned() || sys.Adapter != "resp" || sys.Source != BuiltinFile {
+			t.Errorf("%s: %+v", name, sys)
+		}
+	}
+	aof, _ := s.Get("redis-aof")
+	if !strings.Contains(strings.Join(aof.Provision.Command, " "), "--appendonly yes --appendfsync everysec") {
+		t.Errorf("redis-aof command %v", aof.Provision.Command)
+	}
+}
+
+func TestFileOverridesAndAddsSystems(t *testing.T) {
+	t.Setenv("CMPBENCH_TEST_PW", "s3cret-value")
+	p := writeFile(t, `systems:
+  redis:
+    adapter: resp
+    endpoint: 127.0.0.1:6379
+  flex:
+    adapter: resp
+    endpoint: redis-1.example.com:12000
+    auth: {username: default, password: "${CMPBENCH_TEST_PW}"}
+    cost: {usd_per_month: 14337}
+    timeout: 2s
+`)
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := s.Get("redis")
+	if r.Provisioned() || r.Endpoint != "127.0.0.1:6379" {
+		t.Errorf("file did not replace the built-in redis: %+v", r)
+	}
+	f, _ := s.Get("flex")
+	if f.Auth.Password != "s3cret-value" {
+		t.Errorf("password not expanded")
+	}
+	if got := f.Raw["auth"].(map[string]any)["password"]; got != "${CMPBENCH_TEST_PW}" {
+		t.Errorf("raw definition holds %v, want the unexpanded reference", got)
+	}
+	if len(s.Secrets) != 1 || s.Secrets[0] != "s3cret-value" {
+		t.Errorf("secrets %v", s.Secrets)
+	}
+	if f.Source != p+":5" {
+		t.Errorf("source %q", f.Source)
+	}
+	if _, err := s.Get("nope"); err == nil || !strings.Contains(err.Error(), "flex") {
+		t.Errorf("unknown system error %v should list the defined ones", err)
+	}
+}
+
+func TestSystemErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"every problem at once, with lines", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    colour: red
+    timeout: soon
+  b:
+    endpoint: nowhere
+`, []string{
+			`cmpbench.yaml:5: unknown key "colour"`,
+			`cmpbench.yaml:6: "soon" is not a duration`,
+			`cmpbench.yaml:7: system "b": adapter is required`,
+			`cmpbench.yaml:8: system "b": endpoint "nowhere" is not host:port`,
+		}},
+		{"literal password", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    auth: {password: hunter22}
+`, []string{`cmpbench.yaml:5: system "a": auth.password must be a ${ENV_VAR} reference`}},
+		{"unset variable", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    auth:
+      password: ${CMPBENCH_SURELY_UNSET_VAR}
+`, []string{`cmpbench.yaml:6: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.a.auth.password)`}},
+		{"endpoint and provision", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    provision: {command: [redis-server, --port, "{port}"]}
+`, []string{`has both endpoint and provision`}},
+		{"neither endpoint nor provision", `systems:
+  a: {adapter: resp}
+`, []string{`needs either endpoint`}},
+		{"provision without port, bad placeholder and cpus", `systems:
+  a:
+    adapter: resp
+    provision: {command: [srv, "{data}"], cpus: "zero"}
+`, []string{`must contain {port}`, `unknown placeholder {data}`, `provision.cpus "zero"`}},
+		{"tls settings without enabled", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    tls: {ca_file: /nonexistent/ca.pem}
+`, []string{`tls.enabled is not true`, `tls.ca_file`}},
+		{"bad type", `systems:
+  a:
+    adapter: [resp]
+    endpoint: 127.0.0.1:1
+`, []string{`cmpbench.yaml:3: cannot unmarshal`}},
+		{"syntax error", "systems:\n  a: [\n", []string{"cmpbench.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, tc.yaml)
+			_, err := LoadSystems(p, true)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := strings.ReplaceAll(err.Error(), p, "cmpbench.yaml")
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	if _, err := LoadSystems("/nonexistent/cmpbench.yaml", false); err != nil {
+		t.Errorf("optional default file: %v", err)
+	}
+	if _, err := LoadSystems("/nonexistent/cmpbench.yaml", true); err == nil {
+		t.Error("a file named with --config must exist")
+	}
+}
+
+func TestSecretInProvisionCommand(t *testing.T) {
+	t.Setenv("REDIS_PASSWORD", "provision-secret")
+	p := writeFile(t, `systems:
+  a:
+    adapter: resp
+    provision: {command: [redis-server, --port, "{port}", --requirepass, "${REDIS_PASSWORD}"]}
+    auth: {password: "${REDIS_PASSWORD}"}
+`)
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Get("a")
+	if a.Provision.Command[4] != "provision-secret" {
+		t.Fatalf("command %v", a.Provision.Command)
+	}
+	if len(s.Secrets) == 0 || s.Secrets[0] != "provision-secret" {
+		t.Fatalf("secrets %v", s.Secrets)
+	}
+}

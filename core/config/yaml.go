@@ -1,0 +1,237 @@
+// Package config reads cmpbench's YAML files strictly: unknown keys, wrong types and
+// bad values are errors that name file:line, all reported at once. Secrets come only
+// from ${ENV} references.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Errors is every problem found in one file, each naming file:line.
+type Errors []error
+
+func (e Errors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Parse reads YAML text into a node tree; a syntax error names file:line.
+func Parse(file string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if doc.Kind == 0 {
+		return nil, fmt.Errorf("%s: empty file", file)
+	}
+	return &doc, nil
+}
+
+// DecodeStrict decodes node into v, reporting unknown keys and type errors with
+// file:line.
+func DecodeStrict(file string, node *yaml.Node, v any) []error {
+	errs := unknownKeys(file, node, reflect.TypeOf(v))
+	if err := node.Decode(v); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, m := range te.Errors {
+				errs = append(errs, atLine(file, m))
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %v", file, err))
+		}
+	}
+	return errs
+}
+
+var lineMsg = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// atLine turns yaml's "line N: msg" into "file:N: msg".
+func atLine(file, msg string) error {
+	if m := lineMsg.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: %s", file, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %s", file, msg)
+}
+
+var (
+	unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+	nodeType        = reflect.TypeOf(yaml.Node{})
+)
+
+// unknownKeys walks node along type t and reports mapping keys t has no field for.
+func unknownKeys(file string, node *yaml.Node, t reflect.Type) []error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if node.Kind == yaml.DocumentNode && len(node.Content) > 0 {
+		node = node.Content[0]
+	}
+	if node.Kind == yaml.AliasNode && node.Alias != nil {
+		node = node.Alias
+	}
+	if t == nodeType || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // decoded later, or by its own UnmarshalYAML
+	}
+	var errs []error
+	switch t.Kind() {
+	case reflect.Struct:
+		if node.Kind != yaml.MappingNode {
+			return nil // yaml reports the type error
+		}
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = f.Type
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			k, v := node.Content[i], node.Content[i+1]
+			if k.Value == "<<" {
+				continue // merge key
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s:%d: unknown key %q (known: %s)", file, k.Line, k.Value, strings.Join(names, ", ")))
+				continue
+			}
+			errs = append(errs, unknownKeys(file, v, ft)...)
+		}
+	case reflect.Map:
+		if node.Kind == yaml.MappingNode {
+			for i := 1; i < len(node.Content); i += 2 {
+				errs = append(errs, unknownKeys(file, node.Content[i], t.Elem())...)
+			}
+		}
+	case reflect.Slice:
+		if node.Kind == yaml.SequenceNode {
+			for _, c := range node.Content {
+				errs = append(errs, unknownKeys(file, c, t.Elem())...)
+			}
+		}
+	}
+	return errs
+}
+
+var envRef = regexp.MustCompile(`\$\{([^}]*)\}`)
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ExpandEnv replaces ${NAME} in every scalar of node with the variable's value. An
+// unset or malformed reference is an error naming file:line. isSecret says, from the
+// dotted key path and the variable name, whether the value is a secret; secret values
+// are returned so that they can be redacted everywhere.
+func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bool) (secrets []string, errs []error) {
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], strings.TrimPrefix(path+"."+n.Content[i].Value, "."))
+			}
+		case yaml.ScalarNode:
+			if !strings.Contains(n.Value, "${") {
+				return
+			}
+			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+				name := ref[2 : len(ref)-1]
+				if !envName.MatchString(name) {
+					errs = append(errs, fmt.Errorf("%s:%d: %s is not a valid ${ENV_VAR} reference", file, n.Line, ref))
+					return ref
+				}
+				val, ok := os.LookupEnv(name)
+				if !ok {
+					errs = append(errs, fmt.Errorf("%s:%d: environment variable %s is not set (referenced by %s)", file, n.Line, name, path))
+					return ref
+				}
+				if isSecret(path, name) {
+					secrets = append(secrets, val)
+				}
+				return val
+			})
+		}
+	}
+	walk(node, "")
+	return secrets, errs
+}
+
+// Duration is a YAML duration such as "300s" or "5m".
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler; a bad value is collected with its line.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (e.g. 5s, 300ms, 10m)", n.Line, n.Value)}}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration back in its text form.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// lineOf returns the line of the value at a key path below a mapping node, or of the
+// deepest key found.
+func lineOf(n *yaml.Node, path ...string) int {
+	if n == nil {
+		return 0
+	}
+	line := n.Line
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+	}
+	return line
+}
+
+// mappingValue returns the value node of key in a mapping, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Step is one phase of one system.
+type Step struct {
+	System string
+	Index  int // position of the phase in the suite
+	Spec   core.PhaseSpec
+}
+
+// Plan is what a run executes: every phase of the suite for each system in turn.
+type Plan struct {
+	Suite   *Suite
+	Systems []string
+	Scale   float64
+	Seed    uint64
+	// Phases are the suite's phases after scaling, with their seeds.
+	Phases []core.PhaseSpec
+	Steps  []Step
+}
+
+// Build expands suite x systems. scale shrinks (or grows) durations, op counts and key
+// ranges; every phase gets a seed derived from seed and its position, the same for
+// every system so that all systems see the same operation streams.
+func Build(suite *Suite, systems []string, scale float64, seed uint64) (*Plan, error) {
+	if scale <= 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
+		return nil, fmt.Errorf("--scale must be a positive number, got %g", scale)
+	}
+	if len(systems) == 0 {
+		return nil, errors.New("no systems given (--systems a,b)")
+	}
+	seen := map[string]bool{}
+	for _, s := range systems {
+		if seen[s] {
+			return nil, fmt.Errorf("system %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	p := &Plan{Suite: suite, Systems: systems, Scale: scale, Seed: seed}
+	var errs []error
+	for i, ph := range suite.Phases {
+		ph = scalePhase(ph, scale)
+		ph.Seed = phaseSeed(seed, i)
+		for _, err := range ph.Validate() {
+			errs = append(errs, fmt.Errorf("phase %q after --scale %g: %w", ph.Name, scale, err))
+		}
+		p.Phases = append(p.Phases, ph)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, sys := range systems {
+		for i, ph := range p.Phases {
+			p.Steps = append(p.Steps, Step{System: sys, Index: i, Spec: ph})
+		}
+	}
+	return p, nil
+}
+
+// scalePhase applies --scale. Durations keep at least a second, op counts at least
+// one op, key ranges at least one key per connection; a load still writes its whole
+// (scaled) range exactly once.
+func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
+	if scale == 1 {
+		return p
+	}
+	p.Duration = max(time.Second, time.Duration(float64(p.Duration)*scale))
+	if m := p.Workload.Memtier; m != nil {
+		mm := *m
+		keys := max(int64(p.Connections), int64(math.Round(float64(m.Keys())*scale)))
+		mm.KeyMax = mm.KeyMin + keys - 1
+		if mm.GaussMedian != 0 {
+			mm.GaussMedian = float64(mm.KeyMin) + (m.GaussMedian-float64(m.KeyMin))*scale
+		}
+		mm.GaussStddev *= scale
+		if p.Kind == core.PhaseLoad && p.Ops == m.Keys() {
+			p.Ops = mm.Keys()
+		} else if p.Ops > 0 {
+			p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
+		}
+		p.Workload.Memtier = &mm
+	} else if p.Ops > 0 {
+		p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
+	}
+	return p
+}
+
+// phaseSeed derives a phase's seed (splitmix64 of the run seed and phase index).
+func phaseSeed(seed uint64, i int) uint64 {
+	z := seed + uint64(i+1)*0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// Shape describes how a phase drives load, e.g. "closed loop, 8 conns" or
+// "5000 ops/s, 4 conns".
+func Shape(p core.PhaseSpec) string {
+	var b strings.Builder
+	if p.OpenLoop() {
+		fmt.Fprintf(&b, "%s ops/s", formatRate(p.Rate))
+		if p.Poisson {
+			b.WriteString(" poisson")
+		}
+	} else {
+		b.WriteString("closed loop")
+	}
+	fmt.Fprintf(&b, ", %d conns", p.Connections)
+	return b.String()
+}
+
+// Bound describes what ends a phase, e.g. "10000 ops or 60s".
+func Bound(p core.PhaseSpec) string {
+	if p.Ops > 0 {
+		return fmt.Sprintf("%d ops or %s", p.Ops, p.Duration)
+	}
+	return p.Duration.String()
+}
+
+func formatRate(r float64) string {
+	if r == math.Trunc(r) {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%g", r)
+}

@@ -1,0 +1,180 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/suites"
+)
+
+func TestBuiltinSuitesParse(t *testing.T) {
+	for _, name := range suites.Names() {
+		data, err := suites.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseSuite(name+".yaml", data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if s.Name != name {
+			t.Errorf("%s.yaml names itself %q", name, s.Name)
+		}
+		if _, err := Build(s, []string{"a", "b"}, 0.01, 1); err != nil {
+			t.Errorf("%s at scale 0.01: %v", name, err)
+		}
+	}
+}
+
+func TestSmokeSuiteShape(t *testing.T) {
+	data, _ := suites.Get("smoke")
+	s, err := ParseSuite("smoke.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total time.Duration
+	for _, p := range s.Phases {
+		if p.Kind != core.PhaseLoad {
+			total += p.Duration
+		}
+	}
+	load := s.Phases[0]
+	if load.Kind != core.PhaseLoad || load.Ops != 10_000 || load.Workload.Memtier.SetPattern != core.PatternPartitioned {
+		t.Fatalf("load phase %+v", load)
+	}
+	if total > 30*time.Second {
+		t.Fatalf("smoke measures for %s", total)
+	}
+	if !s.Phases[2].OpenLoop() || s.Phases[2].Rate != 5000 {
+		t.Fatalf("third phase should run at 5000 ops/s: %+v", s.Phases[2])
+	}
+}
+
+func TestMemtierSuiteMixes(t *testing.T) {
+	data, _ := suites.Get("memtier")
+	s, err := ParseSuite("memtier.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
+	for i, w := range want {
+		m := s.Phases[i+1].Workload.Memtier
+		if m.SetRatio != w[0] || m.GetRatio != w[1] || m.MissFraction != 0.1 || m.ValueMin != 1024 || m.ValueMax != 4096 || s.Phases[i+1].Duration != 300*time.Second {
+			t.Errorf("phase %d: %+v", i+1, m)
+		}
+	}
+}
+
+func TestScale(t *testing.T) {
+	data, _ := suites.Get("memtier")
+	s, _ := ParseSuite("memtier.yaml", data)
+	p, err := Build(s, []string{"redis"}, 0.001, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, run := p.Phases[0], p.Phases[1]
+	if load.Workload.Memtier.Keys() != 1000 || load.Ops != 1000 {
+		t.Fatalf("scaled load: %d keys, %d ops", load.Workload.Memtier.Keys(), load.Ops)
+	}
+	if run.Duration != time.Second {
+		t.Fatalf("300 s at scale 0.001 gave %s, want the 1 s floor", run.Duration)
+	}
+	if p.Phases[1].Seed == p.Phases[2].Seed {
+		t.Fatal("phases share a seed")
+	}
+}
+
+func TestSameSeedsForEverySystem(t *testing.T) {
+	data, _ := suites.Get("smoke")
+	s, _ := ParseSuite("smoke.yaml", data)
+	p, err := Build(s, []string{"a", "b"}, 1, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.Phases)
+	for i := range n {
+		if p.Steps[i].Spec.Seed != p.Steps[n+i].Spec.Seed || p.Steps[i].System != "a" || p.Steps[n+i].System != "b" {
+			t.Fatalf("step %d differs between systems", i)
+		}
+	}
+}
+
+func TestSuiteErrorsNameTheLine(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key and bad duration together", `name: x
+phases:
+  - name: a
+    duration: 5 seconds
+    colour: red
+    memtier: {key_max: 10}
+`, []string{"x.yaml:4:", "not a duration", "x.yaml:5: unknown key \"colour\""}},
+		{"bad ratio and pattern", `name: x
+phases:
+  - name: a
+    duration: 5s
+    memtier: {key_max: 10, ratio: "1/10", key_pattern: "Q:R"}
+`, []string{"x.yaml:3: phase \"a\"", "ratio \"1/10\"", "key pattern \"Q\""}},
+		{"load that reads", `name: x
+phases:
+  - name: l
+    kind: load
+    duration: 5s
+    memtier: {key_max: 10, ratio: "1:1", key_pattern: P}
+`, []string{"ratio must be N:0"}},
+		{"duplicate phase and missing workload", `name: x
+phases:
+  - {name: a, duration: 5s, memtier: {key_max: 5}}
+  - {name: a, duration: 5s}
+`, []string{"name already used at line 3", "no workload"}},
+		{"unbounded phase", `name: x
+phases:
+  - {name: a, memtier: {key_max: 5}}
+`, []string{"duration must be positive"}},
+		{"wrong type", `name: x
+phases:
+  - {name: a, duration: 1s, connections: many, memtier: {key_max: 5}}
+`, []string{"x.yaml:3:", "cannot unmarshal"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSuite("x.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultsApplyAndPhasesOverride(t *testing.T) {
+	s, err := ParseSuite("x.yaml", []byte(`name: x
+defaults:
+  connections: 3
+  memtier: {key_max: 100, value_size: 1024-4096, key_prefix: ""}
+phases:
+  - {name: a, duration: 1s, memtier: {ratio: "1:1"}}
+  - {name: b, duration: 1s, connections: 5, memtier: {value_size: "64"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.Phases[0], s.Phases[1]
+	if a.Connections != 3 || b.Connections != 5 {
+		t.Errorf("connections %d, %d", a.Connections, b.Connections)
+	}
+	if a.Workload.Memtier.ValueMax != 4096 || b.Workload.Memtier.ValueMax != 64 || b.Workload.Memtier.KeyMax != 100 {
+		t.Errorf("workloads %+v %+v", a.Workload.Memtier, b.Workload.Memtier)
+	}
+	if a.Workload.Memtier.KeyPrefix != "" || b.Workload.Memtier.SetRatio != 1 || b.Workload.Memtier.GetRatio != 10 {
+		t.Errorf("defaults not applied: %+v", b.Workload.Memtier)
+	}
+}

@@ -1,0 +1,217 @@
+// Package plan reads suites (ordered phases, as YAML) and expands a suite and a list
+// of systems into the phases a run executes.
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/config"
+)
+
+// Defaults for fields a suite leaves out; memtier's where memtier has one.
+const (
+	DefaultConnections = 50
+	DefaultRatio       = "1:10"
+	DefaultKeyPattern  = "R:R"
+	DefaultKeyMin      = 1
+	DefaultKeyPrefix   = "kv_"
+	DefaultValueSize   = "32"
+)
+
+// Suite is a named, ordered list of phases.
+type Suite struct {
+	Name        string
+	Description string
+	// Source is "built-in" or the file it was read from; Text is the YAML as read.
+	Source string
+	Text   []byte
+	Phases []core.PhaseSpec
+}
+
+type suiteFile struct {
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Defaults    yaml.Node   `yaml:"defaults"`
+	Phases      []yaml.Node `yaml:"phases"`
+}
+
+// phaseDoc is one phase as written; defaults are decoded first, then the phase.
+type phaseDoc struct {
+	Name        string          `yaml:"name"`
+	Kind        string          `yaml:"kind"`
+	Connections int             `yaml:"connections"`
+	Rate        float64         `yaml:"rate"`
+	Poisson     bool            `yaml:"poisson"`
+	Duration    config.Duration `yaml:"duration"`
+	Ops         int64           `yaml:"ops"`
+	Interval    config.Duration `yaml:"interval"`
+	Memtier     *memtierDoc     `yaml:"memtier"`
+}
+
+type memtierDoc struct {
+	Ratio        string  `yaml:"ratio"`       // set:get, e.g. "1:10"
+	KeyPattern   string  `yaml:"key_pattern"` // set:get patterns, e.g. "R:R", or one letter for both
+	KeyMin       *int64  `yaml:"key_min"`
+	KeyMax       int64   `yaml:"key_max"`
+	KeyPrefix    *string `yaml:"key_prefix"`
+	KeyMedian    float64 `yaml:"key_median"`
+	KeyStddev    float64 `yaml:"key_stddev"`
+	ValueSize    string  `yaml:"value_size"` // "256" or "1024-4096"
+	MissFraction float64 `yaml:"miss_fraction"`
+}
+
+// ParseSuite reads a suite; every problem is reported at once with file:line.
+func ParseSuite(file string, data []byte) (*Suite, error) {
+	doc, err := config.Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var f suiteFile
+	errs := config.DecodeStrict(file, doc, &f)
+	if f.Name == "" {
+		errs = append(errs, fmt.Errorf("%s: suite has no name", file))
+	}
+	if len(f.Phases) == 0 {
+		errs = append(errs, fmt.Errorf("%s: suite has no phases", file))
+	}
+	s := &Suite{Name: f.Name, Description: f.Description, Source: file, Text: data}
+	hasDefaults := f.Defaults.Kind != 0
+	if hasDefaults {
+		errs = append(errs, checkKeys(file, &f.Defaults)...)
+	}
+	seen := map[string]int{}
+	for _, pn := range f.Phases {
+		pn := pn
+		var pd phaseDoc
+		if hasDefaults {
+			_ = f.Defaults.Decode(&pd) // its errors are reported once, above
+		}
+		errs = append(errs, config.DecodeStrict(file, &pn, &pd)...)
+		at := fmt.Sprintf("%s:%d: phase %q", file, pn.Line, pd.Name)
+		if pd.Name == "" {
+			errs = append(errs, fmt.Errorf("%s:%d: phase has no name", file, pn.Line))
+		} else if prev, dup := seen[pd.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s: name already used at line %d", at, prev))
+		}
+		seen[pd.Name] = pn.Line
+		spec, perrs := pd.spec()
+		for _, e := range perrs {
+			errs = append(errs, fmt.Errorf("%s: %v", at, e))
+		}
+		s.Phases = append(s.Phases, spec)
+	}
+	if len(errs) > 0 {
+		return nil, config.Errors(errs)
+	}
+	return s, nil
+}
+
+func checkKeys(file string, n *yaml.Node) []error {
+	var pd phaseDoc
+	return config.DecodeStrict(file, n, &pd)
+}
+
+// spec turns a phase as written into a phase specification and checks it.
+func (d phaseDoc) spec() (core.PhaseSpec, []error) {
+	var errs []error
+	p := core.PhaseSpec{
+		Name: d.Name, Kind: core.PhaseKind(d.Kind), Connections: d.Connections, Rate: d.Rate, Poisson: d.Poisson,
+		Duration: time.Duration(d.Duration), Ops: d.Ops, Interval: time.Duration(d.Interval),
+	}
+	if p.Kind == "" {
+		p.Kind = core.PhaseMeasured
+	}
+	if p.Connections == 0 {
+		p.Connections = DefaultConnections
+	}
+	if d.Poisson && d.Rate == 0 {
+		errs = append(errs, fmt.Errorf("poisson needs a rate"))
+	}
+	if d.Memtier == nil {
+		return p, append(errs, fmt.Errorf("no workload (memtier:)"))
+	}
+	m, merrs := d.Memtier.spec()
+	errs = append(errs, merrs...)
+	p.Workload.Memtier = &m
+	if p.Kind == core.PhaseLoad {
+		if m.GetRatio != 0 {
+			errs = append(errs, fmt.Errorf("a load phase only writes: ratio must be N:0"))
+		}
+		if p.Ops == 0 {
+			p.Ops = m.Keys() // write each key of the range once (with pattern P or S)
+		}
+	}
+	for _, e := range p.Validate() {
+		errs = append(errs, e)
+	}
+	return p, errs
+}
+
+func (d memtierDoc) spec() (core.MemtierSpec, []error) {
+	var errs []error
+	m := core.MemtierSpec{KeyMin: DefaultKeyMin, KeyMax: d.KeyMax, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, MissFraction: d.MissFraction}
+	ratio := or(d.Ratio, DefaultRatio)
+	sets, gets, ok := pair(ratio, ":")
+	if !ok {
+		errs = append(errs, fmt.Errorf("ratio %q is not set:get such as 1:10", ratio))
+	} else {
+		m.SetRatio, m.GetRatio = sets, gets
+	}
+	pat := or(d.KeyPattern, DefaultKeyPattern)
+	sp, gp, found := strings.Cut(pat, ":")
+	if !found {
+		gp = sp
+	}
+	if p, err := core.ParseKeyPattern(sp); err != nil {
+		errs = append(errs, err)
+	} else {
+		m.SetPattern = p
+	}
+	if p, err := core.ParseKeyPattern(gp); err != nil {
+		errs = append(errs, err)
+	} else {
+		m.GetPattern = p
+	}
+	if d.KeyMin != nil {
+		m.KeyMin = *d.KeyMin
+	}
+	if d.KeyMax == 0 {
+		errs = append(errs, fmt.Errorf("memtier: key_max is required"))
+	}
+	m.KeyPrefix = DefaultKeyPrefix
+	if d.KeyPrefix != nil {
+		m.KeyPrefix = *d.KeyPrefix
+	}
+	vs := or(d.ValueSize, DefaultValueSize)
+	if lo, hi, ok := pair(vs, "-"); ok {
+		m.ValueMin, m.ValueMax = lo, hi
+	} else if n, err := strconv.Atoi(vs); err == nil {
+		m.ValueMin, m.ValueMax = n, n
+	} else {
+		errs = append(errs, fmt.Errorf("value_size %q is not a size in bytes (256) or a range (1024-4096)", vs))
+	}
+	return m, errs
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func pair(s, sep string) (int, int, bool) {
+	a, b, ok := strings.Cut(s, sep)
+	if !ok {
+		return 0, 0, false
+	}
+	x, err1 := strconv.Atoi(strings.TrimSpace(a))
+	y, err2 := strconv.Atoi(strings.TrimSpace(b))
+	return x, y, err1 == nil && err2 == nil
+}
