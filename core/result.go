@@ -18,6 +18,23 @@ func NewHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(HistMin, HistMax, HistDigits)
 }
 
+// EncodeHist encodes a histogram in the standard compressed form ("HISTFAAA...");
+// nil and empty histograms encode as nothing.
+func EncodeHist(h *hdrhistogram.Histogram) ([]byte, error) {
+	if h == nil || h.TotalCount() == 0 {
+		return nil, nil
+	}
+	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+}
+
+// DecodeHist is the inverse of EncodeHist.
+func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return hdrhistogram.Decode(b)
+}
+
 // OpInterval is what one op kind did in one interval (or a whole phase).
 type OpInterval struct {
 	Op     OpKind

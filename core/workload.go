@@ -57,6 +57,16 @@ const (
 	PatternPartitioned KeyPattern = 'P'
 )
 
+// MarshalText writes the pattern as its letter.
+func (p KeyPattern) MarshalText() ([]byte, error) { return []byte{byte(p)}, nil }
+
+// UnmarshalText reads a pattern letter.
+func (p *KeyPattern) UnmarshalText(b []byte) error {
+	v, err := ParseKeyPattern(string(b))
+	*p = v
+	return err
+}
+
 // ParseKeyPattern reads one pattern letter.
 func ParseKeyPattern(s string) (KeyPattern, error) {
 	if len(s) == 1 {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cmpbench/cmpbench/core"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 )
@@ -119,11 +117,11 @@ func IntervalToProto(r core.IntervalReport) (*pluginv1.Interval, error) {
 		o := &r.Ops[i]
 		po := &pluginv1.OpInterval{Op: uint32(o.Op), Ok: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.Errors[:]}
 		var err error
-		if po.ResponseHdr, err = EncodeHist(o.Response); err != nil {
+		if po.ResponseHdr, err = core.EncodeHist(o.Response); err != nil {
 			return nil, err
 		}
 		if o.Service != o.Response {
-			if po.ServiceHdr, err = EncodeHist(o.Service); err != nil {
+			if po.ServiceHdr, err = core.EncodeHist(o.Service); err != nil {
 				return nil, err
 			}
 		}
@@ -149,35 +147,18 @@ func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
 			}
 		}
 		var err error
-		if o.Response, err = DecodeHist(po.GetResponseHdr()); err != nil {
+		if o.Response, err = core.DecodeHist(po.GetResponseHdr()); err != nil {
 			return r, fmt.Errorf("interval %d %s response histogram: %w", r.Index, o.Op, err)
 		}
 		o.Service = o.Response
 		if len(po.GetServiceHdr()) > 0 {
-			if o.Service, err = DecodeHist(po.GetServiceHdr()); err != nil {
+			if o.Service, err = core.DecodeHist(po.GetServiceHdr()); err != nil {
 				return r, fmt.Errorf("interval %d %s service histogram: %w", r.Index, o.Op, err)
 			}
 		}
 		r.Ops = append(r.Ops, o)
 	}
 	return r, nil
-}
-
-// EncodeHist encodes a histogram in the standard compressed form ("HISTFAAA...");
-// nil and empty histograms encode as nothing.
-func EncodeHist(h *hdrhistogram.Histogram) ([]byte, error) {
-	if h == nil || h.TotalCount() == 0 {
-		return nil, nil
-	}
-	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-}
-
-// DecodeHist is the inverse of EncodeHist.
-func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	return hdrhistogram.Decode(b)
 }
 
 // PhaseEndToProto converts how a phase ended.

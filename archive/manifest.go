@@ -1,0 +1,119 @@
+// Package archive is cmpbench's archive format, version 1: one self-contained
+// directory per run with manifest.json, Parquet tables, system captures, a generated
+// report and SHA256SUMS. It writes archives atomically, reads them back, and verifies
+// them. Readers refuse a format version newer than they know.
+package archive
+
+import (
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// FormatVersion is the archive format this code writes and the newest it reads.
+const FormatVersion = 1
+
+// File names inside an archive.
+const (
+	ManifestFile  = "manifest.json"
+	SumsFile      = "SHA256SUMS"
+	SummaryFile   = "summary.parquet"
+	IntervalsFile = "intervals.parquet"
+	ReportFile    = "report.md"
+	SystemsDir    = "systems"
+)
+
+// Manifest describes a run: what ran where, with which versions, and how it ended.
+type Manifest struct {
+	FormatVersion int            `json:"format_version"`
+	RunID         string         `json:"run_id"`
+	Status        core.RunStatus `json:"status"`
+	Cmpbench      BuildInfo      `json:"cmpbench"`
+	Host          core.HostFacts `json:"host"`
+	// CommandLine is the cmpbench command line, secrets redacted.
+	CommandLine []string     `json:"command_line"`
+	Started     time.Time    `json:"started"`
+	Ended       time.Time    `json:"ended"`
+	Seed        uint64       `json:"seed"`
+	Scale       float64      `json:"scale"`
+	Suite       SuiteInfo    `json:"suite"`
+	Systems     []SystemInfo `json:"systems"`
+	Plugins     []PluginInfo `json:"plugins"`
+	Phases      []PhaseInfo  `json:"phases"`
+}
+
+// BuildInfo identifies the cmpbench that wrote the archive.
+type BuildInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+}
+
+// SuiteInfo is the suite as run; YAML is its text before --scale.
+type SuiteInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Source      string `json:"source"`
+	YAML        string `json:"yaml"`
+}
+
+// SystemInfo is one system: its definition as written (secrets unexpanded) and what
+// the run learned about it.
+type SystemInfo struct {
+	Name         string         `json:"name"`
+	Adapter      string         `json:"adapter"`
+	Description  string         `json:"description,omitempty"`
+	DefinedIn    string         `json:"defined_in"`
+	Definition   map[string]any `json:"definition"`
+	Endpoint     string         `json:"endpoint"`
+	Provisioned  bool           `json:"provisioned"`
+	Launch       []string       `json:"launch,omitempty"`
+	Binary       string         `json:"binary,omitempty"`
+	BinarySHA256 string         `json:"binary_sha256,omitempty"`
+	Product      string         `json:"product,omitempty"`
+	Version      string         `json:"version,omitempty"`
+	VersionField string         `json:"version_field,omitempty"`
+	Refused      []string       `json:"refused,omitempty"`
+	CaptureError string         `json:"capture_error,omitempty"`
+	Error        string         `json:"error,omitempty"`
+	CostPerMonth float64        `json:"cost_usd_per_month,omitempty"`
+	// Files are the captures under systems/<name>/.
+	Files []string `json:"files"`
+}
+
+// PluginInfo is a plugin binary that drove a system.
+type PluginInfo struct {
+	Adapter    string `json:"adapter"`
+	System     string `json:"system"`
+	Builtin    bool   `json:"builtin"`
+	Path       string `json:"path"`
+	SHA256     string `json:"sha256"`
+	Version    string `json:"version"`
+	SDKVersion string `json:"sdk_version"`
+	Protocol   int    `json:"protocol"`
+}
+
+// PhaseInfo is one phase of one system.
+type PhaseInfo struct {
+	Index       int               `json:"index"`
+	System      string            `json:"system"`
+	Name        string            `json:"name"`
+	Kind        core.PhaseKind    `json:"kind"`
+	Workload    string            `json:"workload"`
+	Shape       string            `json:"shape"`
+	Connections int               `json:"connections"`
+	Rate        float64           `json:"rate"`
+	Poisson     bool              `json:"poisson"`
+	DurationNs  int64             `json:"duration_ns"`
+	Ops         int64             `json:"ops"`
+	IntervalNs  int64             `json:"interval_ns"`
+	Seed        uint64            `json:"seed"`
+	Memtier     *core.MemtierSpec `json:"memtier,omitempty"`
+	Status      core.PhaseStatus  `json:"status"`
+	Error       string            `json:"error,omitempty"`
+	Started     time.Time         `json:"started"`
+	Ended       time.Time         `json:"ended"`
+	ElapsedNs   int64             `json:"elapsed_ns"`
+	CPUUserNs   int64             `json:"cpu_user_ns"`
+	CPUSystemNs int64             `json:"cpu_system_ns"`
+	Intervals   int               `json:"intervals"`
+}

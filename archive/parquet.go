@@ -1,0 +1,217 @@
+package archive
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// The archive's Parquet tables are slices of flat structs whose fields carry a
+// `parquet:"column"` tag: string, int, int64, float64, bool, *bool (nullable) and
+// []byte. One codec writes and reads them all, so that the writer and the reader
+// cannot drift apart.
+
+type column struct {
+	name     string
+	index    int
+	typ      arrow.DataType
+	nullable bool
+}
+
+var (
+	boolPtr = reflect.TypeOf((*bool)(nil))
+	bytesT  = reflect.TypeOf([]byte(nil))
+)
+
+func columns(t reflect.Type) ([]column, error) {
+	var cols []column
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := f.Tag.Get("parquet")
+		if name == "" {
+			continue
+		}
+		c := column{name: name, index: i}
+		switch {
+		case f.Type == boolPtr:
+			c.typ, c.nullable = arrow.FixedWidthTypes.Boolean, true
+		case f.Type == bytesT:
+			c.typ = arrow.BinaryTypes.Binary
+		default:
+			switch f.Type.Kind() {
+			case reflect.String:
+				c.typ = arrow.BinaryTypes.String
+			case reflect.Int, reflect.Int64:
+				c.typ = arrow.PrimitiveTypes.Int64
+			case reflect.Float64:
+				c.typ = arrow.PrimitiveTypes.Float64
+			case reflect.Bool:
+				c.typ = arrow.FixedWidthTypes.Boolean
+			default:
+				return nil, fmt.Errorf("%s.%s: type %s has no Parquet column type", t.Name(), f.Name, f.Type)
+			}
+		}
+		cols = append(cols, c)
+	}
+	return cols, nil
+}
+
+// writeParquet writes rows (a slice of tagged structs) with zstd compression and the
+// given file metadata.
+func writeParquet(path string, rows any, meta map[string]string) (err error) {
+	rv := reflect.ValueOf(rows)
+	cols, err := columns(rv.Type().Elem())
+	if err != nil {
+		return err
+	}
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for r := range rv.Len() {
+		row := rv.Index(r)
+		for i, c := range cols {
+			v := row.Field(c.index)
+			switch fb := b.Field(i).(type) {
+			case *array.StringBuilder:
+				fb.Append(v.String())
+			case *array.Int64Builder:
+				fb.Append(v.Int())
+			case *array.Float64Builder:
+				fb.Append(v.Float())
+			case *array.BinaryBuilder:
+				fb.Append(v.Bytes())
+			case *array.BooleanBuilder:
+				if c.nullable {
+					if v.IsNil() {
+						fb.AppendNull()
+					} else {
+						fb.Append(v.Elem().Bool())
+					}
+				} else {
+					fb.Append(v.Bool())
+				}
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(1<<16),
+		parquet.WithCreatedBy("cmpbench"),
+	)
+	// The Parquet writer closes what it writes to; hide Close so that the file can
+	// still be synced.
+	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return err
+	}
+	if err := fw.WriteBuffered(rec); err != nil {
+		fw.Close()
+		return err
+	}
+	for _, k := range sortedKeys(meta) {
+		if err := fw.AppendKeyValueMetadata(k, meta[k]); err != nil {
+			fw.Close()
+			return err
+		}
+	}
+	if err := fw.Close(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// readParquet reads a table into out (a pointer to a slice of tagged structs) and
+// returns the file's key/value metadata. Columns the struct does not know are ignored;
+// columns it needs and the file lacks are an error.
+func readParquet(path string, out any) (map[string]string, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	meta := map[string]string{}
+	kv := pf.MetaData().KeyValueMetadata()
+	for i := range kv.Len() {
+		meta[kv.Keys()[i]] = kv.Values()[i]
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+
+	sv := reflect.ValueOf(out).Elem()
+	cols, err := columns(sv.Type().Elem())
+	if err != nil {
+		return nil, err
+	}
+	n := int(tbl.NumRows())
+	rows := reflect.MakeSlice(sv.Type(), n, n)
+	schema := tbl.Schema()
+	for _, c := range cols {
+		idx := schema.FieldIndices(c.name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("column %q is missing", c.name)
+		}
+		r := 0
+		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+			for i := range chunk.Len() {
+				v := rows.Index(r).Field(c.index)
+				switch a := chunk.(type) {
+				case *array.String:
+					v.SetString(a.Value(i))
+				case *array.Int64:
+					v.SetInt(a.Value(i))
+				case *array.Float64:
+					v.SetFloat(a.Value(i))
+				case *array.Binary:
+					v.SetBytes(append([]byte(nil), a.Value(i)...))
+				case *array.Boolean:
+					if c.nullable {
+						if !a.IsNull(i) {
+							b := a.Value(i)
+							v.Set(reflect.ValueOf(&b))
+						}
+					} else {
+						v.SetBool(a.Value(i))
+					}
+				default:
+					return nil, fmt.Errorf("column %q has unexpected type %s", c.name, chunk.DataType())
+				}
+				r++
+			}
+		}
+	}
+	sv.Set(rows)
+	return meta, nil
+}

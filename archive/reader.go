@@ -1,0 +1,79 @@
+package archive
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Archive is an archive opened for reading.
+type Archive struct {
+	Dir      string
+	Manifest Manifest
+	Summary  []SummaryRow
+}
+
+// ReadManifest reads and checks manifest.json; a newer format version is refused.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return m, fmt.Errorf("%s is not a cmpbench archive: %w", dir, err)
+	}
+	var head struct {
+		FormatVersion int `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return m, fmt.Errorf("%s: %w", ManifestFile, err)
+	}
+	switch {
+	case head.FormatVersion > FormatVersion:
+		return m, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d); use a newer cmpbench", filepath.Join(dir, ManifestFile), head.FormatVersion, FormatVersion)
+	case head.FormatVersion < 1:
+		return m, fmt.Errorf("%s: no format_version", filepath.Join(dir, ManifestFile))
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", ManifestFile, err)
+	}
+	return m, nil
+}
+
+// Open reads an archive's manifest and summary.
+func Open(dir string) (*Archive, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{Dir: dir, Manifest: m}
+	if err := a.readTable(SummaryFile, &a.Summary); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Intervals reads intervals.parquet.
+func (a *Archive) Intervals() ([]IntervalRow, error) {
+	var rows []IntervalRow
+	return rows, a.readTable(IntervalsFile, &rows)
+}
+
+func (a *Archive) readTable(name string, out any) error {
+	meta, err := readParquet(filepath.Join(a.Dir, name), out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if v, _ := strconv.Atoi(meta["cmpbench.format_version"]); v > FormatVersion {
+		return fmt.Errorf("%s: format version %d is newer than this cmpbench reads (%d)", name, v, FormatVersion)
+	}
+	if id := meta["cmpbench.run_id"]; id != a.Manifest.RunID {
+		return fmt.Errorf("%s belongs to run %q, the manifest to %q", name, id, a.Manifest.RunID)
+	}
+	return nil
+}
+
+// ReadFile reads a file of the archive.
+func (a *Archive) ReadFile(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(a.Dir, filepath.FromSlash(name)))
+}

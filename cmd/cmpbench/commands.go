@@ -1,0 +1,221 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
+	"github.com/cmpbench/cmpbench/plugins/catalog"
+	"github.com/cmpbench/cmpbench/workloads/suites"
+)
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report DIR",
+		Short: "Regenerate report.md of an archive from the archive alone",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := archive.Open(args[0])
+			if err != nil {
+				return badInput{err}
+			}
+			out := report.Markdown(a)
+			old, _ := a.ReadFile(archive.ReportFile)
+			if string(old) == string(out) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", archive.ReportFile)
+				return nil
+			}
+			// A report that differs from the archived one is written beside it, so
+			// that the archive still verifies.
+			path := args[0] + "/" + archive.ReportFile + ".regenerated"
+			if err := os.WriteFile(path, out, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "the report differs from the archived one; wrote %s\n", path)
+			return nil
+		},
+	}
+}
+
+func newVerifyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify DIR",
+		Short: "Check an archive's SHA256SUMS, manifest and tables",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			errs := archive.Verify(args[0])
+			for _, e := range errs {
+				fmt.Fprintln(cmd.ErrOrStderr(), "verify:", e)
+			}
+			if len(errs) > 0 {
+				return errFailed
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newSystemsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "systems",
+		Short: "List the defined systems",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := loadSystems(g)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
+			for _, n := range s.Names() {
+				sys, _ := s.Get(n)
+				target := sys.Endpoint
+				if sys.Provisioned() {
+					target = "starts: " + strings.Join(sys.Provision.Command, " ")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, target, sys.Source)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newSuitesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "suites",
+		Short: "List the built-in suites",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SUITE\tPHASES\tDESCRIPTION")
+			for _, n := range suites.Names() {
+				s, err := loadSuite(n)
+				if err != nil {
+					return err
+				}
+				var names []string
+				for _, p := range s.Phases {
+					names = append(names, p.Name)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", n, strings.Join(names, ", "), strings.TrimSpace(s.Description))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newAdaptersCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "adapters",
+		Short: "List built-in adapters and discovered plugin binaries",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dirs, err := pluginDirs(g)
+			if err != nil {
+				return err
+			}
+			cat, err := catalog.Discover(dirs)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ADAPTER\tKIND\tOPS\tPATH\tSHA-256")
+			for _, e := range cat.Entries() {
+				kind := "third-party"
+				if e.Builtin {
+					kind = "built-in"
+				}
+				ops := "?"
+				if d, err := cat.Launch(cmd.Context(), e); err == nil {
+					var names []string
+					for _, o := range d.Info().Ops {
+						names = append(names, o.String())
+					}
+					ops = strings.Join(names, ",")
+					d.Kill()
+				} else {
+					ops = "error: " + err.Error()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, kind, ops, e.Path, e.SHA256[:16])
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, p := range cat.Problems {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", p)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "plugin directories searched: %s\n", strings.Join(dirs, ", "))
+			return nil
+		},
+	}
+}
+
+func newExportCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "export", Short: "Export an archive's data in other formats"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "csv DIR",
+		Short: "Write summary.parquet as CSV to stdout",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := archive.Open(args[0])
+			if err != nil {
+				return badInput{err}
+			}
+			return writeCSV(cmd.OutOrStdout(), a.Summary)
+		},
+	})
+	return cmd
+}
+
+// writeCSV writes rows of a tagged struct type, histograms left out.
+func writeCSV(w interface{ Write([]byte) (int, error) }, rows []archive.SummaryRow) error {
+	cw := csv.NewWriter(w)
+	t := reflect.TypeOf(archive.SummaryRow{})
+	var header []string
+	var idx []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name := f.Tag.Get("parquet"); name != "" && f.Type.Kind() != reflect.Slice {
+			header = append(header, name)
+			idx = append(idx, i)
+		}
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		v := reflect.ValueOf(r)
+		rec := make([]string, len(idx))
+		for j, i := range idx {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.String:
+				rec[j] = f.String()
+			case reflect.Int, reflect.Int64:
+				rec[j] = strconv.FormatInt(f.Int(), 10)
+			case reflect.Float64:
+				rec[j] = strconv.FormatFloat(f.Float(), 'f', -1, 64)
+			case reflect.Pointer:
+				if !f.IsNil() {
+					rec[j] = strconv.FormatBool(f.Elem().Bool())
+				}
+			case reflect.Bool:
+				rec[j] = strconv.FormatBool(f.Bool())
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,91 @@
+// Command cmpbench benchmarks key-value systems side by side and archives every run
+// so that any report can be regenerated and audited. The CLI is thin: flags in, core
+// out. See README.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/cmpbench/cmpbench/adapters/all" // built-in adapters, served by `cmpbench plugin serve`
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // a run or a check failed
+	exitBadInput = 2 // the command line, a config or a suite is wrong
+)
+
+// badInput marks errors caused by what the user gave us.
+type badInput struct{ err error }
+
+func (e badInput) Error() string { return e.err.Error() }
+func (e badInput) Unwrap() error { return e.err }
+
+func inputErr(format string, a ...any) error { return badInput{fmt.Errorf(format, a...)} }
+
+// failed marks a run or check that completed but did not pass; its details have
+// already been printed.
+var errFailed = errors.New("failed")
+
+type globals struct {
+	config     string
+	out        string
+	pluginDirs []string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	var bi badInput
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errFailed):
+		return exitFailed
+	case errors.As(err, &bi):
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		return exitBadInput
+	default:
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		return exitFailed
+	}
+}
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	version, commit := core.BuildVersion()
+	root := &cobra.Command{
+		Use:           "cmpbench",
+		Short:         "Benchmark key-value systems side by side and archive every run",
+		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "", "systems file (default ./cmpbench.yaml when it exists, else built-in systems only)")
+	pf.StringVar(&g.out, "out", "results", "directory that receives run archives")
+	pf.StringSliceVar(&g.pluginDirs, "plugin-dir", nil, "directories with third-party adapter plugins (default ./plugins.d and ~/.cmpbench/plugins)")
+	root.AddCommand(
+		newRunCmd(g),
+		newReportCmd(),
+		newVerifyCmd(),
+		newSystemsCmd(g),
+		newSuitesCmd(),
+		newAdaptersCmd(g),
+		newExportCmd(),
+		newPluginCmd(),
+	)
+	return root
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/plan"
+	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/core/runner"
+	"github.com/cmpbench/cmpbench/plugins/catalog"
+	"github.com/cmpbench/cmpbench/workloads/suites"
+)
+
+type runFlags struct {
+	systems []string
+	suite   string
+	scale   float64
+	seed    uint64
+	dryRun  bool
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --systems a,b --suite NAME|FILE",
+		Short: "Run a suite against systems and archive the results",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), g, f, cmd.OutOrStdout(), cmd.ErrOrStderr()) },
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.systems, "systems", nil, "systems to compare, in order (see `cmpbench systems`)")
+	fl.StringVar(&f.suite, "suite", "smoke", "built-in suite name or path to a suite file")
+	fl.Float64Var(&f.scale, "scale", 1, "multiply durations, op counts and key ranges (e.g. 0.01 for a quick try)")
+	fl.Uint64Var(&f.seed, "seed", 1, "run seed; every random choice derives from it")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
+	return cmd
+}
+
+// loadSystems reads --config, or ./cmpbench.yaml when present.
+func loadSystems(g *globals) (*config.Systems, error) {
+	path, required := g.config, true
+	if path == "" {
+		path, required = config.DefaultFile, false
+	}
+	s, err := config.LoadSystems(path, required)
+	if err != nil {
+		return nil, badInput{err}
+	}
+	return s, nil
+}
+
+// loadSuite reads a built-in suite by name, or a suite file.
+func loadSuite(name string) (*plan.Suite, error) {
+	if strings.ContainsAny(name, "/.") {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, inputErr("suite file: %w", err)
+		}
+		s, err := plan.ParseSuite(name, data)
+		if err != nil {
+			return nil, badInput{err}
+		}
+		return s, nil
+	}
+	data, err := suites.Get(name)
+	if err != nil {
+		return nil, badInput{err}
+	}
+	s, err := plan.ParseSuite(name+".yaml (built-in)", data)
+	if err != nil {
+		return nil, fmt.Errorf("built-in suite %s: %w", name, err)
+	}
+	s.Source = "built-in"
+	return s, nil
+}
+
+func pluginDirs(g *globals) ([]string, error) {
+	if len(g.pluginDirs) == 0 {
+		return catalog.DefaultDirs(), nil
+	}
+	for _, d := range g.pluginDirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, inputErr("--plugin-dir %s is not a directory", d)
+		}
+	}
+	return g.pluginDirs, nil
+}
+
+func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writer) error {
+	systems, err := loadSystems(g)
+	if err != nil {
+		return err
+	}
+	suite, err := loadSuite(f.suite)
+	if err != nil {
+		return err
+	}
+	names := f.systems
+	if len(names) == 0 {
+		return inputErr("--systems is required (defined: %s)", strings.Join(systems.Names(), ", "))
+	}
+	for _, n := range names {
+		if _, err := systems.Get(n); err != nil {
+			return badInput{err}
+		}
+	}
+	p, err := plan.Build(suite, names, f.scale, f.seed)
+	if err != nil {
+		return badInput{err}
+	}
+	if f.dryRun {
+		printPlan(stdout, p, systems)
+		return nil
+	}
+	dirs, err := pluginDirs(g)
+	if err != nil {
+		return err
+	}
+	cat, err := catalog.Discover(dirs)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		sys, _ := systems.Get(n)
+		if _, err := cat.Lookup(sys.Adapter); err != nil {
+			return inputErr("system %s: %w", n, err)
+		}
+	}
+	red := redact.New(systems.Secrets...)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runID := newRunID(time.Now(), suite.Name)
+	work, err := os.MkdirTemp("", "cmpbench-"+runID+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps))
+	res := runner.Run(ctx, runner.Config{
+		RunID:    runID,
+		Plan:     p,
+		Systems:  systems,
+		Launch:   launcher(cat),
+		Redactor: red,
+		WorkDir:  work,
+		Observer: &progress{w: stderr, red: red},
+	})
+
+	dir, err := writeArchive(g.out, res, manifestBase(p, systems, red), red)
+	if err != nil {
+		return err
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		return err
+	}
+	stdout.Write(report.Tables(a))
+	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", runID, res.Status, dir, filepath.Join(dir, archive.ReportFile))
+	if res.Status != core.RunComplete {
+		return errFailed
+	}
+	return nil
+}
+
+// writeArchive writes the archive and its report, and moves it to its final name.
+func writeArchive(out string, res *core.RunResult, m archive.Manifest, red *redact.Redactor) (string, error) {
+	pending, err := archive.Create(out, res, m, red)
+	if err != nil {
+		return "", err
+	}
+	if err := report.Write(pending.Dir); err != nil {
+		return "", fmt.Errorf("report (archive left in %s): %w", pending.Dir, err)
+	}
+	return pending.Commit()
+}
+
+func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) archive.Manifest {
+	version, commit := core.BuildVersion()
+	m := archive.Manifest{
+		Cmpbench:    archive.BuildInfo{Version: version, Commit: commit},
+		Host:        core.CollectHostFacts(),
+		CommandLine: red.Strings(os.Args),
+		Seed:        p.Seed,
+		Scale:       p.Scale,
+		Suite:       archive.SuiteInfo{Name: p.Suite.Name, Description: p.Suite.Description, Source: p.Suite.Source, YAML: string(p.Suite.Text)},
+	}
+	for _, n := range p.Systems {
+		s, _ := systems.Get(n)
+		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw}
+		if s.Cost != nil {
+			si.CostPerMonth = s.Cost.USDPerMonth
+		}
+		m.Systems = append(m.Systems, si)
+	}
+	return m
+}
+
+// launcher starts adapters through the catalog, built-in or third-party alike.
+func launcher(cat *catalog.Catalog) runner.Launcher {
+	return func(ctx context.Context, adapter string) (runner.Driver, core.PluginRef, error) {
+		e, err := cat.Lookup(adapter)
+		if err != nil {
+			return nil, core.PluginRef{}, err
+		}
+		d, err := cat.Launch(ctx, e)
+		if err != nil {
+			return nil, core.PluginRef{}, err
+		}
+		return d, core.PluginRef{
+			Adapter: e.Name, Builtin: e.Builtin, Path: e.Path, SHA256: e.SHA256,
+			Version: d.Info().Version, SDKVersion: d.SDKVersion(), Protocol: d.Protocol(),
+		}, nil
+	}
+}
+
+func newRunID(t time.Time, suite string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%s-%s", t.UTC().Format("20060102-150405"), suite, hex.EncodeToString(b[:]))
+}
+
+func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
+	fmt.Fprintf(w, "Suite %s (%s), scale %g, seed %d\n\n", p.Suite.Name, p.Suite.Source, p.Scale, p.Seed)
+	for _, n := range p.Systems {
+		s, _ := systems.Get(n)
+		where := "endpoint " + s.Endpoint
+		if s.Provisioned() {
+			where = "started by cmpbench: " + strings.Join(s.Provision.Command, " ")
+		}
+		fmt.Fprintf(w, "System %s (adapter %s; %s)\n", n, s.Adapter, where)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSYSTEM\tPHASE\tKIND\tSHAPE\tBOUND\tWORKLOAD\tSEED")
+	for i, st := range p.Steps {
+		s := st.Spec
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, plan.Shape(s), plan.Bound(s), s.Workload.Describe(), s.Seed)
+	}
+	tw.Flush()
+}

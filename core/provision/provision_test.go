@@ -1,0 +1,70 @@
+package provision
+
+import (
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStartStopIntegration(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (CI installs it: see .ci/run)")
+	}
+	s, err := Start(Spec{Name: "r", Command: []string{"redis-server", "--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", ""}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if !strings.Contains(strings.Join(s.Launch, " "), "--dir "+s.Dir) || len(s.BinarySHA256) != 64 {
+		t.Fatalf("launch %v sha %q", s.Launch, s.BinarySHA256)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", s.Endpoint())
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server never listened: %s", s.LogTail(500))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid := s.Pid()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if exited, _ := s.Exited(); !exited {
+		t.Fatal("Stop returned with the server running")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatal("process still exists")
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	if _, err := Start(Spec{Name: "x", Command: []string{"cmpbench-no-such-server", "{port}"}}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "cmpbench-no-such-server") {
+		t.Fatalf("missing binary: %v", err)
+	}
+}
+
+func TestStopEscalatesToKill(t *testing.T) {
+	// A server that ignores SIGTERM is killed after the stop timeout.
+	s, err := Start(Spec{Name: "stubborn", Command: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done", "{port}"}, StopTimeout: 300 * time.Millisecond}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := s.Stop(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("Stop: %v", err)
+	}
+	if exited, _ := s.Exited(); !exited {
+		t.Fatal("still running")
+	}
+}

@@ -1,0 +1,288 @@
+// Package runner executes a plan: for each system it starts the server when cmpbench
+// provisions it, launches the adapter's plugin, captures the system, runs every phase
+// and stops everything again, whatever happens.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/plan"
+	"github.com/cmpbench/cmpbench/core/provision"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+// Driver is a running adapter plugin (plugins/host.Driver).
+type Driver interface {
+	Info() core.Info
+	Pid() int
+	Exited() bool
+	Open(ctx context.Context, sys core.SystemConfig) error
+	Capture(ctx context.Context) (core.Capture, error)
+	RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error)
+	Close(ctx context.Context) error
+	Kill()
+}
+
+// Launcher starts the plugin of an adapter.
+type Launcher func(ctx context.Context, adapter string) (Driver, core.PluginRef, error)
+
+// Observer is told what happens, for progress display and tests. Calls come from
+// one goroutine.
+type Observer interface {
+	SystemStarted(sys core.SystemRun, serverPid int)
+	PhaseStarted(step plan.Step, pluginPid int)
+	Interval(step plan.Step, r core.IntervalReport)
+	PhaseEnded(step plan.Step, p *core.PhaseRun)
+	Warn(msg string)
+}
+
+// Config is one run.
+type Config struct {
+	RunID    string
+	Plan     *plan.Plan
+	Systems  *config.Systems
+	Launch   Launcher
+	Redactor *redact.Redactor
+	// WorkDir holds the data directories of provisioned servers.
+	WorkDir  string
+	Observer Observer
+}
+
+// Run executes the plan. It always returns a result holding every phase that ran,
+// and leaves no server or plugin process running.
+func Run(ctx context.Context, cfg Config) *core.RunResult {
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	res := &core.RunResult{RunID: cfg.RunID, Started: time.Now()}
+	for _, name := range cfg.Plan.Systems {
+		var steps []plan.Step
+		for _, st := range cfg.Plan.Steps {
+			if st.System == name {
+				steps = append(steps, st)
+			}
+		}
+		r := &systemRunner{cfg: cfg, steps: steps, res: res}
+		r.run(ctx, name)
+	}
+	res.Ended = time.Now()
+	res.Status = core.RunComplete
+	for _, p := range res.Phases {
+		if p.End.Status != core.StatusOK {
+			res.Status = core.RunFailed
+		}
+	}
+	for _, s := range res.Systems {
+		if s.Error != "" {
+			res.Status = core.RunFailed
+		}
+	}
+	if ctx.Err() != nil {
+		res.Status = core.RunInterrupted
+	}
+	return res
+}
+
+type systemRunner struct {
+	cfg    Config
+	steps  []plan.Step
+	res    *core.RunResult
+	sys    *config.System
+	target core.SystemConfig
+	srv    *provision.Server
+	drv    Driver
+	info   *core.SystemRun
+}
+
+// cleanupTimeout bounds closing plugins and stopping servers after an interrupt.
+const cleanupTimeout = 30 * time.Second
+
+func (r *systemRunner) run(ctx context.Context, name string) {
+	red := r.cfg.Redactor
+	r.res.Systems = append(r.res.Systems, core.SystemRun{Name: name})
+	r.info = &r.res.Systems[len(r.res.Systems)-1]
+	err := r.start(ctx, name)
+	defer r.stop()
+	if err != nil {
+		r.info.Error = red.String(err.Error())
+		r.skipFrom(0, core.StatusFailed, "system not started: "+r.info.Error)
+		return
+	}
+	for i, st := range r.steps {
+		if ctx.Err() != nil {
+			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
+			return
+		}
+		if r.srv != nil {
+			if exited, werr := r.srv.Exited(); exited {
+				r.skipFrom(i, core.StatusFailed, fmt.Sprintf("server exited (%v): %s", werr, red.String(r.srv.LogTail(300))))
+				return
+			}
+		}
+		if r.drv == nil || r.drv.Exited() {
+			// The previous phase's plugin crashed: a new process for the next phase.
+			if err := r.launch(ctx, 10*time.Second); err != nil {
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: red.String("relaunch plugin: " + err.Error()), Started: time.Now(), Ended: time.Now()})
+				continue
+			}
+		}
+		r.runPhase(ctx, st)
+	}
+}
+
+func (r *systemRunner) start(ctx context.Context, name string) error {
+	sys, err := r.cfg.Systems.Get(name)
+	if err != nil {
+		return err
+	}
+	r.sys = sys
+	r.info.Adapter, r.info.Provisioned = sys.Adapter, sys.Provisioned()
+	endpoint := sys.Endpoint
+	ready := 10 * time.Second
+	if p := sys.Provision; p != nil {
+		base := r.cfg.WorkDir
+		if base == "" {
+			base = os.TempDir()
+		}
+		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout)}, base)
+		if err != nil {
+			return fmt.Errorf("provision: %w", err)
+		}
+		endpoint = r.srv.Endpoint()
+		r.info.Launch = r.cfg.Redactor.Strings(r.srv.Launch)
+		r.info.Binary, r.info.BinarySHA256 = r.srv.Binary, r.srv.BinarySHA256
+		ready = config.DefaultReadyTimeout
+		if p.ReadyTimeout > 0 {
+			ready = time.Duration(p.ReadyTimeout)
+		}
+	}
+	r.info.Endpoint = endpoint
+	r.target = sys.Target(endpoint)
+	if err := r.launch(ctx, ready); err != nil {
+		return err
+	}
+	pid := 0
+	if r.srv != nil {
+		pid = r.srv.Pid()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cp, err := r.drv.Capture(cctx)
+	if err != nil {
+		r.info.CaptureError = r.cfg.Redactor.String(err.Error())
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: capture: %s", name, r.info.CaptureError))
+	}
+	r.info.Capture = redactCapture(cp, r.cfg.Redactor)
+	r.cfg.Observer.SystemStarted(*r.info, pid)
+	return nil
+}
+
+// launch starts the plugin and opens the system, retrying until ready: a server
+// just started may not accept connections yet.
+func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
+	drv, ref, err := r.cfg.Launch(ctx, r.sys.Adapter)
+	if err != nil {
+		return err
+	}
+	r.drv = drv
+	r.info.Plugin = ref
+	deadline := time.Now().Add(ready)
+	for {
+		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = drv.Open(octx, r.target)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if r.srv != nil {
+			if exited, werr := r.srv.Exited(); exited {
+				return fmt.Errorf("server exited during start-up (%v): %s", werr, r.srv.LogTail(500))
+			}
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() {
+			return fmt.Errorf("open %s: %w", r.target.Endpoint, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
+	info := r.drv.Info()
+	for _, k := range st.Spec.Workload.OpKinds() {
+		if !info.Supports(k) {
+			r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("adapter %s does not support %s", info.Name, k), Started: time.Now(), Ended: time.Now()})
+			return
+		}
+	}
+	r.cfg.Observer.PhaseStarted(st, r.drv.Pid())
+	var intervals []core.IntervalReport
+	end, err := r.drv.RunPhase(ctx, st.Spec, func(rep core.IntervalReport) {
+		intervals = append(intervals, rep)
+		r.cfg.Observer.Interval(st, rep)
+	})
+	if err != nil {
+		end.Status = core.StatusFailed
+		end.Error = err.Error()
+		if r.drv.Exited() {
+			r.drv = nil
+		}
+	}
+	end.Error = r.cfg.Redactor.String(end.Error)
+	p := r.addPhase(st, end)
+	p.Intervals = intervals
+	r.cfg.Observer.PhaseEnded(st, p)
+}
+
+func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
+	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Spec: st.Spec, End: end})
+	return &r.res.Phases[len(r.res.Phases)-1]
+}
+
+func (r *systemRunner) skipFrom(i int, status core.PhaseStatus, why string) {
+	for _, st := range r.steps[i:] {
+		p := r.addPhase(st, core.PhaseEnd{Status: status, Error: why})
+		r.cfg.Observer.PhaseEnded(st, p)
+	}
+}
+
+// stop closes the plugin and stops the server, even after an interrupt.
+func (r *systemRunner) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if r.drv != nil {
+		if err := r.drv.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			r.cfg.Observer.Warn(fmt.Sprintf("%s: closing plugin: %s", r.info.Name, r.cfg.Redactor.String(err.Error())))
+		}
+		r.drv.Kill()
+	}
+	if r.srv != nil {
+		if err := r.srv.Stop(); err != nil {
+			r.cfg.Observer.Warn(err.Error())
+		}
+		r.info.ServerLog = r.cfg.Redactor.String(r.srv.LogTail(64 << 10))
+	}
+}
+
+func redactCapture(c core.Capture, red *redact.Redactor) core.Capture {
+	out := c
+	out.Sections = make(map[string]string, len(c.Sections))
+	for k, v := range c.Sections {
+		out.Sections[k] = red.String(v)
+	}
+	out.Refused = red.Strings(c.Refused)
+	return out
+}
+
+type nopObserver struct{}
+
+func (nopObserver) SystemStarted(core.SystemRun, int)       {}
+func (nopObserver) PhaseStarted(plan.Step, int)             {}
+func (nopObserver) Interval(plan.Step, core.IntervalReport) {}
+func (nopObserver) PhaseEnded(plan.Step, *core.PhaseRun)    {}
+func (nopObserver) Warn(string)                             {}
