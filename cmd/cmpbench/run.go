@@ -41,7 +41,9 @@ func newRunCmd(g *globals) *cobra.Command {
 		Use:   "run --systems a,b --suite NAME|FILE",
 		Short: "Run a suite against systems and archive the results",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runRun(cmd.Context(), g, f, cmd.OutOrStdout(), cmd.ErrOrStderr()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRun(cmd.Context(), g, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.systems, "systems", nil, "systems to compare, in order (see `cmpbench systems`)")
