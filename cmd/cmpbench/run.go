@@ -166,7 +166,11 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 		Observer: &progress{w: stderr, red: red},
 	})
 
-	dir, err := writeArchive(g.out, res, manifestBase(p, systems, red), red)
+	out, err := filepath.Abs(g.out)
+	if err != nil {
+		return err
+	}
+	dir, err := writeArchive(out, res, manifestBase(p, systems, red), red)
 	if err != nil {
 		return err
 	}

@@ -343,3 +343,16 @@ func BenchmarkHotPathClosedLoop(b *testing.B) {
 		NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
 	})
 }
+
+func TestOpenLoopHoldsItsTimeBoundWhenBehind(t *testing.T) {
+	// A target far above what the connection can do: the phase still ends on time.
+	s := spec(2, 1e9, 500*time.Millisecond, 0)
+	start := time.Now()
+	end, c := run(t, s, core.OpGet, func(*core.Op) error { time.Sleep(50 * time.Microsecond); return nil })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("a 500 ms phase took %s", took)
+	}
+	if got := c.total()[core.OpGet].OK; float64(got)/end.Elapsed.Seconds() > 0.97e9 {
+		t.Fatalf("achieved %d ops", got)
+	}
+}

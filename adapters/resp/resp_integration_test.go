@@ -1,0 +1,118 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+func open(t *testing.T, endpoint string, auth core.AuthConfig) core.Target {
+	t.Helper()
+	tg, err := Adapter{}.Open(context.Background(), core.SystemConfig{Name: "r", Endpoint: endpoint, Auth: auth, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close(context.Background()) })
+	return tg
+}
+
+func TestGetSetMissIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t)
+	tg := open(t, srv.Endpoint(), core.AuthConfig{})
+	c, err := tg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	op := &core.Op{Kind: core.OpGet, Key: []byte("kv_1")}
+	if err := c.Do(ctx, op); err != core.ErrMiss {
+		t.Fatalf("GET of a missing key: %v, want ErrMiss", err)
+	}
+	if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: []byte("kv_1"), Value: []byte("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	op = &core.Op{Kind: core.OpGet, Key: []byte("kv_1")}
+	if err := c.Do(ctx, op); err != nil || op.RespBytes != 5 {
+		t.Fatalf("GET: %v, %d bytes", err, op.RespBytes)
+	}
+	cp, err := tg.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Product != "redis" || cp.Version == "" || cp.VersionField != "INFO server.redis_version" {
+		t.Fatalf("capture %+v", cp)
+	}
+	if !strings.Contains(cp.Sections["info"], "# Commandstats") || !strings.Contains(cp.Sections["config"], "maxmemory ") {
+		t.Fatal("capture lacks INFO everything or CONFIG GET *")
+	}
+	st, err := tg.Stats(ctx)
+	if err != nil || st["keyspace.db0"] == "" {
+		t.Fatalf("stats: %v %v", err, st["keyspace.db0"])
+	}
+}
+
+func TestOOMIsAnErrorIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t, "--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
+	tg := open(t, srv.Endpoint(), core.AuthConfig{})
+	c, _ := tg.Connect(context.Background())
+	defer c.Close()
+	value := make([]byte, 64<<10)
+	var err error
+	for i := range 1000 {
+		err = c.Do(context.Background(), &core.Op{Kind: core.OpSet, Key: []byte("k" + string(rune('a'+i%26)) + strings.Repeat("x", i)), Value: value})
+		if err != nil {
+			break
+		}
+	}
+	if core.ClassOf(err) != core.ErrClassOOM {
+		t.Fatalf("writing past maxmemory gave %v (class %s), want an OOM error", err, core.ClassOf(err))
+	}
+}
+
+func TestPasswordAndRedactedCaptureIntegration(t *testing.T) {
+	const pw = "it-secret-8d7f"
+	srv := provisiontest.Redis(t, "--requirepass", pw)
+	if _, err := (Adapter{}).Open(context.Background(), core.SystemConfig{Endpoint: srv.Endpoint(), Auth: core.AuthConfig{Password: "wrong-password"}, Timeout: time.Second}); err == nil {
+		t.Fatal("a wrong password was accepted")
+	} else if strings.Contains(err.Error(), "wrong-password") {
+		t.Fatalf("the error echoes the password: %v", err)
+	}
+	tg := open(t, srv.Endpoint(), core.AuthConfig{Password: pw})
+	cp, err := tg.Capture(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range cp.Sections {
+		if strings.Contains(text, pw) {
+			t.Fatalf("capture %s holds the password", name)
+		}
+	}
+	if !strings.Contains(cp.Sections["config"], "requirepass [redacted]") {
+		t.Fatal("requirepass not shown as redacted")
+	}
+}
+
+func TestReconnectAfterServerRestartIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t)
+	tg := open(t, srv.Endpoint(), core.AuthConfig{})
+	c, _ := tg.Connect(context.Background())
+	defer c.Close()
+	get := &core.Op{Kind: core.OpGet, Key: []byte("k")}
+	if err := c.Do(context.Background(), get); err != core.ErrMiss {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	err := c.Do(context.Background(), get)
+	if class := core.ClassOf(err); class != core.ErrClassConnection {
+		t.Fatalf("after the server died: %v (class %s), want a connection error", err, class)
+	}
+	if err := c.Do(context.Background(), get); err == nil || errors.Is(err, core.ErrMiss) {
+		t.Fatalf("a dead server answered: %v", err)
+	}
+}

@@ -1,0 +1,375 @@
+package main
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+func TestSmokeRunIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	r := cli(t, dir, nil, "run", "--systems", "redis,redis-aof", "--suite", "smoke")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	a := archiveOf(t, r)
+	if sha, err := exec.LookPath("sha256sum"); err == nil {
+		cmd := exec.Command(sha, "-c", "--quiet", archive.SumsFile)
+		cmd.Dir = a.Dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("sha256sum -c: %v\n%s", err, out)
+		}
+	}
+	if a.Manifest.Status != "complete" || len(a.Manifest.Phases) != 6 {
+		t.Fatalf("status %s, %d phases", a.Manifest.Status, len(a.Manifest.Phases))
+	}
+	for _, sys := range []string{"redis", "redis-aof"} {
+		load := rows(a, sys, "load")["SET"]
+		if load.Count != 10_000 || load.Errors != 0 {
+			t.Errorf("%s load: %d writes, %d errors", sys, load.Count, load.Errors)
+		}
+		closed := rows(a, sys, "closed-1:10")
+		if closed["GET"].Count == 0 || closed["SET"].Count == 0 || closed["GET"].Misses != 0 {
+			t.Errorf("%s closed loop: %+v", sys, closed)
+		}
+		// 1:10 SET:GET is exact per connection, whatever the throughput.
+		if ratio := float64(closed["GET"].Count) / float64(closed["SET"].Count); math.Abs(ratio-10) > 0.1 {
+			t.Errorf("%s GET/SET = %.2f, want 10", sys, ratio)
+		}
+		fixed := rows(a, sys, "rate-5000")["GET"]
+		if fixed.Sustained == nil || !*fixed.Sustained || math.Abs(fixed.AchievedRate-5000)/5000 > 0.02 {
+			t.Errorf("%s at 5000 ops/s: achieved %.1f, sustained %v", sys, fixed.AchievedRate, fixed.Sustained)
+		}
+		if fixed.RespP50 < fixed.SvcP50 || fixed.SvcHDR == nil {
+			t.Errorf("%s fixed-rate phase must record response and service time apart", sys)
+		}
+	}
+	var info archive.SystemInfo
+	for _, s := range a.Manifest.Systems {
+		if s.Name == "redis-aof" {
+			info = s
+		}
+	}
+	if info.Product != "redis" || info.Version == "" || len(info.BinarySHA256) != 64 || !strings.Contains(strings.Join(info.Launch, " "), "--appendfsync everysec") {
+		t.Errorf("redis-aof capture %+v", info)
+	}
+	if len(a.Manifest.Plugins) != 2 || !a.Manifest.Plugins[0].Builtin || a.Manifest.Plugins[0].Protocol != 1 {
+		t.Errorf("plugins %+v", a.Manifest.Plugins)
+	}
+	cfg, err := a.ReadFile("systems/redis-aof/config.txt")
+	if err != nil || !strings.Contains(string(cfg), "appendonly yes") {
+		t.Errorf("config capture: %v", err)
+	}
+	rep, _ := a.ReadFile(archive.ReportFile)
+	if !strings.Contains(string(rep), "| redis-aof | ") || !strings.Contains(string(rep), "### rate-5000") {
+		t.Errorf("report:\n%s", rep)
+	}
+	// The report is rebuilt from the archive alone, byte for byte.
+	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "up to date") {
+		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+const quickSuite = `name: quick
+defaults:
+  connections: 4
+  memtier: {key_max: 2000, value_size: 64}
+phases:
+  - {name: load, kind: load, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: long, duration: 6s, memtier: {ratio: "1:10"}}
+  - {name: after, duration: 1s, memtier: {ratio: "1:10"}}
+`
+
+func TestOverloadIsNotSustainedIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "over.yaml", `name: over
+defaults: {connections: 4, memtier: {key_max: 1000, value_size: 32}}
+phases:
+  - {name: load, kind: load, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: far-above, rate: 10000000, duration: 2s, memtier: {ratio: "1:10"}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", "./over.yaml")
+	a := archiveOf(t, r)
+	row := rows(a, "redis", "far-above")["GET"]
+	if row.Sustained == nil || *row.Sustained {
+		t.Fatalf("10M ops/s on this machine reported sustained (achieved %.0f)", row.AchievedRate)
+	}
+	rep, _ := a.ReadFile(archive.ReportFile)
+	if !strings.Contains(string(rep), "**NS**") {
+		t.Fatal("report does not mark the phase NS")
+	}
+}
+
+func TestOOMRepliesAreErrorsIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", `systems:
+  tiny:
+    adapter: resp
+    provision:
+      command: [redis-server, --port, "{port}", --bind, 127.0.0.1, --save, "", --maxmemory, 2mb, --maxmemory-policy, noeviction]
+`)
+	writeFile(t, dir, "oom.yaml", `name: oom
+defaults: {connections: 4, memtier: {key_max: 20000, value_size: 256}}
+phases:
+  - {name: load, kind: load, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: mixed, duration: 1s, memtier: {ratio: "1:1"}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "tiny", "--suite", "oom.yaml")
+	if r.code != 1 {
+		t.Fatalf("a run whose load hit OOM exited %d", r.code)
+	}
+	a := archiveOf(t, r)
+	load := rows(a, "tiny", "load")["SET"]
+	if load.ErrOOM == 0 || load.Count+load.Errors != 20_000 || load.Count == 0 || load.Count >= 20_000 {
+		t.Fatalf("load: %d ok, %d errors (%d OOM)", load.Count, load.Errors, load.ErrOOM)
+	}
+	if want := float64(load.Count) / load.DurationS; math.Abs(load.Throughput-want) > 1e-6*want {
+		t.Fatalf("throughput %.1f counts errors (successes alone give %.1f)", load.Throughput, want)
+	}
+	if st, msg := phaseStatus(a, "tiny", "load"); st != "failed" || !strings.Contains(msg, "writes failed") {
+		t.Fatalf("load status %s: %s", st, msg)
+	}
+	mixed := rows(a, "tiny", "mixed")
+	if mixed["SET"].ErrOOM == 0 || mixed["SET"].Count != 0 || mixed["GET"].Hits == 0 {
+		t.Fatalf("mixed: SET %d ok %d OOM, GET %d hits", mixed["SET"].Count, mixed["SET"].ErrOOM, mixed["GET"].Hits)
+	}
+}
+
+func TestKillingTheServerFailsThePhaseIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "quick.yaml", quickSuite)
+	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
+	time.Sleep(1500 * time.Millisecond)
+	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	if err := syscall.Kill(redis, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := s.wait(t)
+	if r.code != 1 {
+		t.Fatalf("exit %d", r.code)
+	}
+	a := archiveOf(t, r)
+	if st, msg := phaseStatus(a, "redis", "long"); st != "failed" || !strings.Contains(msg, "unreachable") {
+		t.Fatalf("phase long: %s %s", st, msg)
+	}
+	long := rows(a, "redis", "long")
+	if long["GET"].Count == 0 || long["GET"].ErrConn+long["SET"].ErrConn == 0 {
+		t.Fatalf("want successes before the kill and connection errors after: %+v", long["GET"])
+	}
+	if st, msg := phaseStatus(a, "redis", "after"); st != "failed" || !strings.Contains(msg, "server exited") {
+		t.Fatalf("phase after: %s %s", st, msg)
+	}
+}
+
+func TestPluginCrashFailsOnlyThatPhaseIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "quick.yaml", quickSuite)
+	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
+	time.Sleep(1500 * time.Millisecond)
+	plugin := child(t, s.cmd.Process.Pid, "plugin serve resp")
+	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	if err := syscall.Kill(plugin, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := s.wait(t)
+	if r.code != 1 {
+		t.Fatalf("exit %d", r.code)
+	}
+	a := archiveOf(t, r)
+	if st, msg := phaseStatus(a, "redis", "long"); st != "failed" || !strings.Contains(msg, "plugin process exited") {
+		t.Fatalf("phase long: %s %q", st, msg)
+	}
+	if got := rows(a, "redis", "long")["GET"].Count; got == 0 {
+		t.Fatal("the intervals received before the crash were lost")
+	}
+	if st, msg := phaseStatus(a, "redis", "after"); st != "ok" {
+		t.Fatalf("the next phase did not run on a new plugin: %s %s", st, msg)
+	}
+	if alive(redis) {
+		t.Fatal("redis-server left running")
+	}
+}
+
+func TestInterruptFinalisesTheArchiveIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "quick.yaml", quickSuite)
+	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
+	time.Sleep(1500 * time.Millisecond)
+	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := s.wait(t)
+	if r.code != 1 {
+		t.Fatalf("exit %d", r.code)
+	}
+	a := archiveOf(t, r)
+	if a.Manifest.Status != "interrupted" {
+		t.Fatalf("status %s", a.Manifest.Status)
+	}
+	if st, _ := phaseStatus(a, "redis", "long"); st != "interrupted" {
+		t.Fatalf("phase long: %s", st)
+	}
+	if got := rows(a, "redis", "long")["GET"].Count; got == 0 {
+		t.Fatal("the interrupted phase's measurements were lost")
+	}
+	if st, _ := phaseStatus(a, "redis", "after"); st != "skipped" {
+		t.Fatalf("phase after: %s", st)
+	}
+	if alive(redis) {
+		t.Fatal("redis-server left running after Ctrl-C")
+	}
+}
+
+func TestThirdPartyPluginIntegration(t *testing.T) {
+	provisiontest.Need(t, "memcached")
+	dir := t.TempDir()
+	sample, _ := filepath.Abs("../../plugins/sdk/examples/memcached/sample.yaml")
+	r := cli(t, dir, nil, "--plugin-dir", pluginDir, "--config", sample, "run", "--systems", "memcached", "--suite", "smoke", "--scale", "0.2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	a := archiveOf(t, r)
+	p := a.Manifest.Plugins[0]
+	want, _ := core.FileSHA256(filepath.Join(pluginDir, "cmpbench-adapter-memcached"))
+	if p.Builtin || p.Adapter != "memcached" || p.SHA256 != want {
+		t.Fatalf("plugin %+v", p)
+	}
+	if got := rows(a, "memcached", "closed-1:10")["GET"]; got.Hits == 0 {
+		t.Fatalf("no GET hits through the third-party plugin: %+v", got)
+	}
+	if a.Manifest.Systems[0].Product != "memcached" {
+		t.Fatalf("capture %+v", a.Manifest.Systems[0])
+	}
+	out := cli(t, dir, nil, "--plugin-dir", pluginDir, "adapters")
+	if !strings.Contains(out.stdout, "memcached  third-party  GET,SET") || !strings.Contains(out.stdout, "resp       built-in") {
+		t.Fatalf("adapters:\n%s", out.stdout)
+	}
+}
+
+func TestSecretsNeverReachTheArchiveIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	const secret = "Cmpb3nch-it-s3cret-71f0"
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", `systems:
+  locked:
+    adapter: resp
+    provision:
+      command: [redis-server, --port, "{port}", --bind, 127.0.0.1, --save, "", --requirepass, "${CMPBENCH_IT_PASSWORD}"]
+    auth: {password: "${CMPBENCH_IT_PASSWORD}"}
+`)
+	r := cli(t, dir, []string{"CMPBENCH_IT_PASSWORD=" + secret}, "run", "--systems", "locked", "--suite", "smoke", "--scale", "0.1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Fatal("the password was printed")
+	}
+	err := filepath.Walk(a.Dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s contains the password", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parquet pages are compressed: read every string back as well.
+	iv, err := a.Intervals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range a.Summary {
+		if strings.Contains(r.System+r.Phase+r.Workload+r.Shape+r.Status, secret) {
+			t.Fatal("summary.parquet holds the password")
+		}
+	}
+	for _, r := range iv {
+		if strings.Contains(r.System+r.Phase+r.Op, secret) {
+			t.Fatal("intervals.parquet holds the password")
+		}
+	}
+	launch := strings.Join(a.Manifest.Systems[0].Launch, " ")
+	if !strings.Contains(launch, "--requirepass [redacted]") {
+		t.Fatalf("launch line %q", launch)
+	}
+}
+
+func TestBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "bad.yaml", "systems:\n  x:\n    adapter: resp\n    endpont: 127.0.0.1:1\n")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--systems", "nope"}, `system "nope" is not defined`},
+		{[]string{"run"}, "--systems is required"},
+		{[]string{"--config", "bad.yaml", "run", "--systems", "x"}, `bad.yaml:4: unknown key "endpont"`},
+		{[]string{"run", "--systems", "redis", "--suite", "nosuch"}, `suite "nosuch" is not built in`},
+		{[]string{"run", "--systems", "redis", "--scale", "0"}, "--scale must be a positive number"},
+		{[]string{"run", "--systems", "redis", "--bogus"}, "unknown flag"},
+	}
+	for _, tc := range tests {
+		r := cli(t, dir, nil, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestListingsAndDryRun(t *testing.T) {
+	dir := t.TempDir()
+	r := cli(t, dir, nil, "systems")
+	if r.code != 0 || !strings.Contains(r.stdout, "redis-aof") {
+		t.Fatalf("systems: %d %s", r.code, r.stdout)
+	}
+	r = cli(t, dir, nil, "suites")
+	if r.code != 0 || !strings.Contains(r.stdout, "smoke") || !strings.Contains(r.stdout, "memtier") {
+		t.Fatalf("suites: %d %s", r.code, r.stdout)
+	}
+	r = cli(t, dir, nil, "run", "--systems", "redis,redis-aof", "--suite", "memtier", "--scale", "0.01", "--dry-run")
+	if r.code != 0 || strings.Count(r.stdout, "redis-aof ") < 4 || !strings.Contains(r.stdout, "memtier 1:19 R:R kv_[1..10000] 1024-4096B miss=0.1") {
+		t.Fatalf("dry run: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "results")); len(entries) != 0 {
+		t.Fatal("a dry run wrote an archive")
+	}
+}
+
+func TestVerifyNamesATamperedFileIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", "smoke", "--scale", "0.1")
+	a := archiveOf(t, r)
+	p := filepath.Join(a.Dir, archive.SummaryFile)
+	b, _ := os.ReadFile(p)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+	v := cli(t, dir, nil, "verify", a.Dir)
+	if v.code != 1 || !strings.Contains(v.stderr, "summary.parquet: checksum mismatch") {
+		t.Fatalf("verify after tampering: %d %s", v.code, v.stderr)
+	}
+}
