@@ -1,0 +1,141 @@
+package archive_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+func write(t *testing.T, red *redact.Redactor) string {
+	t.Helper()
+	res, m := archivetest.Run()
+	p, err := archive.Create(t.TempDir(), res, m, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := p.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := write(t, nil)
+	if errs := archive.Verify(dir); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Manifest.FormatVersion != archive.FormatVersion || len(a.Manifest.Phases) != 6 || len(a.Manifest.Plugins) != 2 {
+		t.Fatalf("manifest %+v", a.Manifest)
+	}
+	if len(a.Summary) != 10 { // load: SET; two mixes: GET and SET; two systems
+		t.Fatalf("%d summary rows", len(a.Summary))
+	}
+	for _, r := range a.Summary {
+		switch {
+		case r.System == "fast" && r.Phase == "closed-1:10" && r.Op == "GET":
+			if r.Count != 3000 || r.Hits != 2700 || r.Misses != 300 || r.Throughput != 1000 || r.Sustained != nil || r.RespP50 != r.SvcP50 {
+				t.Errorf("closed GET %+v", r)
+			}
+		case r.System == "slow" && r.Phase == "closed-1:10" && r.Op == "SET":
+			if r.ErrOOM != 21 || r.Errors != 21 || r.Count != 3000 {
+				t.Errorf("errors %+v", r)
+			}
+		case r.Phase == "rate-5000":
+			want := r.System == "fast"
+			if r.Sustained == nil || *r.Sustained != want || r.RespP99 <= r.SvcP99 || len(r.SvcHDR) == 0 {
+				t.Errorf("%s fixed rate: sustained %v, resp p99 %d svc p99 %d", r.System, r.Sustained, r.RespP99, r.SvcP99)
+			}
+		}
+	}
+	iv, err := a.Intervals()
+	if err != nil || len(iv) != 2*(1+3*2+3*2) {
+		t.Fatalf("%d interval rows: %v", len(iv), err)
+	}
+	b, _ := a.ReadFile("systems/fast/info.txt")
+	if !strings.Contains(string(b), "redis_version:7.0.15") {
+		t.Fatal("capture not archived")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Fatal("a temporary directory was left beside the archive")
+	}
+}
+
+func TestVerifyFindsTampering(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(dir string)
+		want   string
+	}{
+		{"flipped byte in a table", func(dir string) {
+			p := filepath.Join(dir, archive.SummaryFile)
+			b, _ := os.ReadFile(p)
+			b[len(b)/3] ^= 1
+			os.WriteFile(p, b, 0o644)
+		}, "summary.parquet: checksum mismatch"},
+		{"added file", func(dir string) { os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("x"), 0o644) }, "extra.txt: not listed"},
+		{"removed file", func(dir string) { os.Remove(filepath.Join(dir, "systems/fast/info.txt")) }, "systems/fast/info.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := write(t, nil)
+			tc.tamper(dir)
+			errs := archive.Verify(dir)
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Error())
+			}
+			if !strings.Contains(strings.Join(msgs, "\n"), tc.want) {
+				t.Fatalf("verify said %v, want %q", msgs, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewerFormatIsRefused(t *testing.T) {
+	dir := write(t, nil)
+	p := filepath.Join(dir, archive.ManifestFile)
+	b, _ := os.ReadFile(p)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["format_version"] = archive.FormatVersion + 1
+	b, _ = json.Marshal(m)
+	os.WriteFile(p, b, 0o644)
+	_, err := archive.Open(dir)
+	if err == nil || !strings.Contains(err.Error(), "newer than this cmpbench reads") {
+		t.Fatalf("open: %v", err)
+	}
+}
+
+func TestCommitRefusesASecret(t *testing.T) {
+	res, m := archivetest.Run()
+	res.Systems[0].Capture.Sections["info"] = "masterauth:leaked-secret-1"
+	red := redact.New("leaked-secret-1")
+	// Captures are redacted on their way in; a secret in the manifest is caught at Commit.
+	m.CommandLine = []string{"cmpbench", "--password", "leaked-secret-1"}
+	out := t.TempDir()
+	p, err := archive.Create(out, res, m, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(); err == nil || !strings.Contains(err.Error(), "manifest.json contains a secret") {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, res.RunID)); !os.IsNotExist(err) {
+		t.Fatal("an archive with a secret got its final name")
+	}
+	info, _ := os.ReadFile(filepath.Join(p.Dir, "systems/fast/info.txt"))
+	if strings.Contains(string(info), "leaked-secret-1") {
+		t.Fatal("capture written unredacted")
+	}
+}

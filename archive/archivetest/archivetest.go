@@ -1,0 +1,97 @@
+// Package archivetest builds deterministic runs and archives for tests of the
+// archive, the report and the tools that read archives.
+package archivetest
+
+import (
+	"time"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// Run is a two-system run with a load, a closed-loop and a fixed-rate phase whose
+// latencies are generated from fixed formulas; "slow" misses its fixed rate.
+func Run() (*core.RunResult, archive.Manifest) {
+	res := &core.RunResult{RunID: "20261201-100000-smoke-abcdef", Status: core.RunComplete, Started: t0, Ended: t0.Add(40 * time.Second)}
+	m := archive.Manifest{
+		Cmpbench: archive.BuildInfo{Version: "v0.1.0", Commit: "0123456789abcdef0123"},
+		Host:     core.HostFacts{Hostname: "bench1", OS: "linux", Platform: "debian", PlatformVersion: "12", Kernel: "6.1", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2, MemoryBytes: 24 << 30, GoVersion: "go1.26.8"},
+		Seed:     1, Scale: 1,
+		Suite: archive.SuiteInfo{Name: "smoke", Description: "test suite", Source: "built-in", YAML: "name: smoke\n"},
+	}
+	memtier := &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
+	load := *memtier
+	load.SetRatio, load.GetRatio, load.SetPattern = 1, 0, 'P'
+	specs := []core.PhaseSpec{
+		{Name: "load", Kind: core.PhaseLoad, Connections: 4, Duration: time.Minute, Ops: 1000, Workload: core.WorkloadSpec{Memtier: &load}},
+		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
+		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
+	}
+	for si, sys := range []string{"fast", "slow"} {
+		res.Systems = append(res.Systems, core.SystemRun{
+			Name: sys, Adapter: "resp", Endpoint: "127.0.0.1:700" + string(rune('0'+si)), Provisioned: true,
+			Launch: []string{"/usr/bin/redis-server", "--port", "7000"}, Binary: "/usr/bin/redis-server", BinarySHA256: "ab" + sha(si),
+			Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
+			Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
+		})
+		m.Systems = append(m.Systems, archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}})
+		for pi, spec := range specs {
+			spec.Seed = uint64(pi + 1)
+			p := core.PhaseRun{System: sys, Index: pi, Spec: spec}
+			start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
+			secs := 3
+			if pi == 0 {
+				secs = 1
+			}
+			p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
+			for iv := range secs {
+				rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
+				for _, k := range spec.Workload.OpKinds() {
+					n := int64(1000)
+					if spec.OpenLoop() {
+						n = 5000 * 10 / 11 // GET share of 1:10
+						if k == core.OpSet {
+							n = 5000 / 11
+						}
+						if sys == "slow" {
+							n = n * 9 / 10 // 90% of the target: not sustained
+						}
+					}
+					o := core.OpInterval{Op: k, OK: n, Service: core.NewHistogram()}
+					if k == core.OpGet {
+						o.Hits, o.Misses = n-n/10, n/10
+					} else {
+						o.Bytes = n * 256
+					}
+					for i := range n {
+						o.Service.RecordValue(int64(50_000*(si+1)) + (i*7919)%200_000)
+					}
+					o.Response = o.Service
+					if spec.OpenLoop() {
+						o.Response = core.NewHistogram()
+						for i := range n {
+							o.Response.RecordValue(int64(60_000*(si+1)) + (i*104729)%400_000)
+						}
+					}
+					if pi == 1 && sys == "slow" && k == core.OpSet {
+						o.Errors[core.ErrClassOOM] = 7
+					}
+					rep.Ops = append(rep.Ops, o)
+				}
+				p.Intervals = append(p.Intervals, rep)
+			}
+			res.Phases = append(res.Phases, p)
+		}
+	}
+	return res, m
+}
+
+func sha(i int) string {
+	s := ""
+	for range 31 {
+		s += string(rune('0' + i))
+	}
+	return s + s
+}

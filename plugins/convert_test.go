@@ -1,0 +1,63 @@
+package plugins
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+func TestIntervalRoundTripIsExact(t *testing.T) {
+	resp, svc := core.NewHistogram(), core.NewHistogram()
+	for i := range int64(5000) {
+		resp.RecordValue(1000 + i*37)
+		svc.RecordValue(900 + i*31)
+	}
+	in := core.IntervalReport{Index: 3, Start: 3 * time.Second, End: 4 * time.Second, Ops: []core.OpInterval{
+		{Op: core.OpGet, OK: 5000, Hits: 4000, Misses: 1000, Bytes: 123, Errors: [core.NumErrorClasses]int64{1, 2, 3, 4, 5}, Response: resp, Service: svc},
+		{Op: core.OpSet, OK: 5000, Response: svc, Service: svc}, // closed loop: one histogram
+	}}
+	m, err := IntervalToProto(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Ops[1].ServiceHdr) != 0 {
+		t.Fatal("closed-loop service histogram sent twice")
+	}
+	out, err := IntervalFromProto(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, s := out.Ops[0], out.Ops[1]
+	if g.OK != 5000 || g.Hits != 4000 || g.Misses != 1000 || g.Bytes != 123 || g.Errors != in.Ops[0].Errors {
+		t.Fatalf("counts %+v", g)
+	}
+	if !g.Response.Equals(resp) || !g.Service.Equals(svc) || s.Response != s.Service || !s.Service.Equals(svc) {
+		t.Fatal("histograms changed crossing the boundary")
+	}
+	if out.Index != 3 || out.End != 4*time.Second {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestUnknownErrorClassesCountAsOther(t *testing.T) {
+	m, _ := IntervalToProto(core.IntervalReport{Ops: []core.OpInterval{{Op: core.OpGet}}})
+	m.Ops[0].Errors = append(m.Ops[0].Errors, 9) // a class from a newer plugin
+	out, err := IntervalFromProto(m)
+	if err != nil || out.Ops[0].Errors[core.ErrClassOther] != 9 {
+		t.Fatalf("%v %+v", err, out.Ops[0].Errors)
+	}
+}
+
+func TestPhaseSpecRoundTrip(t *testing.T) {
+	in := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 7, Rate: 5000, Poisson: true, Duration: time.Second, Ops: 9, Interval: time.Second, Seed: 42,
+		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'P', GetPattern: 'G', KeyMin: 1, KeyMax: 100, KeyPrefix: "kv_", GaussMedian: 50, GaussStddev: 5, ValueMin: 1, ValueMax: 4, MissFraction: 0.1}}}
+	out := PhaseFromProto(PhaseToProto(in))
+	if *out.Workload.Memtier != *in.Workload.Memtier {
+		t.Fatalf("%+v", out.Workload.Memtier)
+	}
+	out.Workload, in.Workload = core.WorkloadSpec{}, core.WorkloadSpec{}
+	if out != in {
+		t.Fatalf("%+v", out)
+	}
+}
