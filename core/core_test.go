@@ -86,3 +86,11 @@ func TestMergeIsExact(t *testing.T) {
 		t.Fatalf("encode/decode round trip: %v", err)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	got := ShellQuote([]string{"redis-server", "--save", "", "--dir", "/tmp/a b", "--port", "{port}", "it's"})
+	want := `redis-server --save '' --dir '/tmp/a b' --port {port} 'it'\''s'`
+	if got != want {
+		t.Fatalf("%s", got)
+	}
+}

@@ -43,7 +43,7 @@ func Markdown(a *archive.Archive) []byte {
 	for _, s := range m.Systems {
 		how := "endpoint `" + s.Endpoint + "`"
 		if s.Provisioned {
-			how = "started by cmpbench: `" + strings.Join(s.Launch, " ") + "`"
+			how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
 		}
 		if s.Error != "" {
 			how += " — **not run: " + oneLine(s.Error) + "**"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
+	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/plugins/catalog"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
@@ -80,7 +81,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 				sys, _ := s.Get(n)
 				target := sys.Endpoint
 				if sys.Provisioned() {
-					target = "starts: " + strings.Join(sys.Provision.Command, " ")
+					target = "starts: " + core.ShellQuote(sys.Provision.Command)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, target, sys.Source)
 			}

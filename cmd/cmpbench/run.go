@@ -249,7 +249,7 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 		s, _ := systems.Get(n)
 		where := "endpoint " + s.Endpoint
 		if s.Provisioned() {
-			where = "started by cmpbench: " + strings.Join(s.Provision.Command, " ")
+			where = "started by cmpbench: " + core.ShellQuote(s.Provision.Command)
 		}
 		fmt.Fprintf(w, "System %s (adapter %s; %s)\n", n, s.Adapter, where)
 	}

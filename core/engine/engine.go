@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		if err != nil {
 			return core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("workload for connection %d: %v", i, err), Started: time.Now(), Ended: time.Now()}
 		}
-		w := &worker{e: e, id: i, src: src}
+		w := &worker{e: e, id: i, src: src, quota: -1}
 		if spec.Ops > 0 {
 			_, w.quota = core.Split(spec.Ops, n, i)
 		}
@@ -274,8 +274,9 @@ type worker struct {
 	op   core.Op
 	recs [core.NumOpKinds]core.OpInterval
 
-	quota, done, errors int64
-	lastEnd             int64
+	quota        int64 // operations this worker may issue; -1 = no count bound
+	done, errors int64
+	lastEnd      int64
 
 	// open loop: intended time of the next send, ns from the phase start
 	next, period float64
@@ -294,7 +295,7 @@ func (w *worker) run(ctx context.Context) {
 	w.connErrSince = -1
 	defer w.finish()
 	for !e.stop.Load() {
-		if w.quota > 0 && w.done >= w.quota {
+		if w.quota >= 0 && w.done >= w.quota {
 			return
 		}
 		var intended int64

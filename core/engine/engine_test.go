@@ -356,3 +356,15 @@ func TestOpenLoopHoldsItsTimeBoundWhenBehind(t *testing.T) {
 		t.Fatalf("achieved %d ops", got)
 	}
 }
+
+func TestFewerOpsThanConnections(t *testing.T) {
+	// Some connections get no operations at all; they must not run until the time bound.
+	start := time.Now()
+	end, c := run(t, spec(50, 0, time.Minute, 3), core.OpSet, func(*core.Op) error { return nil })
+	if end.Status != core.StatusOK || time.Since(start) > 5*time.Second {
+		t.Fatalf("3 ops over 50 connections: %s after %s", end.Status, time.Since(start))
+	}
+	if got := c.total()[core.OpSet].OK; got != 3 {
+		t.Fatalf("%d ops", got)
+	}
+}

@@ -1,7 +1,9 @@
 package provision
 
 import (
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -67,4 +69,32 @@ func TestStopEscalatesToKill(t *testing.T) {
 	if exited, _ := s.Exited(); !exited {
 		t.Fatal("still running")
 	}
+}
+
+func TestCPUPinningIntegration(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) is not installed")
+	}
+	s, err := Start(Spec{Name: "pinned", Command: []string{"sh", "-c", "sleep 30", "{port}"}, CPUs: "0"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if s.Launch[1] != "--cpu-list" || s.Launch[2] != "0" {
+		t.Fatalf("launch %v", s.Launch)
+	}
+	var allowed string
+	for range 100 {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid()))
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+				allowed = strings.TrimSpace(v)
+			}
+		}
+		if allowed == "0" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("server may run on CPUs %q, want 0", allowed)
 }

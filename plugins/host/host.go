@@ -16,6 +16,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/plugins"
@@ -194,6 +196,12 @@ func (d *Driver) Kill() { d.client.Kill() }
 func (d *Driver) explain(err error) error {
 	if err == nil {
 		return nil
+	}
+	if status.Code(err) == codes.Unavailable {
+		// The stream breaks a moment before go-plugin notices the process is gone.
+		for deadline := time.Now().Add(2 * time.Second); !d.client.Exited() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "desc = "); i >= 0 {

@@ -1,0 +1,49 @@
+# cmpbench — see README.md. `make smoke` sets up and runs the smoke comparison,
+# `make test` runs every test (CI runs it through .ci/run).
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/cmpbench/cmpbench/core.Version=$(VERSION) -X github.com/cmpbench/cmpbench/core.Commit=$(COMMIT)
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages of the servers the smoke run and the tests start themselves.
+DEPS_BIN := redis-server memcached
+
+.PHONY: build deps smoke test bench proto clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cmpbench ./cmd/cmpbench
+
+deps:
+	@missing=""; for b in $(DEPS_BIN); do command -v $$b >/dev/null || missing="$$missing $$b"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing (Debian packages)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server memcached >/dev/null; \
+	  for s in redis-server memcached; do $(SUDO) systemctl disable --now $$s >/dev/null 2>&1 || true; done; \
+	fi
+
+# The Quick start's first command: two local redis-servers, compared.
+smoke: deps build
+	./bin/cmpbench run --systems redis,redis-aof --suite smoke
+
+# The Quick start's second command, and what .ci/run calls.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchmem ./core/engine ./workloads/memtier
+	bench/cpu-per-mop.sh
+
+# Regenerate the plugin protocol's Go code (committed); tools are pinned and kept
+# out of the main module.
+proto:
+	GOBIN=$(CURDIR)/.tools $(GO) install github.com/bufbuild/buf/cmd/buf@v1.75.0
+	GOBIN=$(CURDIR)/.tools $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	GOBIN=$(CURDIR)/.tools $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+	cd plugins/proto && PATH=$(CURDIR)/.tools:$$PATH buf generate
+
+clean:
+	rm -rf bin .tools
