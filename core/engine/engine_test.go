@@ -41,6 +41,15 @@ func spec(conns int, rate float64, d time.Duration, ops int64) core.PhaseSpec {
 	}
 }
 
+// precise skips tests that check timing to the percent under -short, which the race
+// detector run uses: it slows the engine several times over.
+func precise(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("checks timing precision; skipped with -short (the -race run)")
+	}
+}
+
 type collected struct {
 	mu        sync.Mutex
 	intervals []core.IntervalReport
@@ -136,6 +145,7 @@ func TestCountBoundIsExactAcrossConnections(t *testing.T) {
 }
 
 func TestDurationBoundAndIntervals(t *testing.T) {
+	precise(t)
 	s := spec(2, 0, 1200*time.Millisecond, 0)
 	s.Interval = 200 * time.Millisecond
 	end, c := run(t, s, core.OpGet, func(*core.Op) error { time.Sleep(100 * time.Microsecond); return nil })
@@ -247,6 +257,7 @@ func TestInterruptedPhase(t *testing.T) {
 }
 
 func TestOpenLoopHoldsTheRate(t *testing.T) {
+	precise(t)
 	const rate = 5000
 	s := spec(4, rate, 2*time.Second, 0)
 	end, c := run(t, s, core.OpGet, func(*core.Op) error { return nil })
@@ -289,6 +300,7 @@ func TestOpenLoopResponseTimeIncludesQueueing(t *testing.T) {
 }
 
 func TestOpenLoopSchedulesAreStaggered(t *testing.T) {
+	precise(t)
 	const conns, rate = 4, 400
 	var mu sync.Mutex
 	var sends []time.Time
