@@ -139,3 +139,25 @@ func TestCommitRefusesASecret(t *testing.T) {
 		t.Fatal("capture written unredacted")
 	}
 }
+
+func TestSummaryCSV(t *testing.T) {
+	a, err := archive.Open(write(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := a.WriteSummaryCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 1+len(a.Summary) {
+		t.Fatalf("%d lines for %d rows", len(lines), len(a.Summary))
+	}
+	header := lines[0]
+	if !strings.HasPrefix(header, "system,phase_index,phase,") || !strings.Contains(header, ",count,hits,misses,bytes,errors,errors_oom,") || strings.Contains(header, "_hdr") {
+		t.Fatalf("header %s", header)
+	}
+	if !strings.Contains(b.String(), "fast,1,closed-1:10,measured,") {
+		t.Fatalf("rows:\n%s", b.String())
+	}
+}

@@ -2,10 +2,12 @@ package archive
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,14 +18,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// The archive's Parquet tables are slices of flat structs whose fields carry a
+// The archive's Parquet tables are slices of structs whose fields carry a
 // `parquet:"column"` tag: string, int, int64, float64, bool, *bool (nullable) and
-// []byte. One codec writes and reads them all, so that the writer and the reader
-// cannot drift apart.
+// []byte; embedded structs contribute their columns in place. One codec writes and
+// reads them all, so that the writer, the reader and the CSV export cannot drift apart.
 
 type column struct {
 	name     string
-	index    int
+	index    []int // field path, for reflect.Value.FieldByIndex
 	typ      arrow.DataType
 	nullable bool
 }
@@ -37,11 +39,22 @@ func columns(t reflect.Type) ([]column, error) {
 	var cols []column
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			inner, err := columns(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range inner {
+				c.index = append([]int{i}, c.index...)
+				cols = append(cols, c)
+			}
+			continue
+		}
 		name := f.Tag.Get("parquet")
 		if name == "" {
 			continue
 		}
-		c := column{name: name, index: i}
+		c := column{name: name, index: []int{i}}
 		switch {
 		case f.Type == boolPtr:
 			c.typ, c.nullable = arrow.FixedWidthTypes.Boolean, true
@@ -84,7 +97,7 @@ func writeParquet(path string, rows any, meta map[string]string) (err error) {
 	for r := range rv.Len() {
 		row := rv.Index(r)
 		for i, c := range cols {
-			v := row.Field(c.index)
+			v := row.FieldByIndex(c.index)
 			switch fb := b.Field(i).(type) {
 			case *array.StringBuilder:
 				fb.Append(v.String())
@@ -186,7 +199,7 @@ func readParquet(path string, out any) (map[string]string, error) {
 		r := 0
 		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
 			for i := range chunk.Len() {
-				v := rows.Index(r).Field(c.index)
+				v := rows.Index(r).FieldByIndex(c.index)
 				switch a := chunk.(type) {
 				case *array.String:
 					v.SetString(a.Value(i))
@@ -214,4 +227,53 @@ func readParquet(path string, out any) (map[string]string, error) {
 	}
 	sv.Set(rows)
 	return meta, nil
+}
+
+// writeCSV writes rows (a slice of tagged structs) as CSV with the Parquet column
+// names; binary columns (histograms) are left out.
+func writeCSV(w io.Writer, rows any) error {
+	rv := reflect.ValueOf(rows)
+	all, err := columns(rv.Type().Elem())
+	if err != nil {
+		return err
+	}
+	var cols []column
+	var header []string
+	for _, c := range all {
+		if c.typ != arrow.BinaryTypes.Binary {
+			cols = append(cols, c)
+			header = append(header, c.name)
+		}
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, len(cols))
+	for r := range rv.Len() {
+		row := rv.Index(r)
+		for i, c := range cols {
+			v := row.FieldByIndex(c.index)
+			switch v.Kind() {
+			case reflect.String:
+				rec[i] = v.String()
+			case reflect.Int, reflect.Int64:
+				rec[i] = strconv.FormatInt(v.Int(), 10)
+			case reflect.Float64:
+				rec[i] = strconv.FormatFloat(v.Float(), 'f', -1, 64)
+			case reflect.Bool:
+				rec[i] = strconv.FormatBool(v.Bool())
+			case reflect.Pointer:
+				rec[i] = ""
+				if !v.IsNil() {
+					rec[i] = strconv.FormatBool(v.Elem().Bool())
+				}
+			}
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

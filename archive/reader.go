@@ -3,6 +3,7 @@ package archive
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,3 +78,6 @@ func (a *Archive) readTable(name string, out any) error {
 func (a *Archive) ReadFile(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(a.Dir, filepath.FromSlash(name)))
 }
+
+// WriteSummaryCSV writes summary.parquet as CSV, histograms left out.
+func (a *Archive) WriteSummaryCSV(w io.Writer) error { return writeCSV(w, a.Summary) }

@@ -13,6 +13,28 @@ import (
 // to count; below it the phase is reported as NS (not sustained).
 const SustainedFraction = 0.97
 
+// Counts are the outcome counters of an op kind, shared by both tables.
+type Counts struct {
+	Count       int64 `parquet:"count"` // successes, hits and misses included
+	Hits        int64 `parquet:"hits"`
+	Misses      int64 `parquet:"misses"`
+	Bytes       int64 `parquet:"bytes"`
+	Errors      int64 `parquet:"errors"`
+	ErrOOM      int64 `parquet:"errors_oom"`
+	ErrTimeout  int64 `parquet:"errors_timeout"`
+	ErrConn     int64 `parquet:"errors_connection"`
+	ErrProtocol int64 `parquet:"errors_protocol"`
+	ErrOther    int64 `parquet:"errors_other"`
+}
+
+func countsOf(o *core.OpInterval) Counts {
+	return Counts{
+		Count: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.ErrorTotal(),
+		ErrOOM: o.Errors[core.ErrClassOOM], ErrTimeout: o.Errors[core.ErrClassTimeout], ErrConn: o.Errors[core.ErrClassConnection],
+		ErrProtocol: o.Errors[core.ErrClassProtocol], ErrOther: o.Errors[core.ErrClassOther],
+	}
+}
+
 // SummaryRow is one phase x op of summary.parquet. Latencies are nanoseconds; only
 // successful operations are in them.
 type SummaryRow struct {
@@ -29,63 +51,45 @@ type SummaryRow struct {
 	Sustained    *bool   `parquet:"sustained"`     // fixed-rate phases only
 	Status       string  `parquet:"status"`
 	DurationS    float64 `parquet:"duration_s"`
-	Count        int64   `parquet:"count"` // successes, hits and misses included
-	Hits         int64   `parquet:"hits"`
-	Misses       int64   `parquet:"misses"`
-	Bytes        int64   `parquet:"bytes"`
-	Errors       int64   `parquet:"errors"`
-	ErrOOM       int64   `parquet:"errors_oom"`
-	ErrTimeout   int64   `parquet:"errors_timeout"`
-	ErrConn      int64   `parquet:"errors_connection"`
-	ErrProtocol  int64   `parquet:"errors_protocol"`
-	ErrOther     int64   `parquet:"errors_other"`
-	Throughput   float64 `parquet:"throughput"` // successful ops/s of this op
-	RespP50      int64   `parquet:"resp_p50_ns"`
-	RespP90      int64   `parquet:"resp_p90_ns"`
-	RespP99      int64   `parquet:"resp_p99_ns"`
-	RespP999     int64   `parquet:"resp_p999_ns"`
-	RespP9999    int64   `parquet:"resp_p9999_ns"`
-	RespMax      int64   `parquet:"resp_max_ns"`
-	SvcP50       int64   `parquet:"svc_p50_ns"`
-	SvcP90       int64   `parquet:"svc_p90_ns"`
-	SvcP99       int64   `parquet:"svc_p99_ns"`
-	SvcP999      int64   `parquet:"svc_p999_ns"`
-	SvcP9999     int64   `parquet:"svc_p9999_ns"`
-	SvcMax       int64   `parquet:"svc_max_ns"`
-	RespHDR      []byte  `parquet:"resp_hdr"`
-	SvcHDR       []byte  `parquet:"svc_hdr"`
-	ClientCPUS   float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
+	Counts
+	Throughput float64 `parquet:"throughput"` // successful ops/s of this op
+	RespP50    int64   `parquet:"resp_p50_ns"`
+	RespP90    int64   `parquet:"resp_p90_ns"`
+	RespP99    int64   `parquet:"resp_p99_ns"`
+	RespP999   int64   `parquet:"resp_p999_ns"`
+	RespP9999  int64   `parquet:"resp_p9999_ns"`
+	RespMax    int64   `parquet:"resp_max_ns"`
+	SvcP50     int64   `parquet:"svc_p50_ns"`
+	SvcP90     int64   `parquet:"svc_p90_ns"`
+	SvcP99     int64   `parquet:"svc_p99_ns"`
+	SvcP999    int64   `parquet:"svc_p999_ns"`
+	SvcP9999   int64   `parquet:"svc_p9999_ns"`
+	SvcMax     int64   `parquet:"svc_max_ns"`
+	RespHDR    []byte  `parquet:"resp_hdr"`
+	SvcHDR     []byte  `parquet:"svc_hdr"`
+	ClientCPUS float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
 }
 
 // IntervalRow is one phase x interval x op of intervals.parquet.
 type IntervalRow struct {
-	System      string `parquet:"system"`
-	PhaseIndex  int    `parquet:"phase_index"`
-	Phase       string `parquet:"phase"`
-	Interval    int    `parquet:"interval"`
-	StartNs     int64  `parquet:"start_ns"`
-	EndNs       int64  `parquet:"end_ns"`
-	Op          string `parquet:"op"`
-	Count       int64  `parquet:"count"`
-	Hits        int64  `parquet:"hits"`
-	Misses      int64  `parquet:"misses"`
-	Bytes       int64  `parquet:"bytes"`
-	Errors      int64  `parquet:"errors"`
-	ErrOOM      int64  `parquet:"errors_oom"`
-	ErrTimeout  int64  `parquet:"errors_timeout"`
-	ErrConn     int64  `parquet:"errors_connection"`
-	ErrProtocol int64  `parquet:"errors_protocol"`
-	ErrOther    int64  `parquet:"errors_other"`
-	RespP50     int64  `parquet:"resp_p50_ns"`
-	RespP99     int64  `parquet:"resp_p99_ns"`
-	RespP999    int64  `parquet:"resp_p999_ns"`
-	RespMax     int64  `parquet:"resp_max_ns"`
-	SvcP50      int64  `parquet:"svc_p50_ns"`
-	SvcP99      int64  `parquet:"svc_p99_ns"`
-	SvcP999     int64  `parquet:"svc_p999_ns"`
-	SvcMax      int64  `parquet:"svc_max_ns"`
-	RespHDR     []byte `parquet:"resp_hdr"`
-	SvcHDR      []byte `parquet:"svc_hdr"` // empty when equal to resp_hdr (closed loop)
+	System     string `parquet:"system"`
+	PhaseIndex int    `parquet:"phase_index"`
+	Phase      string `parquet:"phase"`
+	Interval   int    `parquet:"interval"`
+	StartNs    int64  `parquet:"start_ns"`
+	EndNs      int64  `parquet:"end_ns"`
+	Op         string `parquet:"op"`
+	Counts
+	RespP50  int64  `parquet:"resp_p50_ns"`
+	RespP99  int64  `parquet:"resp_p99_ns"`
+	RespP999 int64  `parquet:"resp_p999_ns"`
+	RespMax  int64  `parquet:"resp_max_ns"`
+	SvcP50   int64  `parquet:"svc_p50_ns"`
+	SvcP99   int64  `parquet:"svc_p99_ns"`
+	SvcP999  int64  `parquet:"svc_p999_ns"`
+	SvcMax   int64  `parquet:"svc_max_ns"`
+	RespHDR  []byte `parquet:"resp_hdr"`
+	SvcHDR   []byte `parquet:"svc_hdr"` // empty when equal to resp_hdr (closed loop)
 }
 
 func quantile(h *hdrhistogram.Histogram, q float64) int64 {
@@ -140,10 +144,7 @@ func summaryRows(phases []core.PhaseRun) ([]SummaryRow, error) {
 				System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Kind: string(p.Spec.Kind),
 				Workload: p.Spec.Workload.Describe(), Shape: plan.Shape(p.Spec), Op: t.Op.String(),
 				Connections: p.Spec.Connections, TargetRate: p.Spec.Rate, AchievedRate: achieved, Sustained: sustained,
-				Status: string(p.End.Status), DurationS: secs,
-				Count: t.OK, Hits: t.Hits, Misses: t.Misses, Bytes: t.Bytes, Errors: t.ErrorTotal(),
-				ErrOOM: t.Errors[core.ErrClassOOM], ErrTimeout: t.Errors[core.ErrClassTimeout], ErrConn: t.Errors[core.ErrClassConnection],
-				ErrProtocol: t.Errors[core.ErrClassProtocol], ErrOther: t.Errors[core.ErrClassOther],
+				Status: string(p.End.Status), DurationS: secs, Counts: countsOf(&t),
 				RespP50: quantile(t.Response, 50), RespP90: quantile(t.Response, 90), RespP99: quantile(t.Response, 99),
 				RespP999: quantile(t.Response, 99.9), RespP9999: quantile(t.Response, 99.99), RespMax: maxOf(t.Response),
 				SvcP50: quantile(t.Service, 50), SvcP90: quantile(t.Service, 90), SvcP99: quantile(t.Service, 99),
@@ -178,10 +179,7 @@ func intervalRows(phases []core.PhaseRun) ([]IntervalRow, error) {
 				}
 				rows = append(rows, IntervalRow{
 					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Interval: iv.Index,
-					StartNs: int64(iv.Start), EndNs: int64(iv.End), Op: o.Op.String(),
-					Count: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.ErrorTotal(),
-					ErrOOM: o.Errors[core.ErrClassOOM], ErrTimeout: o.Errors[core.ErrClassTimeout], ErrConn: o.Errors[core.ErrClassConnection],
-					ErrProtocol: o.Errors[core.ErrClassProtocol], ErrOther: o.Errors[core.ErrClassOther],
+					StartNs: int64(iv.Start), EndNs: int64(iv.End), Op: o.Op.String(), Counts: countsOf(&o),
 					RespP50: quantile(o.Response, 50), RespP99: quantile(o.Response, 99), RespP999: quantile(o.Response, 99.9), RespMax: maxOf(o.Response),
 					SvcP50: quantile(o.Service, 50), SvcP99: quantile(o.Service, 99), SvcP999: quantile(o.Service, 99.9), SvcMax: maxOf(o.Service),
 					RespHDR: resp, SvcHDR: svc,

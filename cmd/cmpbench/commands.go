@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
-	"reflect"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -14,7 +11,6 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/plugins/catalog"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
@@ -120,11 +116,7 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 		Short: "List built-in adapters and discovered plugin binaries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dirs, err := pluginDirs(g)
-			if err != nil {
-				return err
-			}
-			cat, err := catalog.Discover(dirs)
+			cat, dirs, err := discover(g)
 			if err != nil {
 				return err
 			}
@@ -171,52 +163,8 @@ func newExportCmd() *cobra.Command {
 			if err != nil {
 				return badInput{err}
 			}
-			return writeCSV(cmd.OutOrStdout(), a.Summary)
+			return a.WriteSummaryCSV(cmd.OutOrStdout())
 		},
 	})
 	return cmd
-}
-
-// writeCSV writes rows of a tagged struct type, histograms left out.
-func writeCSV(w interface{ Write([]byte) (int, error) }, rows []archive.SummaryRow) error {
-	cw := csv.NewWriter(w)
-	t := reflect.TypeOf(archive.SummaryRow{})
-	var header []string
-	var idx []int
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if name := f.Tag.Get("parquet"); name != "" && f.Type.Kind() != reflect.Slice {
-			header = append(header, name)
-			idx = append(idx, i)
-		}
-	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		v := reflect.ValueOf(r)
-		rec := make([]string, len(idx))
-		for j, i := range idx {
-			f := v.Field(i)
-			switch f.Kind() {
-			case reflect.String:
-				rec[j] = f.String()
-			case reflect.Int, reflect.Int64:
-				rec[j] = strconv.FormatInt(f.Int(), 10)
-			case reflect.Float64:
-				rec[j] = strconv.FormatFloat(f.Float(), 'f', -1, 64)
-			case reflect.Pointer:
-				if !f.IsNil() {
-					rec[j] = strconv.FormatBool(f.Elem().Bool())
-				}
-			case reflect.Bool:
-				rec[j] = strconv.FormatBool(f.Bool())
-			}
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

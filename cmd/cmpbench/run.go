@@ -92,16 +92,20 @@ func loadSuite(name string) (*plan.Suite, error) {
 	return s, nil
 }
 
-func pluginDirs(g *globals) ([]string, error) {
-	if len(g.pluginDirs) == 0 {
-		return catalog.DefaultDirs(), nil
+// discover finds the adapters: built-ins and the plugins in --plugin-dir (or the
+// default directories), which it returns too.
+func discover(g *globals) (*catalog.Catalog, []string, error) {
+	dirs := g.pluginDirs
+	if len(dirs) == 0 {
+		dirs = catalog.DefaultDirs()
 	}
 	for _, d := range g.pluginDirs {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return nil, inputErr("--plugin-dir %s is not a directory", d)
+			return nil, nil, inputErr("--plugin-dir %s is not a directory", d)
 		}
 	}
-	return g.pluginDirs, nil
+	cat, err := catalog.Discover(dirs)
+	return cat, dirs, err
 }
 
 func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writer) error {
@@ -130,11 +134,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 		printPlan(stdout, p, systems)
 		return nil
 	}
-	dirs, err := pluginDirs(g)
-	if err != nil {
-		return err
-	}
-	cat, err := catalog.Discover(dirs)
+	cat, _, err := discover(g)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,18 @@ phases:
   - {name: after, duration: 1s, memtier: {ratio: "1:10"}}
 `
 
+// midPhase starts the quick suite on the built-in redis system and returns once its
+// long phase has run for a while, with the pids of the server and of the plugin.
+func midPhase(t *testing.T) (s *started, redis, plugin int) {
+	t.Helper()
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "quick.yaml", quickSuite)
+	s = startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
+	time.Sleep(1500 * time.Millisecond)
+	return s, child(t, s.cmd.Process.Pid, "redis-server"), child(t, s.cmd.Process.Pid, "plugin serve resp")
+}
+
 func TestOverloadIsNotSustainedIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
 	dir := t.TempDir()
@@ -148,12 +160,7 @@ phases:
 }
 
 func TestKillingTheServerFailsThePhaseIntegration(t *testing.T) {
-	provisiontest.Need(t, "redis-server")
-	dir := t.TempDir()
-	writeFile(t, dir, "quick.yaml", quickSuite)
-	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
-	time.Sleep(1500 * time.Millisecond)
-	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	s, redis, _ := midPhase(t)
 	if err := syscall.Kill(redis, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +182,7 @@ func TestKillingTheServerFailsThePhaseIntegration(t *testing.T) {
 }
 
 func TestPluginCrashFailsOnlyThatPhaseIntegration(t *testing.T) {
-	provisiontest.Need(t, "redis-server")
-	dir := t.TempDir()
-	writeFile(t, dir, "quick.yaml", quickSuite)
-	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
-	time.Sleep(1500 * time.Millisecond)
-	plugin := child(t, s.cmd.Process.Pid, "plugin serve resp")
-	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	s, redis, plugin := midPhase(t)
 	if err := syscall.Kill(plugin, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +206,7 @@ func TestPluginCrashFailsOnlyThatPhaseIntegration(t *testing.T) {
 }
 
 func TestInterruptFinalisesTheArchiveIntegration(t *testing.T) {
-	provisiontest.Need(t, "redis-server")
-	dir := t.TempDir()
-	writeFile(t, dir, "quick.yaml", quickSuite)
-	s := startCLI(t, dir, nil, "redis: long (", "run", "--systems", "redis", "--suite", "quick.yaml")
-	time.Sleep(1500 * time.Millisecond)
-	redis := child(t, s.cmd.Process.Pid, "redis-server")
+	s, redis, _ := midPhase(t)
 	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
