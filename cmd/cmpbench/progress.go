@@ -3,18 +3,32 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
-// progress prints what a run does, one line per event, to stderr.
+// progress prints what a run does to stderr: a line per system and phase, and while a
+// phase runs, its throughput per interval — on one updating line on a terminal, every
+// tenth interval otherwise.
 type progress struct {
 	w   io.Writer
 	red *redact.Redactor
+	tty bool
+}
+
+func newProgress(w io.Writer, red *redact.Redactor) *progress {
+	p := &progress{w: w, red: red}
+	if f, ok := w.(*os.File); ok {
+		p.tty = isatty.IsTerminal(f.Fd())
+	}
+	return p
 }
 
 func (p *progress) SystemStarted(s core.SystemRun, serverPid int) {
@@ -29,9 +43,32 @@ func (p *progress) PhaseStarted(st plan.Step, _ int) {
 	fmt.Fprintf(p.w, "%s: %s (%s; %s; %s)\n", st.System, st.Spec.Name, st.Spec.Workload.Describe(), plan.Shape(st.Spec), plan.Bound(st.Spec))
 }
 
-func (p *progress) Interval(plan.Step, core.IntervalReport) {}
+func (p *progress) Interval(st plan.Step, r core.IntervalReport) {
+	if !p.tty && (r.Index+1)%10 != 0 {
+		return
+	}
+	var ok, errs int64
+	for i := range r.Ops {
+		ok += r.Ops[i].OK
+		errs += r.Ops[i].ErrorTotal()
+	}
+	rate := 0.0
+	if d := (r.End - r.Start).Seconds(); d > 0 {
+		rate = float64(ok) / d
+	}
+	line := fmt.Sprintf("  %s %s: %s of %s, %.0f ops/s, %d errors", st.System, st.Spec.Name,
+		r.End.Round(time.Second), st.Spec.Duration, rate, errs)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
 
 func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 	var ok, errs int64
 	var parts []string
 	for _, t := range r.Total() {

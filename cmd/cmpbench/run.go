@@ -163,7 +163,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 		Launch:   launcher(cat),
 		Redactor: red,
 		WorkDir:  work,
-		Observer: &progress{w: stderr, red: red},
+		Observer: newProgress(stderr, red),
 	})
 
 	out, err := filepath.Abs(g.out)
