@@ -10,7 +10,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages of the servers the smoke run and the tests start themselves.
 DEPS_BIN := redis-server memcached
 
-.PHONY: build deps smoke test bench proto clean
+.PHONY: build deps smoke lint test bench proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cmpbench ./cmd/cmpbench
@@ -27,9 +27,14 @@ deps:
 smoke: deps build
 	./bin/cmpbench run --systems redis,redis-aof --suite smoke
 
-# The Quick start's second command, and what .ci/run calls.
-test: deps
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$unformatted" ] || { echo "gofmt needed: $$unformatted"; exit 1; }
 	$(GO) vet ./...
+	GOBIN=$(CURDIR)/.tools $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	.tools/staticcheck ./...
+
+# The Quick start's second command, and what .ci/run calls.
+test: deps lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
 

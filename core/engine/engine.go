@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		if err != nil {
 			return core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("workload for connection %d: %v", i, err), Started: time.Now(), Ended: time.Now()}
 		}
-		w := &worker{e: e, id: i, src: src, quota: -1}
+		w := &worker{e: e, src: src, quota: -1}
 		if spec.Ops > 0 {
 			_, w.quota = core.Split(spec.Ops, n, i)
 		}
@@ -268,7 +268,6 @@ func sortedKinds(ks []core.OpKind) []core.OpKind {
 
 type worker struct {
 	e    *phaseRun
-	id   int
 	src  core.OpSource
 	conn core.Conn
 	op   core.Op

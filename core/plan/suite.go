@@ -147,10 +147,7 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 			p.Ops = m.Keys() // write each key of the range once (with pattern P or S)
 		}
 	}
-	for _, e := range p.Validate() {
-		errs = append(errs, e)
-	}
-	return p, errs
+	return p, append(errs, p.Validate()...)
 }
 
 func (d memtierDoc) spec() (core.MemtierSpec, []error) {
