@@ -157,7 +157,7 @@ func TestSummaryCSV(t *testing.T) {
 	if !strings.HasPrefix(header, "system,phase_index,phase,") || !strings.Contains(header, ",count,hits,misses,bytes,errors,errors_oom,") || strings.Contains(header, "_hdr") {
 		t.Fatalf("header %s", header)
 	}
-	if !strings.Contains(b.String(), "fast,1,closed-1:10,measured,") {
+	if !strings.Contains(b.String(), "fast,1,closed-1:10,0,measured,") {
 		t.Fatalf("rows:\n%s", b.String())
 	}
 }

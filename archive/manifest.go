@@ -19,6 +19,9 @@ const (
 	SumsFile      = "SHA256SUMS"
 	SummaryFile   = "summary.parquet"
 	IntervalsFile = "intervals.parquet"
+	ProbeFile     = "probe.parquet"
+	ServerStats   = "server_stats.parquet"
+	ClientStats   = "client_stats.parquet"
 	ReportFile    = "report.md"
 	SystemsDir    = "systems"
 )
@@ -36,6 +39,7 @@ type Manifest struct {
 	Ended       time.Time    `json:"ended"`
 	Seed        uint64       `json:"seed"`
 	Scale       float64      `json:"scale"`
+	Repeat      int          `json:"repeat"`
 	Suite       SuiteInfo    `json:"suite"`
 	Systems     []SystemInfo `json:"systems"`
 	Plugins     []PluginInfo `json:"plugins"`
@@ -95,6 +99,7 @@ type PluginInfo struct {
 // PhaseInfo is one phase of one system.
 type PhaseInfo struct {
 	Index       int               `json:"index"`
+	Repetition  int               `json:"repetition"`
 	System      string            `json:"system"`
 	Name        string            `json:"name"`
 	Kind        core.PhaseKind    `json:"kind"`
@@ -108,6 +113,8 @@ type PhaseInfo struct {
 	IntervalNs  int64             `json:"interval_ns"`
 	Seed        uint64            `json:"seed"`
 	Memtier     *core.MemtierSpec `json:"memtier,omitempty"`
+	ProbeRate   float64           `json:"probe_rate,omitempty"`
+	ProbeOp     string            `json:"probe_op,omitempty"`
 	Status      core.PhaseStatus  `json:"status"`
 	Error       string            `json:"error,omitempty"`
 	Started     time.Time         `json:"started"`
@@ -116,4 +123,9 @@ type PhaseInfo struct {
 	CPUUserNs   int64             `json:"cpu_user_ns"`
 	CPUSystemNs int64             `json:"cpu_system_ns"`
 	Intervals   int               `json:"intervals"`
+	// ClientCores is the plugin process's average CPU use in cores; CoresAllowed how
+	// many it could use; ClientBound is set above 90% of them.
+	ClientCores  float64 `json:"client_cores"`
+	CoresAllowed int     `json:"cores_allowed"`
+	ClientBound  bool    `json:"client_bound"`
 }

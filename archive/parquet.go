@@ -19,8 +19,8 @@ import (
 )
 
 // The archive's Parquet tables are slices of structs whose fields carry a
-// `parquet:"column"` tag: string, int, int64, float64, bool, *bool (nullable) and
-// []byte; embedded structs contribute their columns in place. One codec writes and
+// `parquet:"column"` tag: string, int, int64, float64, bool, *bool and *float64
+// (nullable) and []byte; embedded structs contribute their columns in place. One codec writes and
 // reads them all, so that the writer, the reader and the CSV export cannot drift apart.
 
 type column struct {
@@ -31,8 +31,9 @@ type column struct {
 }
 
 var (
-	boolPtr = reflect.TypeOf((*bool)(nil))
-	bytesT  = reflect.TypeOf([]byte(nil))
+	boolPtr  = reflect.TypeOf((*bool)(nil))
+	floatPtr = reflect.TypeOf((*float64)(nil))
+	bytesT   = reflect.TypeOf([]byte(nil))
 )
 
 func columns(t reflect.Type) ([]column, error) {
@@ -58,6 +59,8 @@ func columns(t reflect.Type) ([]column, error) {
 		switch {
 		case f.Type == boolPtr:
 			c.typ, c.nullable = arrow.FixedWidthTypes.Boolean, true
+		case f.Type == floatPtr:
+			c.typ, c.nullable = arrow.PrimitiveTypes.Float64, true
 		case f.Type == bytesT:
 			c.typ = arrow.BinaryTypes.Binary
 		default:
@@ -104,7 +107,14 @@ func writeParquet(path string, rows any, meta map[string]string) (err error) {
 			case *array.Int64Builder:
 				fb.Append(v.Int())
 			case *array.Float64Builder:
-				fb.Append(v.Float())
+				switch {
+				case !c.nullable:
+					fb.Append(v.Float())
+				case v.IsNil():
+					fb.AppendNull()
+				default:
+					fb.Append(v.Elem().Float())
+				}
 			case *array.BinaryBuilder:
 				fb.Append(v.Bytes())
 			case *array.BooleanBuilder:
@@ -206,7 +216,12 @@ func readParquet(path string, out any) (map[string]string, error) {
 				case *array.Int64:
 					v.SetInt(a.Value(i))
 				case *array.Float64:
-					v.SetFloat(a.Value(i))
+					if !c.nullable {
+						v.SetFloat(a.Value(i))
+					} else if !a.IsNull(i) {
+						f := a.Value(i)
+						v.Set(reflect.ValueOf(&f))
+					}
 				case *array.Binary:
 					v.SetBytes(append([]byte(nil), a.Value(i)...))
 				case *array.Boolean:
@@ -265,8 +280,12 @@ func writeCSV(w io.Writer, rows any) error {
 				rec[i] = strconv.FormatBool(v.Bool())
 			case reflect.Pointer:
 				rec[i] = ""
-				if !v.IsNil() {
+				switch {
+				case v.IsNil():
+				case v.Elem().Kind() == reflect.Bool:
 					rec[i] = strconv.FormatBool(v.Elem().Bool())
+				default:
+					rec[i] = strconv.FormatFloat(v.Elem().Float(), 'f', -1, 64)
 				}
 			}
 		}

@@ -60,6 +60,24 @@ func (a *Archive) Intervals() ([]IntervalRow, error) {
 	return rows, a.readTable(IntervalsFile, &rows)
 }
 
+// Probe reads probe.parquet.
+func (a *Archive) Probe() ([]ProbeRow, error) {
+	var rows []ProbeRow
+	return rows, a.readTable(ProbeFile, &rows)
+}
+
+// ServerStats reads server_stats.parquet.
+func (a *Archive) ServerStats() ([]ServerStatRow, error) {
+	var rows []ServerStatRow
+	return rows, a.readTable(ServerStats, &rows)
+}
+
+// ClientStats reads client_stats.parquet.
+func (a *Archive) ClientStats() ([]ClientStatRow, error) {
+	var rows []ClientStatRow
+	return rows, a.readTable(ClientStats, &rows)
+}
+
 func (a *Archive) readTable(name string, out any) error {
 	meta, err := readParquet(filepath.Join(a.Dir, name), out)
 	if err != nil {

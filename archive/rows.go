@@ -2,6 +2,8 @@ package archive
 
 import (
 	"sort"
+	"strconv"
+	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -41,6 +43,7 @@ type SummaryRow struct {
 	System       string  `parquet:"system"`
 	PhaseIndex   int     `parquet:"phase_index"`
 	Phase        string  `parquet:"phase"`
+	Repetition   int     `parquet:"repetition"`
 	Kind         string  `parquet:"kind"`
 	Workload     string  `parquet:"workload"`
 	Shape        string  `parquet:"shape"`
@@ -52,22 +55,23 @@ type SummaryRow struct {
 	Status       string  `parquet:"status"`
 	DurationS    float64 `parquet:"duration_s"`
 	Counts
-	Throughput float64 `parquet:"throughput"` // successful ops/s of this op
-	RespP50    int64   `parquet:"resp_p50_ns"`
-	RespP90    int64   `parquet:"resp_p90_ns"`
-	RespP99    int64   `parquet:"resp_p99_ns"`
-	RespP999   int64   `parquet:"resp_p999_ns"`
-	RespP9999  int64   `parquet:"resp_p9999_ns"`
-	RespMax    int64   `parquet:"resp_max_ns"`
-	SvcP50     int64   `parquet:"svc_p50_ns"`
-	SvcP90     int64   `parquet:"svc_p90_ns"`
-	SvcP99     int64   `parquet:"svc_p99_ns"`
-	SvcP999    int64   `parquet:"svc_p999_ns"`
-	SvcP9999   int64   `parquet:"svc_p9999_ns"`
-	SvcMax     int64   `parquet:"svc_max_ns"`
-	RespHDR    []byte  `parquet:"resp_hdr"`
-	SvcHDR     []byte  `parquet:"svc_hdr"`
-	ClientCPUS float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
+	Throughput  float64 `parquet:"throughput"` // successful ops/s of this op
+	RespP50     int64   `parquet:"resp_p50_ns"`
+	RespP90     int64   `parquet:"resp_p90_ns"`
+	RespP99     int64   `parquet:"resp_p99_ns"`
+	RespP999    int64   `parquet:"resp_p999_ns"`
+	RespP9999   int64   `parquet:"resp_p9999_ns"`
+	RespMax     int64   `parquet:"resp_max_ns"`
+	SvcP50      int64   `parquet:"svc_p50_ns"`
+	SvcP90      int64   `parquet:"svc_p90_ns"`
+	SvcP99      int64   `parquet:"svc_p99_ns"`
+	SvcP999     int64   `parquet:"svc_p999_ns"`
+	SvcP9999    int64   `parquet:"svc_p9999_ns"`
+	SvcMax      int64   `parquet:"svc_max_ns"`
+	RespHDR     []byte  `parquet:"resp_hdr"`
+	SvcHDR      []byte  `parquet:"svc_hdr"`
+	ClientCPUS  float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
+	ClientBound bool    `parquet:"client_bound"` // it used more than 90% of the cores it may use
 }
 
 // IntervalRow is one phase x interval x op of intervals.parquet.
@@ -75,6 +79,7 @@ type IntervalRow struct {
 	System     string `parquet:"system"`
 	PhaseIndex int    `parquet:"phase_index"`
 	Phase      string `parquet:"phase"`
+	Repetition int    `parquet:"repetition"`
 	Interval   int    `parquet:"interval"`
 	StartNs    int64  `parquet:"start_ns"`
 	EndNs      int64  `parquet:"end_ns"`
@@ -141,7 +146,7 @@ func summaryRows(phases []core.PhaseRun) ([]SummaryRow, error) {
 				}
 			}
 			r := SummaryRow{
-				System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Kind: string(p.Spec.Kind),
+				System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition, Kind: string(p.Spec.Kind),
 				Workload: p.Spec.Workload.Describe(), Shape: plan.Shape(p.Spec), Op: t.Op.String(),
 				Connections: p.Spec.Connections, TargetRate: p.Spec.Rate, AchievedRate: achieved, Sustained: sustained,
 				Status: string(p.End.Status), DurationS: secs, Counts: countsOf(&t),
@@ -150,7 +155,7 @@ func summaryRows(phases []core.PhaseRun) ([]SummaryRow, error) {
 				SvcP50: quantile(t.Service, 50), SvcP90: quantile(t.Service, 90), SvcP99: quantile(t.Service, 99),
 				SvcP999: quantile(t.Service, 99.9), SvcP9999: quantile(t.Service, 99.99), SvcMax: maxOf(t.Service),
 				RespHDR: resp, SvcHDR: svc,
-				ClientCPUS: (p.End.CPUUser + p.End.CPUSystem).Seconds(),
+				ClientCPUS: (p.End.CPUUser + p.End.CPUSystem).Seconds(), ClientBound: p.ClientBound,
 			}
 			if secs > 0 {
 				r.Throughput = float64(t.OK) / secs
@@ -178,7 +183,7 @@ func intervalRows(phases []core.PhaseRun) ([]IntervalRow, error) {
 					}
 				}
 				rows = append(rows, IntervalRow{
-					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Interval: iv.Index,
+					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition, Interval: iv.Index,
 					StartNs: int64(iv.Start), EndNs: int64(iv.End), Op: o.Op.String(), Counts: countsOf(&o),
 					RespP50: quantile(o.Response, 50), RespP99: quantile(o.Response, 99), RespP999: quantile(o.Response, 99.9), RespMax: maxOf(o.Response),
 					SvcP50: quantile(o.Service, 50), SvcP99: quantile(o.Service, 99), SvcP999: quantile(o.Service, 99.9), SvcMax: maxOf(o.Service),
@@ -188,6 +193,104 @@ func intervalRows(phases []core.PhaseRun) ([]IntervalRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+// ProbeRow is one side-probe request of probe.parquet; times are ns from the phase
+// start (manifest phases[].started), response = end - intended, service = end - start.
+type ProbeRow struct {
+	System     string `parquet:"system"`
+	PhaseIndex int    `parquet:"phase_index"`
+	Phase      string `parquet:"phase"`
+	Repetition int    `parquet:"repetition"`
+	IntendedNs int64  `parquet:"intended_ns"`
+	StartNs    int64  `parquet:"start_ns"`
+	EndNs      int64  `parquet:"end_ns"`
+	Op         string `parquet:"op"`
+	Outcome    string `parquet:"outcome"` // hit, ok, miss, or the error class
+	ResponseNs int64  `parquet:"response_ns"`
+	ServiceNs  int64  `parquet:"service_ns"`
+}
+
+func probeRows(phases []core.PhaseRun) []ProbeRow {
+	var rows []ProbeRow
+	for _, p := range phases {
+		for _, iv := range p.Intervals {
+			for _, r := range iv.Probe {
+				rows = append(rows, ProbeRow{
+					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition,
+					IntendedNs: int64(r.Intended), StartNs: int64(r.Start), EndNs: int64(r.End),
+					Op: r.Op.String(), Outcome: r.OutcomeName(),
+					ResponseNs: int64(r.End - r.Intended), ServiceNs: int64(r.End - r.Start),
+				})
+			}
+		}
+	}
+	return rows
+}
+
+// ServerStatRow is one counter of one server-stats sample, in long format.
+type ServerStatRow struct {
+	TimeUnixNs int64    `parquet:"t_unix_ns"`
+	System     string   `parquet:"system"`
+	PhaseIndex int      `parquet:"phase_index"`
+	Phase      string   `parquet:"phase"`
+	Repetition int      `parquet:"repetition"`
+	Point      string   `parquet:"point"` // before, during or after the phase
+	Section    string   `parquet:"section"`
+	Key        string   `parquet:"key"`
+	Value      string   `parquet:"value"`
+	ValueFloat *float64 `parquet:"value_float"` // when the value is a number
+}
+
+func serverStatRows(phases []core.PhaseRun) []ServerStatRow {
+	var rows []ServerStatRow
+	for _, p := range phases {
+		for _, smp := range p.ServerStats {
+			keys := make([]string, 0, len(smp.Stats))
+			for k := range smp.Stats {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := smp.Stats[k]
+				section, key, ok := strings.Cut(k, ".")
+				if !ok {
+					section, key = "", k
+				}
+				row := ServerStatRow{TimeUnixNs: smp.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+					Repetition: p.Repetition, Point: smp.Point, Section: section, Key: key, Value: v}
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					row.ValueFloat = &f
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+// ClientStatRow is one sample of a client process.
+type ClientStatRow struct {
+	TimeUnixNs int64   `parquet:"t_unix_ns"`
+	System     string  `parquet:"system"`
+	PhaseIndex int     `parquet:"phase_index"`
+	Phase      string  `parquet:"phase"`
+	Repetition int     `parquet:"repetition"`
+	Process    string  `parquet:"process"` // cmpbench (the host) or plugin
+	Pid        int     `parquet:"pid"`
+	CPUPercent float64 `parquet:"cpu_percent"` // 100 = one core
+	RSSBytes   int64   `parquet:"rss_bytes"`
+}
+
+func clientStatRows(phases []core.PhaseRun) []ClientStatRow {
+	var rows []ClientStatRow
+	for _, p := range phases {
+		for _, s := range p.ClientStats {
+			rows = append(rows, ClientStatRow{TimeUnixNs: s.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+				Repetition: p.Repetition, Process: s.Process, Pid: s.Pid, CPUPercent: s.CPUPercent, RSSBytes: int64(s.RSSBytes)})
+		}
+	}
+	return rows
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -53,6 +53,15 @@ func Verify(dir string) []error {
 	if _, err := a.Intervals(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := a.Probe(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := a.ServerStats(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := a.ClientStats(); err != nil {
+		errs = append(errs, err)
+	}
 	phases := map[string]bool{}
 	for _, p := range a.Manifest.Phases {
 		phases[p.System+"\x00"+p.Name] = true

@@ -65,8 +65,18 @@ func (p *Pending) write(res *core.RunResult, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	if err := writeParquet(filepath.Join(p.Dir, IntervalsFile), iv, meta); err != nil {
-		return fmt.Errorf("%s: %w", IntervalsFile, err)
+	for _, t := range []struct {
+		name string
+		rows any
+	}{
+		{IntervalsFile, iv},
+		{ProbeFile, probeRows(res.Phases)},
+		{ServerStats, serverStatRows(res.Phases)},
+		{ClientStats, clientStatRows(res.Phases)},
+	} {
+		if err := writeParquet(filepath.Join(p.Dir, t.name), t.rows, meta); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
 	}
 
 	defs := map[string]SystemInfo{}
@@ -95,13 +105,18 @@ func (p *Pending) write(res *core.RunResult, m Manifest) error {
 	m.Phases = nil
 	for _, ph := range res.Phases {
 		s := ph.Spec
-		m.Phases = append(m.Phases, PhaseInfo{
-			Index: ph.Index, System: ph.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: plan.Shape(s),
+		pi := PhaseInfo{
+			Index: ph.Index, Repetition: ph.Repetition, System: ph.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: plan.Shape(s),
 			Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
 			IntervalNs: int64(s.Interval), Seed: s.Seed, Memtier: s.Workload.Memtier,
 			Status: ph.End.Status, Error: ph.End.Error, Started: ph.End.Started, Ended: ph.End.Ended, ElapsedNs: int64(ph.End.Elapsed),
 			CPUUserNs: int64(ph.End.CPUUser), CPUSystemNs: int64(ph.End.CPUSystem), Intervals: len(ph.Intervals),
-		})
+			ClientCores: ph.ClientCores, CoresAllowed: ph.CoresAllowed, ClientBound: ph.ClientBound,
+		}
+		if pr := s.Probe; pr != nil {
+			pi.ProbeRate, pi.ProbeOp = pr.Rate, pr.Op.String()
+		}
+		m.Phases = append(m.Phases, pi)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -32,7 +32,19 @@ type PhaseSpec struct {
 	Interval time.Duration
 	Seed     uint64
 	Workload WorkloadSpec
+	// Probe, when set, adds one more open-loop connection that records every request.
+	Probe *ProbeSpec
 }
+
+// ProbeSpec is the side probe: a low-rate open-loop connection of its own whose every
+// request is kept, for the latency-over-time picture.
+type ProbeSpec struct {
+	Rate float64 // requests/s
+	Op   OpKind  // GET of loaded keys by default
+}
+
+// DefaultProbeRate is the side probe's rate when a suite does not set one.
+const DefaultProbeRate = 200
 
 // OpenLoop reports whether the phase sends at a fixed rate.
 func (p PhaseSpec) OpenLoop() bool { return p.Rate > 0 }
@@ -63,6 +75,14 @@ func (p PhaseSpec) Validate() []error {
 	}
 	if p.Interval < 0 {
 		add("interval must not be negative")
+	}
+	if pr := p.Probe; pr != nil {
+		if pr.Rate <= 0 || pr.Rate > 100_000 {
+			add("probe rate %g must be in (0, 100000] requests/s", pr.Rate)
+		}
+		if pr.Op >= NumOpKinds {
+			add("probe op %s is unknown", pr.Op)
+		}
 	}
 	errs = append(errs, p.Workload.Validate(p.Connections)...)
 	return errs

@@ -87,7 +87,42 @@ func mergeHist(into, from *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 type IntervalReport struct {
 	Index      int
 	Start, End time.Duration
-	Ops        []OpInterval // one per op kind seen in the phase, in OpKind order
+	Ops        []OpInterval // one per op kind of the workload, in OpKind order
+	// Probe holds the side probe's requests that completed in the interval.
+	Probe []ProbeRecord
+}
+
+// Outcome is how one recorded request ended.
+type Outcome uint8
+
+// Outcomes; an error also has an ErrorClass.
+const (
+	OutcomeOK    Outcome = iota // a write succeeded, or a read found its value
+	OutcomeMiss                 // a read found nothing
+	OutcomeError                // see the record's Class
+)
+
+// ProbeRecord is one side-probe request; times are offsets from the phase start.
+type ProbeRecord struct {
+	Intended, Start, End time.Duration
+	Op                   OpKind
+	Outcome              Outcome
+	Class                ErrorClass // when Outcome is OutcomeError
+}
+
+// OutcomeName is "hit" or "ok", "miss", or the error class.
+func (r ProbeRecord) OutcomeName() string {
+	switch r.Outcome {
+	case OutcomeOK:
+		if r.Op.IsRead() {
+			return "hit"
+		}
+		return "ok"
+	case OutcomeMiss:
+		return "miss"
+	default:
+		return r.Class.String()
+	}
 }
 
 // PhaseStatus is how a phase ended.

@@ -43,11 +43,43 @@ type SystemRun struct {
 
 // PhaseRun is one phase of one system as it ran.
 type PhaseRun struct {
-	System    string
-	Index     int // the phase's position in the suite
-	Spec      PhaseSpec
-	End       PhaseEnd
-	Intervals []IntervalReport
+	System     string
+	Index      int // the phase's position in the suite
+	Repetition int
+	Spec       PhaseSpec
+	End        PhaseEnd
+	Intervals  []IntervalReport
+	// ServerStats are the system's counters before, during and after the phase.
+	ServerStats []StatsSample
+	// ClientStats are the load-generating processes' CPU and memory, per interval.
+	ClientStats []ProcessSample
+	// ClientCores is the CPU the plugin process used, in cores, averaged over the
+	// phase; CoresAllowed is how many it could use. Above ClientBoundFraction of
+	// them, the phase measured the client, not the server.
+	ClientCores  float64
+	CoresAllowed int
+	ClientBound  bool
+}
+
+// ClientBoundFraction of the allowed cores, used on average, marks a phase
+// client-bound.
+const ClientBoundFraction = 0.9
+
+// StatsSample is one reading of a system's counters; Point is "before", "during" or
+// "after" the phase.
+type StatsSample struct {
+	At    time.Time
+	Point string
+	Stats map[string]string
+}
+
+// ProcessSample is one reading of a client process.
+type ProcessSample struct {
+	At         time.Time
+	Process    string // "cmpbench" (the host) or "plugin"
+	Pid        int
+	CPUPercent float64 // 100 = one core
+	RSSBytes   uint64
 }
 
 // Total merges every interval into one OpInterval per op kind, in OpKind order.

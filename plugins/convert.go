@@ -72,6 +72,9 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 		Name: p.Name, Kind: string(p.Kind), Connections: int32(p.Connections), Rate: p.Rate, Poisson: p.Poisson,
 		DurationNs: int64(p.Duration), Ops: p.Ops, IntervalNs: int64(p.Interval), Seed: p.Seed,
 	}
+	if p.Probe != nil {
+		m.ProbeRate, m.ProbeOp = p.Probe.Rate, uint32(p.Probe.Op)
+	}
 	if w := p.Workload.Memtier; w != nil {
 		m.Workload = &pluginv1.PhaseSpec_Memtier{Memtier: &pluginv1.MemtierSpec{
 			SetRatio: int32(w.SetRatio), GetRatio: int32(w.GetRatio),
@@ -90,6 +93,9 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 		Name: m.GetName(), Kind: core.PhaseKind(m.GetKind()), Connections: int(m.GetConnections()), Rate: m.GetRate(),
 		Poisson: m.GetPoisson(), Duration: time.Duration(m.GetDurationNs()), Ops: m.GetOps(),
 		Interval: time.Duration(m.GetIntervalNs()), Seed: m.GetSeed(),
+	}
+	if m.GetProbeRate() > 0 {
+		p.Probe = &core.ProbeSpec{Rate: m.GetProbeRate(), Op: core.OpKind(m.GetProbeOp())}
 	}
 	if w := m.GetMemtier(); w != nil {
 		p.Workload.Memtier = &core.MemtierSpec{
@@ -127,6 +133,12 @@ func IntervalToProto(r core.IntervalReport) (*pluginv1.Interval, error) {
 		}
 		m.Ops = append(m.Ops, po)
 	}
+	for _, p := range r.Probe {
+		m.Probe = append(m.Probe, &pluginv1.ProbeRecord{
+			IntendedNs: int64(p.Intended), StartNs: int64(p.Start), EndNs: int64(p.End),
+			Op: uint32(p.Op), Outcome: uint32(p.Outcome), Class: uint32(p.Class),
+		})
+	}
 	return m, nil
 }
 
@@ -157,6 +169,12 @@ func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
 			}
 		}
 		r.Ops = append(r.Ops, o)
+	}
+	for _, p := range m.GetProbe() {
+		r.Probe = append(r.Probe, core.ProbeRecord{
+			Intended: time.Duration(p.GetIntendedNs()), Start: time.Duration(p.GetStartNs()), End: time.Duration(p.GetEndNs()),
+			Op: core.OpKind(p.GetOp()), Outcome: core.Outcome(p.GetOutcome()), Class: core.ErrorClass(p.GetClass()),
+		})
 	}
 	return r, nil
 }

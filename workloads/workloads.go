@@ -17,3 +17,22 @@ func NewSource(spec core.PhaseSpec, worker int) (core.OpSource, error) {
 	}
 	return nil, errors.New("phase has no workload")
 }
+
+// NewProbeSource returns the side probe's stream: its op on keys of the loaded range,
+// uniformly, never past it, from a random stream of its own.
+func NewProbeSource(spec core.PhaseSpec) (core.OpSource, error) {
+	if spec.Probe == nil {
+		return nil, errors.New("phase has no probe")
+	}
+	switch w := spec.Workload; {
+	case w.Memtier != nil:
+		m := *w.Memtier
+		m.SetRatio, m.GetRatio = 0, 1
+		if spec.Probe.Op == core.OpSet {
+			m.SetRatio, m.GetRatio = 1, 0
+		}
+		m.SetPattern, m.GetPattern, m.MissFraction = core.PatternUniform, core.PatternUniform, 0
+		return memtier.New(m, spec.Seed, spec.Connections, spec.Connections+1), nil
+	}
+	return nil, errors.New("phase has no workload")
+}

@@ -32,6 +32,8 @@ type runFlags struct {
 	suite   string
 	scale   float64
 	seed    uint64
+	repeat  int
+	stats   time.Duration
 	dryRun  bool
 }
 
@@ -50,6 +52,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.suite, "suite", "smoke", "built-in suite name or path to a suite file")
 	fl.Float64Var(&f.scale, "scale", 1, "multiply durations, op counts and key ranges (e.g. 0.01 for a quick try)")
 	fl.Uint64Var(&f.seed, "seed", 1, "run seed; every random choice derives from it")
+	fl.IntVar(&f.repeat, "repeat", 1, "run each measured phase this many times; the report shows the median and the spread")
+	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
 	return cmd
 }
@@ -126,7 +130,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 			return badInput{err}
 		}
 	}
-	p, err := plan.Build(suite, names, f.scale, f.seed)
+	p, err := plan.Build(suite, names, f.scale, f.seed, f.repeat)
 	if err != nil {
 		return badInput{err}
 	}
@@ -157,13 +161,14 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 
 	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps))
 	res := runner.Run(ctx, runner.Config{
-		RunID:    runID,
-		Plan:     p,
-		Systems:  systems,
-		Launch:   launcher(cat),
-		Redactor: red,
-		WorkDir:  work,
-		Observer: newProgress(stderr, red),
+		RunID:         runID,
+		Plan:          p,
+		Systems:       systems,
+		Launch:        launcher(cat),
+		Redactor:      red,
+		WorkDir:       work,
+		Observer:      newProgress(stderr, red),
+		StatsInterval: f.stats,
 	})
 
 	out, err := filepath.Abs(g.out)
@@ -206,6 +211,7 @@ func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) a
 		CommandLine: red.Strings(os.Args),
 		Seed:        p.Seed,
 		Scale:       p.Scale,
+		Repeat:      p.Repeat,
 		Suite:       archive.SuiteInfo{Name: p.Suite.Name, Description: p.Suite.Description, Source: p.Suite.Source, YAML: string(p.Suite.Text)},
 	}
 	for _, n := range p.Systems {

@@ -24,6 +24,8 @@ type Config struct {
 	Connect func(ctx context.Context) (core.Conn, error)
 	// NewSource returns the operation stream of worker i (0-based).
 	NewSource func(worker int) (core.OpSource, error)
+	// NewProbeSource returns the side probe's stream; needed when Spec.Probe is set.
+	NewProbeSource func() (core.OpSource, error)
 	// Emit receives each interval in index order, from a single goroutine. It may keep
 	// the report.
 	Emit func(core.IntervalReport)
@@ -31,6 +33,14 @@ type Config struct {
 	// connection errors for this long. Zero means DefaultUnreachableAfter.
 	UnreachableAfter time.Duration
 }
+
+// CapProbe says an engine runs the side probe (PhaseSpec.Probe). Plugins advertise
+// the engine's capabilities next to their adapter's, so that a host can tell what a
+// plugin built with an older engine lacks.
+const CapProbe = "engine.probe"
+
+// Capabilities are what this engine can do.
+var Capabilities = []string{CapProbe}
 
 // Defaults.
 const (
@@ -58,9 +68,18 @@ type phaseRun struct {
 	abortErr string
 
 	mu   sync.Mutex
-	aggs map[int64]*[core.NumOpKinds]core.OpInterval
+	aggs map[int64]*intervalAgg
 
-	workers []*worker
+	workers []*worker // the load workers, then the probe if any
+	probe   *worker
+	// loadDone stops the probe once every load worker has finished.
+	loadDone atomic.Bool
+}
+
+// intervalAgg collects one interval from every worker.
+type intervalAgg struct {
+	ops   [core.NumOpKinds]core.OpInterval
+	probe []core.ProbeRecord
 }
 
 func (e *phaseRun) now() int64 { return int64(time.Since(e.base)) }
@@ -89,7 +108,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		interval: int64(spec.Interval),
 		deadline: int64(spec.Duration),
 		unreach:  int64(cfg.UnreachableAfter),
-		aggs:     map[int64]*[core.NumOpKinds]core.OpInterval{},
+		aggs:     map[int64]*intervalAgg{},
 	}
 	if e.interval == 0 {
 		e.interval = int64(DefaultInterval)
@@ -122,6 +141,19 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		}
 		e.workers[i] = w
 	}
+	if pr := spec.Probe; pr != nil {
+		if cfg.NewProbeSource == nil {
+			return core.PhaseEnd{Status: core.StatusFailed, Error: "a probe is asked for but the engine has no probe source", Started: time.Now(), Ended: time.Now()}
+		}
+		src, err := cfg.NewProbeSource()
+		if err != nil {
+			return core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("probe workload: %v", err), Started: time.Now(), Ended: time.Now()}
+		}
+		// Half a gap in, so that the probe never fires with connection 0.
+		gap := 1e9 / pr.Rate
+		e.probe = &worker{e: e, src: src, quota: -1, isProbe: true, period: gap, next: gap / 2}
+		e.workers = append(e.workers, e.probe)
+	}
 
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -132,16 +164,23 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	stopWatch := context.AfterFunc(ctx, func() { e.stop.Store(true) })
 	defer stopWatch()
 
-	var wg sync.WaitGroup
+	var load, all sync.WaitGroup
 	for _, w := range e.workers {
-		wg.Add(1)
+		all.Add(1)
+		if !w.isProbe {
+			load.Add(1)
+		}
 		go func() {
-			defer wg.Done()
+			defer all.Done()
 			w.run(ctx)
+			if !w.isProbe {
+				load.Done()
+			}
 		}()
 	}
+	go func() { load.Wait(); e.loadDone.Store(true) }()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { all.Wait(); close(done) }()
 	elapsed := e.emitLoop(done)
 
 	var ru1 syscall.Rusage
@@ -156,8 +195,10 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	}
 	var issued, errs int64
 	for _, w := range e.workers {
-		issued += w.done
-		errs += w.errors
+		if !w.isProbe {
+			issued += w.done
+			errs += w.errors
+		}
 	}
 	switch {
 	case e.abortErr != "":
@@ -189,9 +230,13 @@ func (e *phaseRun) emitLoop(done <-chan struct{}) int64 {
 				e.emit(next, (next+1)*e.interval)
 			}
 		case <-done:
+			// The phase ends with its last load operation; probe requests that
+			// complete after it are not kept.
 			var last int64
 			for _, w := range e.workers {
-				last = max(last, w.lastEnd)
+				if !w.isProbe {
+					last = max(last, w.lastEnd)
+				}
 			}
 			for ; next*e.interval < last; next++ {
 				e.emit(next, min((next+1)*e.interval, last))
@@ -212,9 +257,12 @@ func (e *phaseRun) emit(idx, end int64) {
 		End:   time.Duration(end),
 		Ops:   make([]core.OpInterval, len(e.kinds)),
 	}
+	if agg != nil {
+		rep.Probe = agg.probe
+	}
 	for i, k := range e.kinds {
 		if agg != nil {
-			rep.Ops[i] = agg[k]
+			rep.Ops[i] = agg.ops[k]
 		}
 		rep.Ops[i].Op = k
 		if !e.open {
@@ -227,21 +275,29 @@ func (e *phaseRun) emit(idx, end int64) {
 }
 
 // merge adds a worker's records for interval idx to the interval's aggregate and
-// resets them, keeping their histograms for reuse.
-func (e *phaseRun) merge(idx int64, recs *[core.NumOpKinds]core.OpInterval) {
+// resets them, keeping their histograms and buffers for reuse.
+func (e *phaseRun) merge(idx int64, w *worker) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	agg := e.aggs[idx]
-	for k := range recs {
-		r := &recs[k]
+	get := func() *intervalAgg {
+		if agg == nil {
+			agg = &intervalAgg{}
+			e.aggs[idx] = agg
+		}
+		return agg
+	}
+	if len(w.probeRecs) > 0 {
+		a := get()
+		a.probe = append(a.probe, w.probeRecs...)
+		w.probeRecs = w.probeRecs[:0]
+	}
+	for k := range w.recs {
+		r := &w.recs[k]
 		if r.OK == 0 && r.ErrorTotal() == 0 {
 			continue
 		}
-		if agg == nil {
-			agg = new([core.NumOpKinds]core.OpInterval)
-			e.aggs[idx] = agg
-		}
-		agg[k].Merge(r)
+		get().ops[k].Merge(r)
 		resp, svc := r.Response, r.Service
 		if resp != nil {
 			resp.Reset()
@@ -282,6 +338,10 @@ type worker struct {
 	rng          *rand.Rand
 	pacer        pacer
 
+	// The side probe keeps a record of every request instead of histograms.
+	isProbe   bool
+	probeRecs []core.ProbeRecord
+
 	ci, boundary int64        // current interval and its end
 	watermark    atomic.Int64 // every interval below this one has been merged
 
@@ -294,11 +354,11 @@ func (w *worker) run(ctx context.Context) {
 	w.connErrSince = -1
 	defer w.finish()
 	for !e.stop.Load() {
-		if w.quota >= 0 && w.done >= w.quota {
+		if w.quota >= 0 && w.done >= w.quota || w.isProbe && e.loadDone.Load() {
 			return
 		}
 		var intended int64
-		if e.open {
+		if e.open || w.isProbe {
 			intended = int64(w.next)
 			// The time bound holds even when the schedule is behind: sends still owed
 			// at the deadline are never made, and the achieved rate shows it.
@@ -331,7 +391,7 @@ func (w *worker) run(ctx context.Context) {
 			err = w.conn.Do(ctx, &w.op)
 		}
 		end := e.now()
-		if !e.open {
+		if !e.open && !w.isProbe {
 			intended = start
 		}
 		w.record(err, intended, start, end)
@@ -344,8 +404,12 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) record(err error, intended, start, end int64) {
 	w.done++
 	w.lastEnd = end
+	if w.isProbe {
+		w.recordProbe(err, intended, start, end)
+		return
+	}
 	r := &w.recs[w.op.Kind]
-	if err == nil || err == core.ErrMiss || errors.Is(err, core.ErrMiss) {
+	if isSuccess(err) {
 		r.OK++
 		switch {
 		case !w.op.Kind.IsRead():
@@ -386,20 +450,42 @@ func (w *worker) record(err error, intended, start, end int64) {
 	w.sleep(int64(reconnectBackoff))
 }
 
+func isSuccess(err error) bool {
+	return err == nil || err == core.ErrMiss || errors.Is(err, core.ErrMiss)
+}
+
+// recordProbe keeps one probe request. The probe never fails or aborts a phase: it
+// observes.
+func (w *worker) recordProbe(err error, intended, start, end int64) {
+	rec := core.ProbeRecord{Intended: time.Duration(intended), Start: time.Duration(start), End: time.Duration(end), Op: w.op.Kind}
+	switch {
+	case err == nil:
+		rec.Outcome = core.OutcomeOK
+	case isSuccess(err):
+		rec.Outcome = core.OutcomeMiss
+	default:
+		rec.Outcome, rec.Class = core.OutcomeError, core.ClassOf(err)
+		if rec.Class == core.ErrClassConnection {
+			w.sleep(int64(reconnectBackoff))
+		}
+	}
+	w.probeRecs = append(w.probeRecs, rec)
+}
+
 func clampLatency(v int64) int64 {
 	return max(core.HistMin, min(v, core.HistMax))
 }
 
 // flush hands the current interval to the aggregate and moves to the interval of now.
 func (w *worker) flush(now int64) {
-	w.e.merge(w.ci, &w.recs)
+	w.e.merge(w.ci, w)
 	w.ci = now / w.e.interval
 	w.boundary = (w.ci + 1) * w.e.interval
 	w.watermark.Store(w.ci)
 }
 
 func (w *worker) finish() {
-	w.e.merge(w.ci, &w.recs)
+	w.e.merge(w.ci, w)
 	w.watermark.Store(math.MaxInt64)
 	if w.conn != nil {
 		_ = w.conn.Close()

@@ -380,3 +380,65 @@ func TestFewerOpsThanConnections(t *testing.T) {
 		t.Fatalf("%d ops", got)
 	}
 }
+
+func TestProbeRecordsEveryRequestApart(t *testing.T) {
+	precise(t)
+	s := spec(2, 0, 2*time.Second, 0)
+	s.Probe = &core.ProbeSpec{Rate: 200, Op: core.OpGet}
+	var probeConns, loadConns int
+	var mu sync.Mutex
+	c := &collected{}
+	end := Run(context.Background(), Config{
+		Spec: s,
+		Connect: func(context.Context) (core.Conn, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			loadConns++
+			return scriptConn{func(*core.Op) error { time.Sleep(20 * time.Microsecond); return nil }}, nil
+		},
+		NewSource:      func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
+		NewProbeSource: func() (core.OpSource, error) { probeConns++; return fixedSource{core.OpGet}, nil },
+		Emit:           c.emit,
+	})
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	var probes []core.ProbeRecord
+	for _, r := range c.intervals {
+		probes = append(probes, r.Probe...)
+	}
+	want := 200 * end.Elapsed.Seconds()
+	if n := float64(len(probes)); n < want*0.98 || n > want*1.02 {
+		t.Fatalf("%d probe records in %s, want %.0f ± 2%%", len(probes), end.Elapsed, want)
+	}
+	if loadConns != 3 || probeConns != 1 {
+		t.Fatalf("%d connections for 2 workers and a probe, %d probe sources", loadConns, probeConns)
+	}
+	for i, p := range probes {
+		if p.Op != core.OpGet || p.Outcome != core.OutcomeOK || p.End < p.Start || p.Start < p.Intended {
+			t.Fatalf("record %d: %+v", i, p)
+		}
+		if i > 0 && p.Intended-probes[i-1].Intended != 5*time.Millisecond {
+			t.Fatalf("probe sends %s apart, want 5ms", p.Intended-probes[i-1].Intended)
+		}
+	}
+	// The probe's GETs are not the workload's: only SETs were counted.
+	if got := c.total(); got[core.OpGet] != nil && got[core.OpGet].OK > 0 {
+		t.Fatal("probe requests counted as load")
+	}
+}
+
+func TestProbeStopsWithACountBoundedLoad(t *testing.T) {
+	s := spec(2, 0, time.Minute, 1000)
+	s.Probe = &core.ProbeSpec{Rate: 100, Op: core.OpGet}
+	start := time.Now()
+	end := Run(context.Background(), Config{
+		Spec:           s,
+		Connect:        func(context.Context) (core.Conn, error) { return scriptConn{func(*core.Op) error { return nil }}, nil },
+		NewSource:      func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
+		NewProbeSource: func() (core.OpSource, error) { return fixedSource{core.OpGet}, nil },
+	})
+	if end.Status != core.StatusOK || time.Since(start) > 2*time.Second {
+		t.Fatalf("%s after %s: the probe kept the phase alive", end.Status, time.Since(start))
+	}
+}

@@ -12,9 +12,10 @@ import (
 
 // Step is one phase of one system.
 type Step struct {
-	System string
-	Index  int // position of the phase in the suite
-	Spec   core.PhaseSpec
+	System     string
+	Index      int // position of the phase in the suite
+	Repetition int // 0-based; measured phases run Repeat times
+	Spec       core.PhaseSpec
 }
 
 // Plan is what a run executes: every phase of the suite for each system in turn.
@@ -23,6 +24,7 @@ type Plan struct {
 	Systems []string
 	Scale   float64
 	Seed    uint64
+	Repeat  int
 	// Phases are the suite's phases after scaling, with their seeds.
 	Phases []core.PhaseSpec
 	Steps  []Step
@@ -30,10 +32,15 @@ type Plan struct {
 
 // Build expands suite x systems. scale shrinks (or grows) durations, op counts and key
 // ranges; every phase gets a seed derived from seed and its position, the same for
-// every system so that all systems see the same operation streams.
-func Build(suite *Suite, systems []string, scale float64, seed uint64) (*Plan, error) {
+// every system so that all systems see the same operation streams. Each measured
+// phase runs repeat times in a row, with the same seed: repetitions measure the
+// system's variation, not the workload's.
+func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat int) (*Plan, error) {
 	if scale <= 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {
 		return nil, fmt.Errorf("--scale must be a positive number, got %g", scale)
+	}
+	if repeat < 1 || repeat > 100 {
+		return nil, fmt.Errorf("--repeat must be between 1 and 100, got %d", repeat)
 	}
 	if len(systems) == 0 {
 		return nil, errors.New("no systems given (--systems a,b)")
@@ -45,7 +52,7 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64) (*Plan, e
 		}
 		seen[s] = true
 	}
-	p := &Plan{Suite: suite, Systems: systems, Scale: scale, Seed: seed}
+	p := &Plan{Suite: suite, Systems: systems, Scale: scale, Seed: seed, Repeat: repeat}
 	var errs []error
 	for i, ph := range suite.Phases {
 		ph = scalePhase(ph, scale)
@@ -60,7 +67,13 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64) (*Plan, e
 	}
 	for _, sys := range systems {
 		for i, ph := range p.Phases {
-			p.Steps = append(p.Steps, Step{System: sys, Index: i, Spec: ph})
+			reps := 1
+			if ph.Kind == core.PhaseMeasured {
+				reps = repeat
+			}
+			for r := range reps {
+				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: ph})
+			}
 		}
 	}
 	return p, nil

@@ -22,7 +22,7 @@ func TestBuiltinSuitesParse(t *testing.T) {
 		if s.Name != name {
 			t.Errorf("%s.yaml names itself %q", name, s.Name)
 		}
-		if _, err := Build(s, []string{"a", "b"}, 0.01, 1); err != nil {
+		if _, err := Build(s, []string{"a", "b"}, 0.01, 1, 1); err != nil {
 			t.Errorf("%s at scale 0.01: %v", name, err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestMemtierSuiteMixes(t *testing.T) {
 func TestScale(t *testing.T) {
 	data, _ := suites.Get("memtier")
 	s, _ := ParseSuite("memtier.yaml", data)
-	p, err := Build(s, []string{"redis"}, 0.001, 7)
+	p, err := Build(s, []string{"redis"}, 0.001, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestScale(t *testing.T) {
 func TestSameSeedsForEverySystem(t *testing.T) {
 	data, _ := suites.Get("smoke")
 	s, _ := ParseSuite("smoke.yaml", data)
-	p, err := Build(s, []string{"a", "b"}, 1, 42)
+	p, err := Build(s, []string{"a", "b"}, 1, 42, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +176,46 @@ phases:
 	}
 	if a.Workload.Memtier.KeyPrefix != "" || b.Workload.Memtier.SetRatio != 1 || b.Workload.Memtier.GetRatio != 10 {
 		t.Errorf("defaults not applied: %+v", b.Workload.Memtier)
+	}
+}
+
+func TestRepeatAndProbe(t *testing.T) {
+	s, err := ParseSuite("x.yaml", []byte(`name: x
+defaults: {memtier: {key_max: 100}}
+phases:
+  - {name: load, kind: load, duration: 5s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: warm, kind: warmup, duration: 1s}
+  - {name: a, duration: 1s}
+  - {name: b, duration: 1s, probe: {rate: 50, op: set}}
+  - {name: c, duration: 1s, probe: {rate: 0}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Phases[0].Probe != nil || s.Phases[1].Probe != nil {
+		t.Error("only measured phases get the default probe")
+	}
+	if pr := s.Phases[2].Probe; pr == nil || pr.Rate != 200 || pr.Op != core.OpGet {
+		t.Errorf("default probe %+v", pr)
+	}
+	if pr := s.Phases[3].Probe; pr == nil || pr.Rate != 50 || pr.Op != core.OpSet {
+		t.Errorf("configured probe %+v", pr)
+	}
+	if s.Phases[4].Probe != nil {
+		t.Error("rate 0 should turn the probe off")
+	}
+	p, err := Build(s, []string{"r"}, 1, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range p.Steps {
+		got = append(got, st.Spec.Name+":"+string(rune('0'+st.Repetition)))
+	}
+	if want := "load:0 warm:0 a:0 a:1 a:2 b:0 b:1 b:2 c:0 c:1 c:2"; strings.Join(got, " ") != want {
+		t.Fatalf("steps %v, want %s", got, want)
+	}
+	if _, err := Build(s, []string{"r"}, 1, 1, 0); err == nil {
+		t.Error("--repeat 0 accepted")
 	}
 }

@@ -51,7 +51,14 @@ type phaseDoc struct {
 	Duration    config.Duration `yaml:"duration"`
 	Ops         int64           `yaml:"ops"`
 	Interval    config.Duration `yaml:"interval"`
+	Probe       *probeDoc       `yaml:"probe"`
 	Memtier     *memtierDoc     `yaml:"memtier"`
+}
+
+// probeDoc configures the side probe of measured phases; rate 0 turns it off.
+type probeDoc struct {
+	Rate *float64 `yaml:"rate"`
+	Op   string   `yaml:"op"`
 }
 
 type memtierDoc struct {
@@ -133,6 +140,11 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	if d.Poisson && d.Rate == 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}
+	probe, perr := d.Probe.spec(p.Kind)
+	if perr != nil {
+		errs = append(errs, perr)
+	}
+	p.Probe = probe
 	if d.Memtier == nil {
 		return p, append(errs, fmt.Errorf("no workload (memtier:)"))
 	}
@@ -148,6 +160,32 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 		}
 	}
 	return p, append(errs, p.Validate()...)
+}
+
+// spec gives measured phases the default probe (200 GET/s) unless the suite says
+// otherwise; other phases get one only when asked.
+func (d *probeDoc) spec(kind core.PhaseKind) (*core.ProbeSpec, error) {
+	p := &core.ProbeSpec{Rate: core.DefaultProbeRate, Op: core.OpGet}
+	if d == nil {
+		if kind == core.PhaseMeasured {
+			return p, nil
+		}
+		return nil, nil
+	}
+	if d.Rate != nil {
+		p.Rate = *d.Rate
+	}
+	if d.Op != "" {
+		op, err := core.ParseOpKind(strings.ToUpper(d.Op))
+		if err != nil {
+			return nil, fmt.Errorf("probe: %v", err)
+		}
+		p.Op = op
+	}
+	if p.Rate == 0 {
+		return nil, nil
+	}
+	return p, nil
 }
 
 func (d memtierDoc) spec() (core.MemtierSpec, []error) {

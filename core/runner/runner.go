@@ -8,13 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/engine"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/provision"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/core/sampler"
 )
 
 // Driver is a running adapter plugin (plugins/host.Driver).
@@ -24,6 +28,7 @@ type Driver interface {
 	Exited() bool
 	Open(ctx context.Context, sys core.SystemConfig) error
 	Capture(ctx context.Context) (core.Capture, error)
+	Stats(ctx context.Context) (map[string]string, error)
 	RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error)
 	Close(ctx context.Context) error
 	Kill()
@@ -52,13 +57,22 @@ type Config struct {
 	// WorkDir holds the data directories of provisioned servers.
 	WorkDir  string
 	Observer Observer
+	// StatsInterval is how often server stats are sampled during a phase (default
+	// DefaultStatsInterval); they are always sampled just before and after it.
+	StatsInterval time.Duration
 }
+
+// DefaultStatsInterval is how often server stats are sampled during a phase.
+const DefaultStatsInterval = 5 * time.Second
 
 // Run executes the plan. It always returns a result holding every phase that ran,
 // and leaves no server or plugin process running.
 func Run(ctx context.Context, cfg Config) *core.RunResult {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
+	}
+	if cfg.StatsInterval <= 0 {
+		cfg.StatsInterval = DefaultStatsInterval
 	}
 	res := &core.RunResult{RunID: cfg.RunID, Started: time.Now()}
 	for _, name := range cfg.Plan.Systems {
@@ -98,6 +112,8 @@ type systemRunner struct {
 	srv    *provision.Server
 	drv    Driver
 	info   *core.SystemRun
+
+	statsWarned bool
 }
 
 // cleanupTimeout bounds closing plugins and stopping servers after an interrupt.
@@ -220,12 +236,52 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
 			return
 		}
 	}
-	r.cfg.Observer.PhaseStarted(st, r.drv.Pid())
-	var intervals []core.IntervalReport
-	end, err := r.drv.RunPhase(ctx, st.Spec, func(rep core.IntervalReport) {
-		intervals = append(intervals, rep)
+	spec := st.Spec
+	if spec.Probe != nil && !slices.Contains(info.Capabilities, engine.CapProbe) {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built without the side probe; %s runs without it", st.System, info.Name, spec.Name))
+		spec.Probe = nil
+	}
+	pid := r.drv.Pid()
+	r.cfg.Observer.PhaseStarted(st, pid)
+	var p core.PhaseRun
+	p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "before")...)
+
+	var mu sync.Mutex // the samplers append while the phase runs
+	statsLoop := sampler.Start(r.cfg.StatsInterval, func(time.Time) {
+		s := r.sampleStats(ctx, "during")
+		mu.Lock()
+		p.ServerStats = append(p.ServerStats, s...)
+		mu.Unlock()
+	})
+	var procs []*sampler.Process
+	for _, w := range []struct {
+		name string
+		pid  int
+	}{{"cmpbench", os.Getpid()}, {"plugin", pid}} {
+		if sp, err := sampler.NewProcess(w.name, w.pid); err == nil {
+			procs = append(procs, sp)
+		}
+	}
+	interval := spec.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	clientLoop := sampler.Start(interval, func(at time.Time) {
+		for _, sp := range procs {
+			if s, err := sp.Sample(at); err == nil {
+				mu.Lock()
+				p.ClientStats = append(p.ClientStats, s)
+				mu.Unlock()
+			}
+		}
+	})
+
+	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
+		p.Intervals = append(p.Intervals, rep)
 		r.cfg.Observer.Interval(st, rep)
 	})
+	clientLoop.Stop()
+	statsLoop.Stop()
 	if err != nil {
 		end.Status = core.StatusFailed
 		end.Error = err.Error()
@@ -233,14 +289,46 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
 			r.drv = nil
 		}
 	}
+	if r.drv != nil {
+		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
+	}
 	end.Error = r.cfg.Redactor.String(end.Error)
-	p := r.addPhase(st, end)
-	p.Intervals = intervals
-	r.cfg.Observer.PhaseEnded(st, p)
+	if secs := end.Elapsed.Seconds(); secs > 0 {
+		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
+		p.CoresAllowed = sampler.CoresAllowed(pid)
+		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
+	}
+	ph := r.addPhase(st, end)
+	ph.Intervals, ph.ServerStats, ph.ClientStats = p.Intervals, p.ServerStats, p.ClientStats
+	ph.ClientCores, ph.CoresAllowed, ph.ClientBound = p.ClientCores, p.CoresAllowed, p.ClientBound
+	r.cfg.Observer.PhaseEnded(st, ph)
+}
+
+// sampleStats reads the server's counters; a failure is a warning, never the
+// phase's end.
+func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.StatsSample {
+	if r.drv == nil || r.drv.Exited() {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	at := time.Now()
+	st, err := r.drv.Stats(sctx)
+	if err != nil {
+		if !r.statsWarned {
+			r.statsWarned = true
+			r.cfg.Observer.Warn(fmt.Sprintf("%s: server stats: %s", r.info.Name, r.cfg.Redactor.String(err.Error())))
+		}
+		return nil
+	}
+	for k, v := range st {
+		st[k] = r.cfg.Redactor.String(v)
+	}
+	return []core.StatsSample{{At: at, Point: point, Stats: st}}
 }
 
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
-	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Spec: st.Spec, End: end})
+	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, End: end})
 	return &r.res.Phases[len(r.res.Phases)-1]
 }
 

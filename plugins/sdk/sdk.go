@@ -48,10 +48,14 @@ type Server struct {
 // NewServer returns the protocol server for adapter.
 func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} }
 
-// Describe implements the protocol.
+// Describe implements the protocol. The engine's own features are added to the
+// adapter's capabilities, so that a host can tell what a plugin built with an older
+// sdk lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	v, _ := core.BuildVersion()
-	return plugins.InfoToProto(s.adapter.Info(), v), nil
+	info := s.adapter.Info()
+	info.Capabilities = append(append([]string(nil), info.Capabilities...), engine.Capabilities...)
+	return plugins.InfoToProto(info, v), nil
 }
 
 // Open implements the protocol; a new Open replaces the previous target.
@@ -131,9 +135,10 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 	}()
 	var sendErr error
 	end := engine.Run(ctx, engine.Config{
-		Spec:      spec,
-		Connect:   t.Connect,
-		NewSource: func(worker int) (core.OpSource, error) { return workloads.NewSource(spec, worker) },
+		Spec:           spec,
+		Connect:        t.Connect,
+		NewSource:      func(worker int) (core.OpSource, error) { return workloads.NewSource(spec, worker) },
+		NewProbeSource: func() (core.OpSource, error) { return workloads.NewProbeSource(spec) },
 		Emit: func(r core.IntervalReport) {
 			if sendErr != nil {
 				return

@@ -790,6 +790,9 @@ type PhaseSpec struct {
 	Ops         int64                  `protobuf:"varint,7,opt,name=ops,proto3" json:"ops,omitempty"`
 	IntervalNs  int64                  `protobuf:"varint,8,opt,name=interval_ns,json=intervalNs,proto3" json:"interval_ns,omitempty"`
 	Seed        uint64                 `protobuf:"varint,9,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The side probe: 0 = none.
+	ProbeRate float64 `protobuf:"fixed64,10,opt,name=probe_rate,json=probeRate,proto3" json:"probe_rate,omitempty"`
+	ProbeOp   uint32  `protobuf:"varint,11,opt,name=probe_op,json=probeOp,proto3" json:"probe_op,omitempty"`
 	// Types that are valid to be assigned to Workload:
 	//
 	//	*PhaseSpec_Memtier
@@ -887,6 +890,20 @@ func (x *PhaseSpec) GetIntervalNs() int64 {
 func (x *PhaseSpec) GetSeed() uint64 {
 	if x != nil {
 		return x.Seed
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetProbeRate() float64 {
+	if x != nil {
+		return x.ProbeRate
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetProbeOp() uint32 {
+	if x != nil {
+		return x.ProbeOp
 	}
 	return 0
 }
@@ -1061,19 +1078,104 @@ func (x *OpInterval) GetServiceHdr() []byte {
 	return nil
 }
 
+type ProbeRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	IntendedNs    int64                  `protobuf:"varint,1,opt,name=intended_ns,json=intendedNs,proto3" json:"intended_ns,omitempty"`
+	StartNs       int64                  `protobuf:"varint,2,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs         int64                  `protobuf:"varint,3,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Op            uint32                 `protobuf:"varint,4,opt,name=op,proto3" json:"op,omitempty"`
+	Outcome       uint32                 `protobuf:"varint,5,opt,name=outcome,proto3" json:"outcome,omitempty"` // core.Outcome
+	Class         uint32                 `protobuf:"varint,6,opt,name=class,proto3" json:"class,omitempty"`     // core.ErrorClass, for errors
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeRecord) Reset() {
+	*x = ProbeRecord{}
+	mi := &file_v1_adapter_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeRecord) ProtoMessage() {}
+
+func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
+func (*ProbeRecord) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ProbeRecord) GetIntendedNs() int64 {
+	if x != nil {
+		return x.IntendedNs
+	}
+	return 0
+}
+
+func (x *ProbeRecord) GetStartNs() int64 {
+	if x != nil {
+		return x.StartNs
+	}
+	return 0
+}
+
+func (x *ProbeRecord) GetEndNs() int64 {
+	if x != nil {
+		return x.EndNs
+	}
+	return 0
+}
+
+func (x *ProbeRecord) GetOp() uint32 {
+	if x != nil {
+		return x.Op
+	}
+	return 0
+}
+
+func (x *ProbeRecord) GetOutcome() uint32 {
+	if x != nil {
+		return x.Outcome
+	}
+	return 0
+}
+
+func (x *ProbeRecord) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
 type Interval struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Index         int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
 	StartNs       int64                  `protobuf:"varint,2,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
 	EndNs         int64                  `protobuf:"varint,3,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
 	Ops           []*OpInterval          `protobuf:"bytes,4,rep,name=ops,proto3" json:"ops,omitempty"`
+	Probe         []*ProbeRecord         `protobuf:"bytes,5,rep,name=probe,proto3" json:"probe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1187,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1200,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1129,6 +1231,13 @@ func (x *Interval) GetOps() []*OpInterval {
 	return nil
 }
 
+func (x *Interval) GetProbe() []*ProbeRecord {
+	if x != nil {
+		return x.Probe
+	}
+	return nil
+}
+
 type PhaseEnd struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
@@ -1144,7 +1253,7 @@ type PhaseEnd struct {
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1156,7 +1265,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1169,7 +1278,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1234,7 +1343,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1355,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1368,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1312,7 +1421,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1433,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1446,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1355,7 +1464,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1476,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1489,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 type CloseRequest struct {
@@ -1391,7 +1500,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1512,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1525,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
 }
 
 type CloseResponse struct {
@@ -1427,7 +1536,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1548,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1561,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -1528,7 +1637,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tvalue_min\x18\n" +
 	" \x01(\x05R\bvalueMin\x12\x1b\n" +
 	"\tvalue_max\x18\v \x01(\x05R\bvalueMax\x12#\n" +
-	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xb4\x02\n" +
+	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xee\x02\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -1540,7 +1649,11 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x03ops\x18\a \x01(\x03R\x03ops\x12\x1f\n" +
 	"\vinterval_ns\x18\b \x01(\x03R\n" +
 	"intervalNs\x12\x12\n" +
-	"\x04seed\x18\t \x01(\x04R\x04seed\x12;\n" +
+	"\x04seed\x18\t \x01(\x04R\x04seed\x12\x1d\n" +
+	"\n" +
+	"probe_rate\x18\n" +
+	" \x01(\x01R\tprobeRate\x12\x19\n" +
+	"\bprobe_op\x18\v \x01(\rR\aprobeOp\x12;\n" +
 	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtierB\n" +
 	"\n" +
 	"\bworkload\"F\n" +
@@ -1556,12 +1669,21 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x06errors\x18\x06 \x03(\x03R\x06errors\x12!\n" +
 	"\fresponse_hdr\x18\a \x01(\fR\vresponseHdr\x12\x1f\n" +
 	"\vservice_hdr\x18\b \x01(\fR\n" +
-	"serviceHdr\"\x84\x01\n" +
+	"serviceHdr\"\xa0\x01\n" +
+	"\vProbeRecord\x12\x1f\n" +
+	"\vintended_ns\x18\x01 \x01(\x03R\n" +
+	"intendedNs\x12\x19\n" +
+	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
+	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x12\x0e\n" +
+	"\x02op\x18\x04 \x01(\rR\x02op\x12\x18\n" +
+	"\aoutcome\x18\x05 \x01(\rR\aoutcome\x12\x14\n" +
+	"\x05class\x18\x06 \x01(\rR\x05class\"\xbb\x01\n" +
 	"\bInterval\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x19\n" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
-	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\"\xe7\x01\n" +
+	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xe7\x01\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -1602,7 +1724,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: cmpbench.plugin.v1.DescribeResponse
@@ -1619,48 +1741,50 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*PhaseSpec)(nil),         // 12: cmpbench.plugin.v1.PhaseSpec
 	(*RunPhaseRequest)(nil),   // 13: cmpbench.plugin.v1.RunPhaseRequest
 	(*OpInterval)(nil),        // 14: cmpbench.plugin.v1.OpInterval
-	(*Interval)(nil),          // 15: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),          // 16: cmpbench.plugin.v1.PhaseEnd
-	(*PhaseEvent)(nil),        // 17: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),  // 18: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil), // 19: cmpbench.plugin.v1.StopPhaseResponse
-	(*CloseRequest)(nil),      // 20: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),     // 21: cmpbench.plugin.v1.CloseResponse
-	nil,                       // 22: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                       // 23: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                       // 24: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*ProbeRecord)(nil),       // 15: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),          // 16: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),          // 17: cmpbench.plugin.v1.PhaseEnd
+	(*PhaseEvent)(nil),        // 18: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),  // 19: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil), // 20: cmpbench.plugin.v1.StopPhaseResponse
+	(*CloseRequest)(nil),      // 21: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),     // 22: cmpbench.plugin.v1.CloseResponse
+	nil,                       // 23: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                       // 24: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                       // 25: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	3,  // 1: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	22, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	23, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	4,  // 3: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	23, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	24, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	24, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	25, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	11, // 6: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
 	12, // 7: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
 	14, // 8: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	15, // 9: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	16, // 10: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	0,  // 11: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	5,  // 12: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	7,  // 13: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	9,  // 14: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	13, // 15: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	18, // 16: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	20, // 17: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	1,  // 18: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	6,  // 19: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	8,  // 20: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	10, // 21: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	17, // 22: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	19, // 23: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	21, // 24: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	15, // 9: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	16, // 10: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	17, // 11: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	0,  // 12: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	5,  // 13: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	7,  // 14: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	9,  // 15: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	13, // 16: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	19, // 17: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	21, // 18: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	1,  // 19: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	6,  // 20: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	8,  // 21: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	10, // 22: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	18, // 23: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	20, // 24: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	22, // 25: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -1671,7 +1795,7 @@ func file_v1_adapter_proto_init() {
 	file_v1_adapter_proto_msgTypes[12].OneofWrappers = []any{
 		(*PhaseSpec_Memtier)(nil),
 	}
-	file_v1_adapter_proto_msgTypes[17].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[18].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -1681,7 +1805,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
