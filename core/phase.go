@@ -43,6 +43,9 @@ type ProbeSpec struct {
 	Op   OpKind  // GET of loaded keys by default
 }
 
+// DefaultInterval is the reporting interval when a phase sets none.
+const DefaultInterval = time.Second
+
 // DefaultProbeRate is the side probe's rate when a suite does not set one.
 const DefaultProbeRate = 200
 

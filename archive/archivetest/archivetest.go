@@ -3,6 +3,7 @@
 package archivetest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
@@ -36,7 +37,11 @@ func Run() (*core.RunResult, archive.Manifest) {
 			Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
 			Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
 		})
-		m.Systems = append(m.Systems, archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}})
+		info := archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}, CostPerMonth: 3000}
+		if sys == "slow" {
+			info.CostPerMonth = 1000
+		}
+		m.Systems = append(m.Systems, info)
 		for pi, spec := range specs {
 			spec.Seed = uint64(pi + 1)
 			p := core.PhaseRun{System: sys, Index: pi, Spec: spec}
@@ -80,7 +85,43 @@ func Run() (*core.RunResult, archive.Manifest) {
 					}
 					rep.Ops = append(rep.Ops, o)
 				}
+				if spec.Kind == core.PhaseMeasured {
+					// 200 probe GETs a second, one slow request in the middle.
+					for i := range 200 {
+						at := time.Duration(iv)*time.Second + time.Duration(i)*5*time.Millisecond
+						lat := time.Duration(80_000+i*100) * time.Duration(si+1)
+						if iv == 1 && i == 100 {
+							lat = 40 * time.Millisecond
+						}
+						rep.Probe = append(rep.Probe, core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK})
+					}
+				}
 				p.Intervals = append(p.Intervals, rep)
+			}
+			if spec.Kind == core.PhaseMeasured {
+				// The server counted what the client sent: successes, errors and probe GETs.
+				var gets, sets int64
+				for _, iv := range p.Intervals {
+					for _, o := range iv.Ops {
+						if o.Op == core.OpGet {
+							gets += o.OK + o.ErrorTotal()
+						} else {
+							sets += o.OK + o.ErrorTotal()
+						}
+					}
+					gets += int64(len(iv.Probe))
+				}
+				stat := func(point string, g, s int64) core.StatsSample {
+					return core.StatsSample{At: start, Point: point, Stats: map[string]string{
+						"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", g),
+						"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", s),
+						"memory.used_memory":       "1048576",
+						"server.redis_version":     "7.0.15",
+					}}
+				}
+				p.ServerStats = []core.StatsSample{stat("before", 1000, 500), stat("after", 1000+gets, 500+sets)}
+				p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
+				p.ClientCores, p.CoresAllowed = 0.5, 2
 			}
 			res.Phases = append(res.Phases, p)
 		}

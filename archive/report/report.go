@@ -1,11 +1,12 @@
-// Package report renders an archive's report.md from the archive alone: the same
-// archive always gives the same bytes, so a published table can be regenerated and
-// audited.
+// Package report renders an archive's report.md and charts/*.svg from the archive
+// alone: the same archive always gives the same bytes, so a published table can be
+// regenerated and audited.
 package report
 
 import (
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -15,25 +16,67 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
+// File is one generated file, named relative to the archive.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Generate renders report.md and the charts it shows.
+func Generate(a *archive.Archive) ([]File, error) {
+	d, err := load(a)
+	if err != nil {
+		return nil, err
+	}
+	charts, err := d.charts()
+	if err != nil {
+		return nil, fmt.Errorf("charts: %w", err)
+	}
+	files := []File{{archive.ReportFile, d.markdown(charts)}}
+	for _, c := range charts {
+		files = append(files, File{c.file, c.svg})
+	}
+	return files, nil
+}
+
 // Write regenerates the report files of the archive in dir.
 func Write(dir string) error {
 	a, err := archive.Open(dir)
 	if err != nil {
 		return err
 	}
-	return archive.WriteGenerated(dir, archive.ReportFile, Markdown(a))
+	files, err := Generate(a)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := archive.WriteGenerated(dir, f.Name, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Markdown renders the report.
-func Markdown(a *archive.Archive) []byte {
+// Tables renders one table per measured phase, systems side by side.
+func Tables(a *archive.Archive) ([]byte, error) {
+	d, err := load(a)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
-	m := a.Manifest
+	d.tables(&b)
+	return []byte(b.String()), nil
+}
+
+func (d *data) markdown(charts []chart) []byte {
+	var b strings.Builder
+	m := d.m
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("# cmpbench report: %s\n\n", m.Suite.Name)
 	w("- Run: `%s`, status **%s**\n", m.RunID, m.Status)
 	w("- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
-	w("- cmpbench %s (commit %s), seed %d, scale %g\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale)
+	w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
 	w("- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
 	w("- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
@@ -55,16 +98,36 @@ func Markdown(a *archive.Archive) []byte {
 	w("## Results\n\n")
 	w("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
 	w("Closed-loop phases show service time. Fixed-rate phases show response time, measured from each operation's intended send time, so queueing behind a slow server counts. ")
-	w("**NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable.\n\n", archive.SustainedFraction*100)
-	b.Write(Tables(a))
+	w("**NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
+	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client.", core.ClientBoundFraction*100)
+	if m.Repeat > 1 {
+		w(" Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", m.Repeat)
+	}
+	w("\n\n")
+	d.tables(&b)
+
+	if len(charts) > 0 {
+		w("## Charts\n\n")
+		for _, c := range charts {
+			w("![%s](%s)\n\n", c.title, c.file)
+		}
+	}
+	d.costTable(&b)
+	d.reconciliation(&b)
+	if cv := d.caveats(); len(cv) > 0 {
+		w("## Caveats\n\n")
+		for _, c := range cv {
+			w("- %s\n", c)
+		}
+		w("\n")
+	}
 
 	w("## All phases\n\n")
-	w("| system | # | phase | kind | shape | status | elapsed | ops ok | errors | client CPU-s | note |\n|---|--:|---|---|---|---|--:|--:|--:|--:|---|\n")
+	w("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|---|\n")
 	for _, p := range m.Phases {
-		ok, errs := phaseTotals(a, p.System, p.Name)
-		cpu := float64(p.CPUUserNs+p.CPUSystemNs) / 1e9
-		w("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", p.System, p.Index, p.Name, p.Kind, p.Shape, p.Status,
-			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cpu, oneLine(p.Error))
+		ok, errs := d.phaseTotals(p)
+		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %.2f (%d) | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
+			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), p.ClientCores, p.CoresAllowed, oneLine(p.Error))
 	}
 	w("\n")
 	if len(m.Plugins) > 0 {
@@ -81,38 +144,9 @@ func Markdown(a *archive.Archive) []byte {
 	return []byte(b.String())
 }
 
-// Tables renders one table per measured phase: systems side by side.
-func Tables(a *archive.Archive) []byte {
-	var b strings.Builder
-	for _, ph := range measuredPhases(a) {
-		writePhaseTable(&b, a, ph)
-	}
-	return []byte(b.String())
-}
-
-type phaseKey struct {
-	index int
-	name  string
-}
-
-// measuredPhases lists the measured phases in suite order.
-func measuredPhases(a *archive.Archive) []phaseKey {
-	seen := map[phaseKey]bool{}
-	var out []phaseKey
-	for _, p := range a.Manifest.Phases {
-		k := phaseKey{p.Index, p.Name}
-		if p.Kind == core.PhaseMeasured && !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
-	return out
-}
-
-func phaseTotals(a *archive.Archive, system, phase string) (ok, errs int64) {
-	for _, r := range a.Summary {
-		if r.System == system && r.Phase == phase {
+func (d *data) phaseTotals(p archive.PhaseInfo) (ok, errs int64) {
+	for _, r := range d.summary {
+		if r.System == p.System && r.PhaseIndex == p.Index && r.Repetition == p.Repetition {
 			ok += r.Count
 			errs += r.Errors
 		}
@@ -120,95 +154,283 @@ func phaseTotals(a *archive.Archive, system, phase string) (ok, errs int64) {
 	return ok, errs
 }
 
-func writePhaseTable(b *strings.Builder, a *archive.Archive, ph phaseKey) {
-	var info archive.PhaseInfo
-	for _, p := range a.Manifest.Phases {
-		if p.Index == ph.index && p.Name == ph.name {
-			info = p
-			break
-		}
-	}
-	fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
+// ops lists the op kinds measured in a phase, sorted.
+func (d *data) ops(ph phaseRef) []string {
 	var ops []string
-	for _, r := range a.Summary {
+	for _, r := range d.summary {
 		if r.PhaseIndex == ph.index && !slices.Contains(ops, r.Op) {
 			ops = append(ops, r.Op)
 		}
 	}
 	sort.Strings(ops)
-	b.WriteString("| system | ops/s |")
-	sep := "|---|--:|"
-	for _, op := range ops {
-		for _, q := range []string{"p50", "p99", "p99.9", "p99.99"} {
-			fmt.Fprintf(b, " %s %s |", op, q)
-			sep += "--:|"
+	return ops
+}
+
+func (d *data) tables(b *strings.Builder) {
+	spread := d.m.Repeat > 1
+	for _, ph := range d.measured {
+		info := ph.info
+		fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
+		ops := d.ops(ph)
+		b.WriteString("| system | ops/s |")
+		sep := "|---|--:|"
+		if spread {
+			b.WriteString(" spread |")
+			sep += "---|"
 		}
-	}
-	b.WriteString(" hits | misses | errors | status |\n")
-	b.WriteString(sep + "--:|--:|---|---|\n")
-	for _, s := range a.Manifest.Systems {
-		var rows []archive.SummaryRow
-		for _, r := range a.Summary {
-			if r.System == s.Name && r.PhaseIndex == ph.index {
-				rows = append(rows, r)
-			}
-		}
-		status := string(phaseStatus(a, s.Name, ph))
-		if len(rows) == 0 {
-			fmt.Fprintf(b, "| %s | — |%s — | — | — | %s |\n", s.Name, strings.Repeat(" — |", 4*len(ops)), status)
-			continue
-		}
-		r0 := rows[0]
-		rate := thousands(int64(math.Round(r0.AchievedRate)))
-		if r0.TargetRate > 0 {
-			rate += " of " + thousands(int64(r0.TargetRate))
-			if r0.Sustained != nil && !*r0.Sustained {
-				rate = "**NS** " + rate
-			}
-		}
-		fmt.Fprintf(b, "| %s | %s |", s.Name, rate)
-		var hits, misses int64
-		errs := map[string]int64{}
 		for _, op := range ops {
-			r, ok := find(rows, op)
-			if !ok {
-				b.WriteString(strings.Repeat(" — |", 4))
+			for _, q := range []string{"p50", "p99", "p99.9", "p99.99"} {
+				fmt.Fprintf(b, " %s %s |", op, q)
+				sep += "--:|"
+			}
+		}
+		b.WriteString(" hits | misses | errors | status |\n" + sep + "--:|--:|---|---|\n")
+		for _, sys := range d.systems {
+			c := d.cell(ph, sys)
+			reps := c.measured()
+			status := statusOf(c)
+			if len(reps) == 0 {
+				fmt.Fprintf(b, "| %s | — |%s%s — | — | — | %s |\n", sys, ifStr(spread, " — |"), strings.Repeat(" — |", 4*len(ops)), status)
 				continue
 			}
-			p50, p99, p999, p9999 := r.SvcP50, r.SvcP99, r.SvcP999, r.SvcP9999
-			if r.TargetRate > 0 {
-				p50, p99, p999, p9999 = r.RespP50, r.RespP99, r.RespP999, r.RespP9999
+			tp := c.throughput()
+			rate := thousands(int64(math.Round(tp.Median)))
+			if t := reps[0].rows[0].TargetRate; t > 0 {
+				rate += " of " + thousands(int64(t))
 			}
-			fmt.Fprintf(b, " %s | %s | %s | %s |", ms(p50), ms(p99), ms(p999), ms(p9999))
-			hits += r.Hits
-			misses += r.Misses
-			errs["oom"] += r.ErrOOM
-			errs["timeout"] += r.ErrTimeout
-			errs["connection"] += r.ErrConn
-			errs["protocol"] += r.ErrProtocol
-			errs["other"] += r.ErrOther
+			for _, r := range reps {
+				if !r.sustained() {
+					rate = "**NS** " + rate
+					break
+				}
+			}
+			for _, r := range reps {
+				if r.info.ClientBound {
+					rate += " (client-bound)"
+					break
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s |", sys, rate)
+			if spread {
+				fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
+			}
+			for _, op := range ops {
+				for _, pick := range []func(archive.SummaryRow) int64{
+					func(r archive.SummaryRow) int64 { return r.RespP50 },
+					func(r archive.SummaryRow) int64 { return r.RespP99 },
+					func(r archive.SummaryRow) int64 { return r.RespP999 },
+					func(r archive.SummaryRow) int64 { return r.RespP9999 },
+				} {
+					if v, ok := c.latency(op, pick); ok {
+						fmt.Fprintf(b, " %s |", ms(v))
+					} else {
+						b.WriteString(" — |")
+					}
+				}
+			}
+			var hits, misses int64
+			errs := map[string]int64{}
+			for _, r := range reps {
+				for _, row := range r.rows {
+					hits += row.Hits
+					misses += row.Misses
+					errs["oom"] += row.ErrOOM
+					errs["timeout"] += row.ErrTimeout
+					errs["connection"] += row.ErrConn
+					errs["protocol"] += row.ErrProtocol
+					errs["other"] += row.ErrOther
+				}
+			}
+			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
 		}
-		fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
+		b.WriteString("\n")
+	}
+}
+
+// statusOf is "ok", or each status that is not ok with its count.
+func statusOf(c cell) string {
+	if len(c.reps) == 0 {
+		return "not run"
+	}
+	counts := map[core.PhaseStatus]int{}
+	for _, r := range c.reps {
+		counts[r.info.Status]++
+	}
+	if counts[core.StatusOK] == len(c.reps) {
+		return "ok"
+	}
+	var parts []string
+	for _, s := range []core.PhaseStatus{core.StatusOK, core.StatusFailed, core.StatusInterrupted, core.StatusSkipped} {
+		if n := counts[s]; n > 0 {
+			if len(c.reps) == 1 {
+				parts = append(parts, string(s))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s ×%d", s, n))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// costTable relates throughput to what each system costs, when systems declare it.
+func (d *data) costTable(b *strings.Builder) {
+	costs := map[string]float64{}
+	cheapest := math.Inf(1)
+	for _, s := range d.m.Systems {
+		if s.CostPerMonth > 0 {
+			costs[s.Name] = s.CostPerMonth
+			cheapest = min(cheapest, s.CostPerMonth)
+		}
+	}
+	if len(costs) == 0 || len(d.measured) == 0 {
+		return
+	}
+	b.WriteString("## Cost\n\nops/s per dollar = median throughput / USD per month; the cost multiple is relative to the cheapest system.\n\n")
+	b.WriteString("| system | USD/month | cost multiple |")
+	sep := "|---|--:|--:|"
+	for _, ph := range d.measured {
+		fmt.Fprintf(b, " %s ops/s per $ |", ph.name)
+		sep += "--:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, sys := range d.systems {
+		usd, ok := costs[sys]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %.2f× |", sys, thousands(int64(math.Round(usd))), usd/cheapest)
+		for _, ph := range d.measured {
+			if tp := d.cell(ph, sys).throughput(); tp.N > 0 {
+				fmt.Fprintf(b, " %.2f |", tp.Median/usd)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }
 
-func phaseStatus(a *archive.Archive, system string, ph phaseKey) core.PhaseStatus {
-	for _, p := range a.Manifest.Phases {
-		if p.System == system && p.Index == ph.index {
-			return p.Status
+// reconciliation sets the server's own count of each command (INFO commandstats,
+// executed plus rejected calls, after minus before the phase) against what the client
+// sent: successes, errors and the side probe's requests.
+func (d *data) reconciliation(b *strings.Builder) {
+	type line struct {
+		sys, phase     string
+		rep            int
+		op             string
+		client, server int64
+		lost           int64 // connection errors and timeouts: may not have reached the server
+	}
+	var lines []line
+	for _, ph := range d.measured {
+		for _, sys := range d.systems {
+			for _, r := range d.cell(ph, sys).measured() {
+				for _, row := range r.rows {
+					before, ok1 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "before")
+					after, ok2 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "after")
+					if !ok1 || !ok2 {
+						continue
+					}
+					client := row.Count + row.Errors
+					for _, p := range d.probe {
+						if p.System == sys && p.PhaseIndex == ph.index && p.Repetition == r.info.Repetition && p.Op == row.Op {
+							client++
+						}
+					}
+					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout})
+				}
+			}
 		}
 	}
-	return "not run"
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the calls the server counted in INFO commandstats between the samples taken just before and just after the phase.\n\n")
+	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
+	for _, l := range lines {
+		diff := thousands(l.server - l.client)
+		if l.server != l.client {
+			if abs(l.server-l.client) > l.lost {
+				diff = "**" + diff + "**"
+			} else {
+				diff += " (within connection errors and timeouts)"
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), thousands(l.server), diff)
+	}
+	b.WriteString("\n")
 }
 
-func find(rows []archive.SummaryRow, op string) (archive.SummaryRow, bool) {
-	for _, r := range rows {
-		if r.Op == op {
-			return r, true
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// caveats lists what a reader must know before comparing the numbers.
+func (d *data) caveats() []string {
+	var out []string
+	hosts := map[string][]string{}
+	var local, external []string
+	for _, s := range d.m.Systems {
+		host, _, err := net.SplitHostPort(s.Endpoint)
+		if err != nil {
+			continue
+		}
+		hosts[host] = append(hosts[host], s.Name)
+		if ip := net.ParseIP(host); s.Provisioned || host == "localhost" || ip != nil && ip.IsLoopback() {
+			local = append(local, s.Name)
+		} else {
+			external = append(external, s.Name)
 		}
 	}
-	return archive.SummaryRow{}, false
+	if len(local) > 0 {
+		out = append(out, fmt.Sprintf("%s ran on the client host itself: server and load generator shared its %d CPUs.", strings.Join(local, ", "), d.m.Host.CPUs))
+	}
+	if len(local) > 0 && len(external) > 0 {
+		out = append(out, fmt.Sprintf("%s were reached over the network while %s ran locally: the network path differs between systems.", strings.Join(external, ", "), strings.Join(local, ", ")))
+	} else if len(hosts) > 1 && len(local) == 0 {
+		var hs []string
+		for h := range hosts {
+			hs = append(hs, h)
+		}
+		sort.Strings(hs)
+		out = append(out, fmt.Sprintf("The systems ran on different hosts (%s): hardware and network paths may differ, and a managed service's host is not under the tester's control.", strings.Join(hs, ", ")))
+	}
+	for _, ph := range d.measured {
+		for _, sys := range d.systems {
+			c := d.cell(ph, sys)
+			for _, r := range c.reps {
+				where := fmt.Sprintf("%s, %s", sys, ph.name)
+				if len(c.reps) > 1 {
+					where += fmt.Sprintf(" (repetition %d)", r.info.Repetition)
+				}
+				if r.info.Status != core.StatusOK {
+					out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, oneLine(r.info.Error)))
+				}
+				if !r.sustained() && len(r.rows) > 0 {
+					out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,
+						thousands(int64(math.Round(r.throughput))), thousands(int64(r.rows[0].TargetRate))))
+				}
+				if r.info.ClientBound {
+					out = append(out, fmt.Sprintf("%s was client-bound: the load generator used %.2f of %d cores.", where, r.info.ClientCores, r.info.CoresAllowed))
+				}
+				var errs int64
+				for _, row := range r.rows {
+					errs += row.Errors
+				}
+				if errs > 0 {
+					out = append(out, fmt.Sprintf("%s had %s errors.", where, thousands(errs)))
+				}
+			}
+			if tp := c.throughput(); tp.N > 1 && tp.CV > 0.10 {
+				out = append(out, fmt.Sprintf("%s, %s is unstable: throughput varied by CV %.1f%% over %d repetitions.", sys, ph.name, tp.CV*100, tp.N))
+			}
+		}
+	}
+	return out
 }
 
 func errorSummary(errs map[string]int64) string {
@@ -270,6 +492,13 @@ func dash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+func ifStr(c bool, s string) string {
+	if c {
+		return s
+	}
+	return ""
 }
 
 func oneLine(s string) string {

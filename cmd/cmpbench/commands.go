@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -15,31 +15,49 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
+	var out string
+	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Regenerate report.md of an archive from the archive alone",
-		Args:  cobra.ExactArgs(1),
+		Short: "Regenerate report.md and charts of an archive from the archive alone",
+		Long: `Regenerates report.md and charts/*.svg from the archive's manifest and tables and
+compares them with the archived files. With --out, the regenerated files are written
+there; an archive is never changed, so that it still verifies.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := archive.Open(args[0])
 			if err != nil {
 				return badInput{err}
 			}
-			out := report.Markdown(a)
-			old, _ := a.ReadFile(archive.ReportFile)
-			if string(old) == string(out) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", archive.ReportFile)
-				return nil
-			}
-			// A report that differs from the archived one is written beside it, so
-			// that the archive still verifies.
-			path := args[0] + "/" + archive.ReportFile + ".regenerated"
-			if err := os.WriteFile(path, out, 0o644); err != nil {
+			files, err := report.Generate(a)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "the report differs from the archived one; wrote %s\n", path)
+			var differ []string
+			for _, f := range files {
+				old, err := a.ReadFile(f.Name)
+				if err != nil || !bytes.Equal(old, f.Data) {
+					differ = append(differ, f.Name)
+				}
+				if out != "" {
+					if err := archive.WriteGenerated(out, f.Name, f.Data); err != nil {
+						return err
+					}
+				}
+			}
+			w := cmd.OutOrStdout()
+			if len(differ) == 0 {
+				fmt.Fprintf(w, "regenerated %d files (report.md and %d charts): byte-identical to the archived ones\n", len(files), len(files)-1)
+			} else {
+				fmt.Fprintf(w, "regenerated files that differ from the archived ones (a different cmpbench version?): %s\n", strings.Join(differ, ", "))
+			}
+			if out != "" {
+				fmt.Fprintf(w, "written to %s\n", out)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&out, "out", "", "write the regenerated files into this directory")
+	return cmd
 }
 
 func newVerifyCmd() *cobra.Command {

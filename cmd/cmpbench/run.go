@@ -183,7 +183,11 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	stdout.Write(report.Tables(a))
+	tables, err := report.Tables(a)
+	if err != nil {
+		return err
+	}
+	stdout.Write(tables)
 	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", runID, res.Status, dir, filepath.Join(dir, archive.ReportFile))
 	if res.Status != core.RunComplete {
 		return errFailed

@@ -75,7 +75,7 @@ func TestSmokeRunIntegration(t *testing.T) {
 		t.Errorf("report:\n%s", rep)
 	}
 	// The report is rebuilt from the archive alone, byte for byte.
-	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "up to date") {
+	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
 		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }

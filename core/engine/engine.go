@@ -44,7 +44,6 @@ var Capabilities = []string{CapProbe}
 
 // Defaults.
 const (
-	DefaultInterval         = time.Second
 	DefaultUnreachableAfter = 2 * time.Second
 	// reconnectBackoff spaces attempts on a broken connection, so that a dead server
 	// costs a bounded number of errors per second instead of a spinning CPU.
@@ -111,7 +110,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		aggs:     map[int64]*intervalAgg{},
 	}
 	if e.interval == 0 {
-		e.interval = int64(DefaultInterval)
+		e.interval = int64(core.DefaultInterval)
 	}
 	if e.unreach == 0 {
 		e.unreach = int64(DefaultUnreachableAfter)

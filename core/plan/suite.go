@@ -137,6 +137,9 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	if p.Connections == 0 {
 		p.Connections = DefaultConnections
 	}
+	if p.Interval == 0 {
+		p.Interval = core.DefaultInterval
+	}
 	if d.Poisson && d.Rate == 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}

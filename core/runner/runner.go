@@ -264,7 +264,7 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
 	}
 	interval := spec.Interval
 	if interval <= 0 {
-		interval = time.Second
+		interval = core.DefaultInterval
 	}
 	clientLoop := sampler.Start(interval, func(at time.Time) {
 		for _, sp := range procs {
