@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
 	"github.com/cmpbench/cmpbench/core/redact"
@@ -159,5 +161,71 @@ func TestSummaryCSV(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "fast,1,closed-1:10,0,measured,") {
 		t.Fatalf("rows:\n%s", b.String())
+	}
+}
+
+func TestHlogExportReadsBack(t *testing.T) {
+	a, err := archive.Open(write(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := a.WriteHlogs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 6 {
+		t.Fatalf("%d logs for 2 systems x 3 phases", len(files))
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := hdrhistogram.NewHistogramLogReader(fh)
+		counts := map[string]int64{}
+		for {
+			h, err := r.NextIntervalHistogram()
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if h == nil {
+				break
+			}
+			counts[h.Tag()] += h.TotalCount()
+		}
+		fh.Close()
+		sys := filepath.Base(filepath.Dir(f))
+		phase := strings.TrimSuffix(filepath.Base(f), ".hlog")
+		for _, row := range a.Summary {
+			if row.System == sys && strings.HasSuffix(phase, strings.ReplaceAll(row.Phase, ":", "_")) {
+				if counts[row.Op] != row.Count {
+					t.Errorf("%s: %s has %d values in the log, %d in the summary", f, row.Op, counts[row.Op], row.Count)
+				}
+				if row.TargetRate > 0 && counts[row.Op+"_service"] != row.Count {
+					t.Errorf("%s: %s service time has %d values", f, row.Op, counts[row.Op+"_service"])
+				}
+			}
+		}
+	}
+}
+
+func TestWriteFailureLeavesNoFinalDirectory(t *testing.T) {
+	// A full disk, simulated with /dev/full under one of the archive's file names.
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	res, m := archivetest.Run()
+	out := t.TempDir()
+	pending := filepath.Join(out, archive.PendingName(res.RunID))
+	os.MkdirAll(pending, 0o755)
+	if err := os.Symlink("/dev/full", filepath.Join(pending, archive.IntervalsFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := archive.Create(out, res, m, nil)
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("create on a full disk: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, res.RunID)); !os.IsNotExist(err) {
+		t.Fatal("a directory exists under the final name")
 	}
 }

@@ -12,14 +12,34 @@ import (
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
+// Options vary the generated run.
+type Options struct {
+	// Throughput and Latency multiply every count and every latency (0 means 1).
+	Throughput, Latency float64
+	// Repeat runs each measured phase this many times; Jitter is the relative change
+	// of throughput from one repetition to the next.
+	Repeat int
+	Jitter float64
+}
+
 // Run is a two-system run with a load, a closed-loop and a fixed-rate phase whose
 // latencies are generated from fixed formulas; "slow" misses its fixed rate.
-func Run() (*core.RunResult, archive.Manifest) {
+func Run() (*core.RunResult, archive.Manifest) { return Make(Options{}) }
+
+// Make is Run varied by o.
+func Make(opt Options) (*core.RunResult, archive.Manifest) {
+	if opt.Throughput == 0 {
+		opt.Throughput = 1
+	}
+	if opt.Latency == 0 {
+		opt.Latency = 1
+	}
+	opt.Repeat = max(opt.Repeat, 1)
 	res := &core.RunResult{RunID: "20261201-100000-smoke-abcdef", Status: core.RunComplete, Started: t0, Ended: t0.Add(40 * time.Second)}
 	m := archive.Manifest{
 		Cmpbench: archive.BuildInfo{Version: "v0.1.0", Commit: "0123456789abcdef0123"},
 		Host:     core.HostFacts{Hostname: "bench1", OS: "linux", Platform: "debian", PlatformVersion: "12", Kernel: "6.1", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2, MemoryBytes: 24 << 30, GoVersion: "go1.26.8"},
-		Seed:     1, Scale: 1,
+		Seed:     1, Scale: 1, Repeat: opt.Repeat,
 		Suite: archive.SuiteInfo{Name: "smoke", Description: "test suite", Source: "built-in", YAML: "name: smoke\n"},
 	}
 	memtier := &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
@@ -43,87 +63,95 @@ func Run() (*core.RunResult, archive.Manifest) {
 		}
 		m.Systems = append(m.Systems, info)
 		for pi, spec := range specs {
-			spec.Seed = uint64(pi + 1)
-			p := core.PhaseRun{System: sys, Index: pi, Spec: spec}
-			start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
-			secs := 3
-			if pi == 0 {
-				secs = 1
+			reps := 1
+			if spec.Kind == core.PhaseMeasured {
+				reps = opt.Repeat
 			}
-			p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
-			for iv := range secs {
-				rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
-				for _, k := range spec.Workload.OpKinds() {
-					n := int64(1000)
-					if spec.OpenLoop() {
-						n = 5000 * 10 / 11 // GET share of 1:10
-						if k == core.OpSet {
-							n = 5000 / 11
+			for rp := range reps {
+				spec.Seed = uint64(pi + 1)
+				p := core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec}
+				factor := opt.Throughput * (1 + opt.Jitter*float64(rp))
+				start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
+				secs := 3
+				if pi == 0 {
+					secs = 1
+				}
+				p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
+				for iv := range secs {
+					rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
+					for _, k := range spec.Workload.OpKinds() {
+						n := int64(1000)
+						if spec.OpenLoop() {
+							n = 5000 * 10 / 11 // GET share of 1:10
+							if k == core.OpSet {
+								n = 5000 / 11
+							}
+							if sys == "slow" {
+								n = n * 9 / 10 // 90% of the target: not sustained
+							}
 						}
-						if sys == "slow" {
-							n = n * 9 / 10 // 90% of the target: not sustained
+						n = int64(float64(n) * factor)
+						o := core.OpInterval{Op: k, OK: n, Service: core.NewHistogram()}
+						if k == core.OpGet {
+							o.Hits, o.Misses = n-n/10, n/10
+						} else {
+							o.Bytes = n * 256
 						}
-					}
-					o := core.OpInterval{Op: k, OK: n, Service: core.NewHistogram()}
-					if k == core.OpGet {
-						o.Hits, o.Misses = n-n/10, n/10
-					} else {
-						o.Bytes = n * 256
-					}
-					for i := range n {
-						o.Service.RecordValue(int64(50_000*(si+1)) + (i*7919)%200_000)
-					}
-					o.Response = o.Service
-					if spec.OpenLoop() {
-						o.Response = core.NewHistogram()
 						for i := range n {
-							o.Response.RecordValue(int64(60_000*(si+1)) + (i*104729)%400_000)
+							o.Service.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * opt.Latency))
+						}
+						o.Response = o.Service
+						if spec.OpenLoop() {
+							o.Response = core.NewHistogram()
+							for i := range n {
+								o.Response.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * opt.Latency))
+							}
+						}
+						if pi == 1 && sys == "slow" && k == core.OpSet {
+							o.Errors[core.ErrClassOOM] = 7
+						}
+						rep.Ops = append(rep.Ops, o)
+					}
+					if spec.Kind == core.PhaseMeasured {
+						// 200 probe GETs a second, one slow request in the middle.
+						for i := range 200 {
+							at := time.Duration(iv)*time.Second + time.Duration(i)*5*time.Millisecond
+							lat := time.Duration(80_000+i*100) * time.Duration(si+1)
+							if iv == 1 && i == 100 {
+								lat = 40 * time.Millisecond
+							}
+							rep.Probe = append(rep.Probe, core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK})
 						}
 					}
-					if pi == 1 && sys == "slow" && k == core.OpSet {
-						o.Errors[core.ErrClassOOM] = 7
-					}
-					rep.Ops = append(rep.Ops, o)
+					p.Intervals = append(p.Intervals, rep)
 				}
 				if spec.Kind == core.PhaseMeasured {
-					// 200 probe GETs a second, one slow request in the middle.
-					for i := range 200 {
-						at := time.Duration(iv)*time.Second + time.Duration(i)*5*time.Millisecond
-						lat := time.Duration(80_000+i*100) * time.Duration(si+1)
-						if iv == 1 && i == 100 {
-							lat = 40 * time.Millisecond
+					// The server counted what the client sent: successes, errors and probe GETs.
+					var gets, sets int64
+					for _, iv := range p.Intervals {
+						for _, o := range iv.Ops {
+							if o.Op == core.OpGet {
+								gets += o.OK + o.ErrorTotal()
+							} else {
+								sets += o.OK + o.ErrorTotal()
+							}
 						}
-						rep.Probe = append(rep.Probe, core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK})
+						gets += int64(len(iv.Probe))
 					}
-				}
-				p.Intervals = append(p.Intervals, rep)
-			}
-			if spec.Kind == core.PhaseMeasured {
-				// The server counted what the client sent: successes, errors and probe GETs.
-				var gets, sets int64
-				for _, iv := range p.Intervals {
-					for _, o := range iv.Ops {
-						if o.Op == core.OpGet {
-							gets += o.OK + o.ErrorTotal()
-						} else {
-							sets += o.OK + o.ErrorTotal()
-						}
+					stat := func(point string, g, s int64) core.StatsSample {
+						return core.StatsSample{At: start, Point: point, Stats: map[string]string{
+							"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", g),
+							"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", s),
+							"memory.used_memory":       "1048576",
+							"server.redis_version":     "7.0.15",
+						}}
 					}
-					gets += int64(len(iv.Probe))
+					p.ServerStats = []core.StatsSample{stat("before", 1000, 500), stat("after", 1000+gets, 500+sets)}
+					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
+					p.ClientCores, p.CoresAllowed = 0.5, 2
 				}
-				stat := func(point string, g, s int64) core.StatsSample {
-					return core.StatsSample{At: start, Point: point, Stats: map[string]string{
-						"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", g),
-						"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", s),
-						"memory.used_memory":       "1048576",
-						"server.redis_version":     "7.0.15",
-					}}
-				}
-				p.ServerStats = []core.StatsSample{stat("before", 1000, 500), stat("after", 1000+gets, 500+sets)}
-				p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
-				p.ClientCores, p.CoresAllowed = 0.5, 2
+				res.Phases = append(res.Phases, p)
 			}
-			res.Phases = append(res.Phases, p)
 		}
 	}
 	return res, m

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/compare"
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/workloads/suites"
@@ -170,8 +171,80 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 	}
 }
 
+func newCompareCmd() *cobra.Command {
+	o := compare.Defaults
+	var threshold, noise, unstable float64
+	var failOnRegression bool
+	cmd := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare two archives phase by phase: throughput and latency changes",
+		Long: `For every measured phase and op of two archives (matched by system, phase and op),
+prints throughput and p50/p99/p99.9 of A and B and the change. A change within the
+noise band is unchanged, beyond the threshold a regression or improvement, in between
+minor; UNSTABLE marks metrics whose repetitions (--repeat) vary by more than the
+unstable CV, NS latencies of fixed-rate phases not sustained.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Threshold, o.Noise, o.Unstable = threshold/100, noise/100, unstable/100
+			if o.Noise < 0 || o.Threshold < o.Noise || o.Unstable <= 0 {
+				return inputErr("need 0 <= --noise <= --threshold and --unstable > 0")
+			}
+			var archives [2]*archive.Archive
+			for i, dir := range args {
+				a, err := archive.Open(dir)
+				if err != nil {
+					return badInput{err}
+				}
+				archives[i] = a
+			}
+			rows := compare.Compare(archives[0], archives[1], o)
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "A: %s (%s)\nB: %s (%s)\n\n", archives[0].Manifest.RunID, args[0], archives[1].Manifest.RunID, args[1])
+			if err := compare.Write(w, rows); err != nil {
+				return err
+			}
+			reg := compare.Count(rows, compare.Regression)
+			fmt.Fprintf(w, "\n%d regressions, %d improvements, %d unstable, %d missing (threshold %g%%, noise %g%%)\n",
+				reg, compare.Count(rows, compare.Improvement), compare.Count(rows, compare.Unstable), compare.Count(rows, compare.Missing), threshold, noise)
+			if failOnRegression && reg > 0 {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&threshold, "threshold", o.Threshold*100, "percent change beyond which a metric counts as a regression or improvement")
+	f.Float64Var(&noise, "noise", o.Noise*100, "percent change within which a metric counts as unchanged")
+	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
+	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed")
+	return cmd
+}
+
 func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "export", Short: "Export an archive's data in other formats"}
+	var out string
+	hlog := &cobra.Command{
+		Use:   "hlog DIR",
+		Short: "Write HdrHistogram interval logs, one per system and phase, tagged by op",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := archive.Open(args[0])
+			if err != nil {
+				return badInput{err}
+			}
+			dir := out
+			if dir == "" {
+				dir = a.Manifest.RunID + "-hlog"
+			}
+			files, err := a.WriteHlogs(dir)
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return err
+		},
+	}
+	hlog.Flags().StringVar(&out, "out", "", "directory for the logs (default ./<run-id>-hlog)")
+	cmd.AddCommand(hlog)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "csv DIR",
 		Short: "Write summary.parquet as CSV to stdout",

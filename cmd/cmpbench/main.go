@@ -80,6 +80,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newRunCmd(g),
 		newReportCmd(),
+		newCompareCmd(),
 		newVerifyCmd(),
 		newSystemsCmd(g),
 		newSuitesCmd(),

@@ -78,6 +78,82 @@ func TestSmokeRunIntegration(t *testing.T) {
 	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
 		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
 	}
+	checkSamplers(t, a)
+	charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
+	if len(charts) < 3 || !strings.Contains(string(rep), "](charts/throughput.svg)") {
+		t.Errorf("charts %v", charts)
+	}
+	if r := cli(t, dir, nil, "compare", "--fail-on-regression", a.Dir, a.Dir); r.code != 0 || !strings.Contains(r.stdout, "0 regressions") {
+		t.Errorf("compare with itself: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	hl := filepath.Join(dir, "hlog")
+	if r := cli(t, dir, nil, "export", "hlog", "--out", hl, a.Dir); r.code != 0 || strings.Count(r.stdout, ".hlog") != 6 {
+		t.Errorf("export hlog: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// checkSamplers checks the side probe, server stats and client stats of a run.
+func checkSamplers(t *testing.T, a *archive.Archive) {
+	t.Helper()
+	probe, err := a.Probe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range a.Manifest.Phases {
+		var n int
+		for _, r := range probe {
+			if r.System == p.System && r.PhaseIndex == p.Index && r.Repetition == p.Repetition {
+				n++
+				if r.Op != "GET" || r.Outcome != "hit" || r.ResponseNs < r.ServiceNs {
+					t.Fatalf("probe row %+v", r)
+				}
+			}
+		}
+		want := p.ProbeRate * float64(p.ElapsedNs) / 1e9
+		if p.Kind != "measured" {
+			if n != 0 {
+				t.Errorf("%s %s: %d probe requests outside a measured phase", p.System, p.Name, n)
+			}
+			continue
+		}
+		if math.Abs(float64(n)-want) > 0.02*want {
+			t.Errorf("%s %s: %d probe requests, want %.0f ± 2%%", p.System, p.Name, n, want)
+		}
+	}
+	stats, err := a.ServerStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := map[string]bool{}
+	for _, s := range stats {
+		if s.Section == "commandstats" {
+			points[s.System+"/"+s.Phase+"/"+s.Point] = true
+		}
+	}
+	for _, p := range a.Manifest.Phases {
+		if p.Kind == "measured" && (!points[p.System+"/"+p.Name+"/before"] || !points[p.System+"/"+p.Name+"/after"]) {
+			t.Errorf("%s %s: no commandstats before and after the phase", p.System, p.Name)
+		}
+	}
+	clients, err := a.ClientStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := map[string]bool{}
+	for _, c := range clients {
+		procs[c.Process] = true
+		if c.RSSBytes <= 0 || c.CPUPercent < 0 {
+			t.Fatalf("client sample %+v", c)
+		}
+	}
+	if !procs["cmpbench"] || !procs["plugin"] {
+		t.Errorf("client stats cover %v", procs)
+	}
+	for _, p := range a.Manifest.Phases {
+		if p.CoresAllowed < 1 || p.ClientCores <= 0 {
+			t.Errorf("%s %s: client cores %.2f of %d", p.System, p.Name, p.ClientCores, p.CoresAllowed)
+		}
+	}
 }
 
 const quickSuite = `name: quick
