@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,12 +87,51 @@ func TestSmokeRunIntegration(t *testing.T) {
 	if len(charts) < 3 || !strings.Contains(string(rep), "](charts/throughput.svg)") {
 		t.Errorf("charts %v", charts)
 	}
+	for _, c := range charts {
+		texts := svgText(t, c)
+		for _, sys := range []string{"redis", "redis-aof"} {
+			if !slices.Contains(texts, sys) && !slices.Contains(texts, sys+" probe") {
+				t.Errorf("%s has no series for %s: %q", filepath.Base(c), sys, texts)
+			}
+		}
+	}
 	if r := cli(t, dir, nil, "compare", "--fail-on-regression", a.Dir, a.Dir); r.code != 0 || !strings.Contains(r.stdout, "0 regressions") {
 		t.Errorf("compare with itself: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	hl := filepath.Join(dir, "hlog")
 	if r := cli(t, dir, nil, "export", "hlog", "--out", hl, a.Dir); r.code != 0 || strings.Count(r.stdout, ".hlog") != 6 {
 		t.Errorf("export hlog: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// svgText parses an SVG file and returns the content of its text elements.
+func svgText(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var texts []string
+	in := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return texts
+		}
+		if err != nil {
+			t.Fatalf("%s does not parse: %v", path, err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			in = el.Name.Local == "text"
+		case xml.EndElement:
+			in = false
+		case xml.CharData:
+			if in {
+				texts = append(texts, string(el))
+			}
+		}
 	}
 }
 
