@@ -15,15 +15,16 @@ const FormatVersion = 1
 
 // File names inside an archive.
 const (
-	ManifestFile  = "manifest.json"
-	SumsFile      = "SHA256SUMS"
-	SummaryFile   = "summary.parquet"
-	IntervalsFile = "intervals.parquet"
-	ProbeFile     = "probe.parquet"
-	ServerStats   = "server_stats.parquet"
-	ClientStats   = "client_stats.parquet"
-	ReportFile    = "report.md"
-	SystemsDir    = "systems"
+	ManifestFile   = "manifest.json"
+	SumsFile       = "SHA256SUMS"
+	SummaryFile    = "summary.parquet"
+	IntervalsFile  = "intervals.parquet"
+	ProbeFile      = "probe.parquet"
+	ServerStats    = "server_stats.parquet"
+	ClientStats    = "client_stats.parquet"
+	ReportFile     = "report.md"
+	ValidationFile = "validation.json"
+	SystemsDir     = "systems"
 )
 
 // Manifest describes a run: what ran where, with which versions, and how it ended.

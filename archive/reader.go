@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // Archive is an archive opened for reading.
@@ -90,6 +92,19 @@ func (a *Archive) readTable(name string, out any) error {
 		return fmt.Errorf("%s belongs to run %q, the manifest to %q", name, id, a.Manifest.RunID)
 	}
 	return nil
+}
+
+// Validations reads validation.json: the checks of loaded data.
+func (a *Archive) Validations() ([]core.Validation, error) {
+	b, err := a.ReadFile(ValidationFile)
+	if err != nil {
+		return nil, err
+	}
+	var v []core.Validation
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", ValidationFile, err)
+	}
+	return v, nil
 }
 
 // ReadFile reads a file of the archive.

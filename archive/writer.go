@@ -118,6 +118,17 @@ func (p *Pending) write(res *core.RunResult, m Manifest) error {
 		}
 		m.Phases = append(m.Phases, pi)
 	}
+	vals := res.Validations
+	if vals == nil {
+		vals = []core.Validation{}
+	}
+	vb, err := json.MarshalIndent(vals, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(p.Dir, ValidationFile), []byte(p.red.String(string(vb))+"\n")); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

@@ -31,6 +31,24 @@ type Conn interface {
 	Close() error
 }
 
+// Counter is implemented by targets that can count their keys or records. Counting
+// may be expensive (a scan); the engine never counts inside a measured window.
+type Counter interface {
+	Count(ctx context.Context) (int64, error)
+}
+
+// RecordReader is implemented by targets that can read a whole record, for
+// validation: field name -> value; a missing record is an empty map.
+type RecordReader interface {
+	ReadRecord(ctx context.Context, key []byte) (map[string][]byte, error)
+}
+
+// Flusher is implemented by targets that can be emptied. cmpbench calls it only for
+// systems marked disposable.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // Info describes an adapter: who it is and what it can do.
 type Info struct {
 	Name    string
@@ -65,14 +83,17 @@ type Capture struct {
 // SystemConfig is what an adapter needs to reach one system. It carries secrets in
 // memory only; it is never written anywhere.
 type SystemConfig struct {
-	Name     string
-	Adapter  string
-	Profile  string
-	Endpoint string // host:port, resolved for provisioned systems
-	TLS      TLSConfig
-	Auth     AuthConfig
-	Timeout  time.Duration     // per-operation timeout
-	Options  map[string]string // adapter-specific settings
+	Name    string
+	Adapter string
+	Profile string
+	// ProfileData is a profile defined in the systems file, for adapters with
+	// profiles; empty means the built-in profile named Profile.
+	ProfileData []byte
+	Endpoint    string // host:port, resolved for provisioned systems
+	TLS         TLSConfig
+	Auth        AuthConfig
+	Timeout     time.Duration     // per-operation timeout
+	Options     map[string]string // adapter-specific settings
 }
 
 // TLSConfig says how to reach a system over TLS.

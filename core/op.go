@@ -12,12 +12,16 @@ type OpKind uint8
 
 // Operation kinds. The numeric values travel across the plugin boundary: append only.
 const (
-	OpGet OpKind = iota // read one value by key; a missing key is a miss
-	OpSet               // write one value by key
+	OpGet    OpKind = iota // read one value by key; a missing key is a miss
+	OpSet                  // write one value by key
+	OpRead                 // read every field of a record (YCSB READ)
+	OpUpdate               // replace every field of an existing record (YCSB UPDATE)
+	OpInsert               // create a record (YCSB INSERT)
+	OpScan                 // read records in key order from a key (YCSB SCAN)
 	NumOpKinds
 )
 
-var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET"}
+var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET", OpRead: "READ", OpUpdate: "UPDATE", OpInsert: "INSERT", OpScan: "SCAN"}
 
 func (k OpKind) String() string {
 	if k < NumOpKinds {
@@ -27,7 +31,7 @@ func (k OpKind) String() string {
 }
 
 // IsRead reports whether the op kind reads data, so that hits and misses apply to it.
-func (k OpKind) IsRead() bool { return k == OpGet }
+func (k OpKind) IsRead() bool { return k == OpGet || k == OpRead || k == OpScan }
 
 // ParseOpKind is the inverse of OpKind.String.
 func ParseOpKind(s string) (OpKind, error) {
@@ -45,9 +49,24 @@ func ParseOpKind(s string) (OpKind, error) {
 type Op struct {
 	Kind  OpKind
 	Key   []byte
-	Value []byte
+	Value []byte // GET/SET
+	// Fields names a record's fields and Values holds what UPDATE and INSERT write to
+	// them; READ expects len(Fields) fields back, and fewer is an error.
+	Fields [][]byte
+	Values [][]byte
+	// ScanCount is how many records a SCAN reads.
+	ScanCount int
 	// RespBytes is set by the adapter: payload bytes received in the reply (for reads).
 	RespBytes int
+}
+
+// WriteBytes is the payload an op writes.
+func (o *Op) WriteBytes() int {
+	n := len(o.Value)
+	for _, v := range o.Values {
+		n += len(v)
+	}
+	return n
 }
 
 // OpSource fills in operations: a workload's stream for one worker. Each worker has

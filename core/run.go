@@ -110,4 +110,5 @@ type RunResult struct {
 	Started, Ended time.Time
 	Systems        []SystemRun
 	Phases         []PhaseRun
+	Validations    []Validation
 }

@@ -10,12 +10,16 @@ import (
 // plugin boundary; the op generators live in workloads/.
 type WorkloadSpec struct {
 	Memtier *MemtierSpec
+	YCSB    *YCSBSpec
 }
 
 // Describe is a short human description for plans and reports.
 func (w WorkloadSpec) Describe() string {
-	if w.Memtier != nil {
+	switch {
+	case w.Memtier != nil:
 		return w.Memtier.Describe()
+	case w.YCSB != nil:
+		return w.YCSB.Describe()
 	}
 	return "none"
 }
@@ -32,15 +36,32 @@ func (w WorkloadSpec) OpKinds() []OpKind {
 		}
 		return ks
 	}
+	if y := w.YCSB; y != nil {
+		var ks []OpKind
+		for _, p := range []struct {
+			share float64
+			kind  OpKind
+		}{{y.Read, OpRead}, {y.Update, OpUpdate}, {y.Insert, OpInsert}, {y.Scan, OpScan}} {
+			if p.share > 0 {
+				ks = append(ks, p.kind)
+			}
+		}
+		return ks
+	}
 	return nil
 }
 
 // Validate reports every problem with the workload.
 func (w WorkloadSpec) Validate(connections int) []error {
-	if w.Memtier == nil {
-		return []error{fmt.Errorf("workload: none given (want memtier)")}
+	switch {
+	case w.Memtier != nil && w.YCSB != nil:
+		return []error{fmt.Errorf("workload: memtier and ycsb given; a phase has one workload")}
+	case w.Memtier != nil:
+		return w.Memtier.Validate(connections)
+	case w.YCSB != nil:
+		return w.YCSB.Validate()
 	}
-	return w.Memtier.Validate(connections)
+	return []error{fmt.Errorf("workload: none given (want memtier or ycsb)")}
 }
 
 // KeyPattern is memtier's key pattern letter.
@@ -144,6 +165,116 @@ func (m MemtierSpec) Validate(connections int) []error {
 				break
 			}
 		}
+	}
+	return errs
+}
+
+// YCSB request distributions and insert orders.
+const (
+	DistUniform = "uniform"
+	DistZipfian = "zipfian" // scrambled, as YCSB's
+	DistLatest  = "latest"
+
+	InsertHashed  = "hashed" // key user<FNV-1a 64 of the record number>, as YCSB
+	InsertOrdered = "ordered"
+)
+
+// YCSBMix is a named mix of YCSB's core workloads.
+type YCSBMix struct {
+	Name                       string
+	Read, Update, Insert, Scan float64
+	Distribution               string
+}
+
+// YCSB's core workloads A-D, as YCSB defines them.
+var (
+	YCSBA = YCSBMix{Name: "A", Read: 0.5, Update: 0.5, Distribution: DistZipfian}   // update heavy
+	YCSBB = YCSBMix{Name: "B", Read: 0.95, Update: 0.05, Distribution: DistZipfian} // read mostly
+	YCSBC = YCSBMix{Name: "C", Read: 1, Distribution: DistZipfian}                  // read only
+	YCSBD = YCSBMix{Name: "D", Read: 0.95, Insert: 0.05, Distribution: DistLatest}  // read latest
+)
+
+// YCSBMixes are the core workloads by name.
+var YCSBMixes = map[string]YCSBMix{"A": YCSBA, "B": YCSBB, "C": YCSBC, "D": YCSBD}
+
+// Apply sets the mix's proportions and distribution on spec.
+func (m YCSBMix) Apply(spec *YCSBSpec) {
+	spec.Read, spec.Update, spec.Insert, spec.Scan = m.Read, m.Update, m.Insert, m.Scan
+	spec.Distribution = m.Distribution
+}
+
+// YCSBSpec is YCSB's core workload over multi-field records. Records are numbered;
+// record n's key is KeyPrefix followed by n, hashed or not. The initial records are
+// 0 .. RecordCount-1; a load phase inserts exactly those, with field values that are
+// a function of the phase seed, the record and the field, so that they can be checked
+// later without storing them.
+type YCSBSpec struct {
+	RecordCount int64
+	FieldCount  int
+	FieldLength int
+	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1.
+	Read, Update, Insert, Scan float64
+	Distribution               string // of the records READ, UPDATE and SCAN choose
+	InsertOrder                string
+	KeyPrefix                  string
+	// InsertStart is the first record number a run phase inserts; phases get
+	// disjoint ranges so that their inserts never collide.
+	InsertStart   int64
+	MaxScanLength int
+}
+
+// Describe is e.g. "ycsb read 0.95 update 0.05 uniform, 10x128B, 100000 records".
+func (y YCSBSpec) Describe() string {
+	var parts []string
+	for _, p := range []struct {
+		name  string
+		share float64
+	}{{"read", y.Read}, {"update", y.Update}, {"insert", y.Insert}, {"scan", y.Scan}} {
+		if p.share > 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", p.name, p.share))
+		}
+	}
+	return fmt.Sprintf("ycsb %s %s, %dx%dB, %d records", strings.Join(parts, " "), y.Distribution, y.FieldCount, y.FieldLength, y.RecordCount)
+}
+
+// Validate reports every problem with the workload.
+func (y YCSBSpec) Validate() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf("ycsb: "+format, a...)) }
+	if y.RecordCount < 1 {
+		add("record_count must be at least 1, got %d", y.RecordCount)
+	}
+	if y.FieldCount < 1 || y.FieldCount > 1000 {
+		add("field_count must be in [1, 1000], got %d", y.FieldCount)
+	}
+	if y.FieldLength < 1 || y.FieldLength > 1<<20 {
+		add("field_length must be in [1, 1 MiB], got %d", y.FieldLength)
+	}
+	sum := 0.0
+	for _, p := range []float64{y.Read, y.Update, y.Insert, y.Scan} {
+		if p < 0 || p > 1 {
+			add("proportions must be in [0, 1]")
+		}
+		sum += p
+	}
+	if sum < 0.999999 || sum > 1.000001 {
+		add("read, update, insert and scan proportions add up to %g, not 1", sum)
+	}
+	switch y.Distribution {
+	case DistUniform, DistZipfian, DistLatest:
+	default:
+		add("request_distribution %q is not uniform, zipfian or latest", y.Distribution)
+	}
+	switch y.InsertOrder {
+	case InsertHashed, InsertOrdered:
+	default:
+		add("insert_order %q is not hashed or ordered", y.InsertOrder)
+	}
+	if y.Scan > 0 && y.MaxScanLength < 1 {
+		add("scans need max_scan_length >= 1")
+	}
+	if y.InsertStart < 0 {
+		add("insert_start must not be negative")
 	}
 	return errs
 }

@@ -35,9 +35,10 @@ func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
 			Enabled: s.TLS.Enabled, CaFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile,
 			ServerName: s.TLS.ServerName, InsecureSkipVerify: s.TLS.InsecureSkipVerify,
 		},
-		Auth:      &pluginv1.Auth{Username: s.Auth.Username, Password: s.Auth.Password},
-		TimeoutNs: int64(s.Timeout),
-		Options:   s.Options,
+		Auth:        &pluginv1.Auth{Username: s.Auth.Username, Password: s.Auth.Password},
+		TimeoutNs:   int64(s.Timeout),
+		Options:     s.Options,
+		ProfileData: s.ProfileData,
 	}
 }
 
@@ -50,9 +51,10 @@ func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
 			Enabled: t.GetEnabled(), CAFile: t.GetCaFile(), CertFile: t.GetCertFile(), KeyFile: t.GetKeyFile(),
 			ServerName: t.GetServerName(), InsecureSkipVerify: t.GetInsecureSkipVerify(),
 		},
-		Auth:    core.AuthConfig{Username: a.GetUsername(), Password: a.GetPassword()},
-		Timeout: time.Duration(m.GetTimeoutNs()),
-		Options: m.GetOptions(),
+		Auth:        core.AuthConfig{Username: a.GetUsername(), Password: a.GetPassword()},
+		Timeout:     time.Duration(m.GetTimeoutNs()),
+		Options:     m.GetOptions(),
+		ProfileData: m.GetProfileData(),
 	}
 }
 
@@ -84,6 +86,14 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 			ValueMin: int32(w.ValueMin), ValueMax: int32(w.ValueMax), MissFraction: w.MissFraction,
 		}}
 	}
+	if y := p.Workload.YCSB; y != nil {
+		m.Workload = &pluginv1.PhaseSpec_Ycsb{Ycsb: &pluginv1.YCSBSpec{
+			RecordCount: y.RecordCount, FieldCount: int32(y.FieldCount), FieldLength: int32(y.FieldLength),
+			Read: y.Read, Update: y.Update, Insert: y.Insert, Scan: y.Scan,
+			Distribution: y.Distribution, InsertOrder: y.InsertOrder, KeyPrefix: y.KeyPrefix,
+			InsertStart: y.InsertStart, MaxScanLength: int32(y.MaxScanLength),
+		}}
+	}
 	return m
 }
 
@@ -104,6 +114,14 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 			KeyMin: w.GetKeyMin(), KeyMax: w.GetKeyMax(), KeyPrefix: w.GetKeyPrefix(),
 			GaussMedian: w.GetGaussMedian(), GaussStddev: w.GetGaussStddev(),
 			ValueMin: int(w.GetValueMin()), ValueMax: int(w.GetValueMax()), MissFraction: w.GetMissFraction(),
+		}
+	}
+	if y := m.GetYcsb(); y != nil {
+		p.Workload.YCSB = &core.YCSBSpec{
+			RecordCount: y.GetRecordCount(), FieldCount: int(y.GetFieldCount()), FieldLength: int(y.GetFieldLength()),
+			Read: y.GetRead(), Update: y.GetUpdate(), Insert: y.GetInsert(), Scan: y.GetScan(),
+			Distribution: y.GetDistribution(), InsertOrder: y.GetInsertOrder(), KeyPrefix: y.GetKeyPrefix(),
+			InsertStart: y.GetInsertStart(), MaxScanLength: int(y.GetMaxScanLength()),
 		}
 	}
 	return p
@@ -196,4 +214,22 @@ func PhaseEndFromProto(m *pluginv1.PhaseEnd) core.PhaseEnd {
 		Elapsed: time.Duration(m.GetElapsedNs()),
 		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
 	}
+}
+
+// ValidationToProto converts a validation's findings.
+func ValidationToProto(v core.Validation) *pluginv1.ValidateResponse {
+	m := &pluginv1.ValidateResponse{Counted: v.Counted, CountError: v.CountError, Problems: v.Problems}
+	for _, s := range v.Samples {
+		m.Samples = append(m.Samples, &pluginv1.SampleCheck{Record: s.Record, Key: s.Key, Fields: int32(s.Fields), Sha256: s.SHA256, Problem: s.Problem})
+	}
+	return m
+}
+
+// ValidationFromProto is the inverse of ValidationToProto.
+func ValidationFromProto(m *pluginv1.ValidateResponse) core.Validation {
+	v := core.Validation{Counted: m.GetCounted(), CountError: m.GetCountError(), Problems: m.GetProblems()}
+	for _, s := range m.GetSamples() {
+		v.Samples = append(v.Samples, core.SampleCheck{Record: s.GetRecord(), Key: s.GetKey(), Fields: int(s.GetFields()), SHA256: s.GetSha256(), Problem: s.GetProblem()})
+	}
+	return v
 }

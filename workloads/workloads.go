@@ -7,6 +7,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 // NewSource returns the stream of one worker of a phase.
@@ -14,6 +15,8 @@ func NewSource(spec core.PhaseSpec, worker int) (core.OpSource, error) {
 	switch w := spec.Workload; {
 	case w.Memtier != nil:
 		return memtier.New(*w.Memtier, spec.Seed, worker, spec.Connections), nil
+	case w.YCSB != nil:
+		return ycsb.New(*w.YCSB, spec.Seed, worker, spec.Connections, spec.Kind == core.PhaseLoad), nil
 	}
 	return nil, errors.New("phase has no workload")
 }
@@ -33,6 +36,14 @@ func NewProbeSource(spec core.PhaseSpec) (core.OpSource, error) {
 		}
 		m.SetPattern, m.GetPattern, m.MissFraction = core.PatternUniform, core.PatternUniform, 0
 		return memtier.New(m, spec.Seed, spec.Connections, spec.Connections+1), nil
+	case w.YCSB != nil:
+		// READs (or UPDATEs) of initial records, uniformly.
+		y := *w.YCSB
+		y.Read, y.Update, y.Insert, y.Scan, y.Distribution = 1, 0, 0, 0, core.DistUniform
+		if spec.Probe.Op == core.OpUpdate {
+			y.Read, y.Update = 0, 1
+		}
+		return ycsb.New(y, spec.Seed, spec.Connections, spec.Connections+1, false), nil
 	}
 	return nil, errors.New("phase has no workload")
 }

@@ -41,8 +41,8 @@ func (Adapter) Info() core.Info {
 	return core.Info{
 		Name:         Name,
 		Version:      "1",
-		Ops:          []core.OpKind{core.OpGet, core.OpSet},
-		Capabilities: []string{"capture", "stats"},
+		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
+		Capabilities: []string{"capture", "stats", "count", "records", "flush"},
 	}
 }
 
@@ -50,6 +50,10 @@ func (Adapter) Info() core.Info {
 func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
 	if sys.Endpoint == "" {
 		return nil, errors.New("no endpoint")
+	}
+	profile, err := LoadProfile(sys.Profile, sys.ProfileData)
+	if err != nil {
+		return nil, err
 	}
 	timeout := sys.Timeout
 	if timeout <= 0 {
@@ -88,7 +92,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		client.Close()
 		return nil, fmt.Errorf("PING %s: %w", sys.Endpoint, err)
 	}
-	return &target{sys: sys, client: client, timeout: timeout}, nil
+	return &target{sys: sys, client: client, timeout: timeout, profile: profile}, nil
 }
 
 func tlsConfig(sys core.SystemConfig) (*tls.Config, error) {
@@ -124,12 +128,13 @@ type target struct {
 	sys     core.SystemConfig
 	client  rueidis.Client
 	timeout time.Duration
+	profile *Profile
 }
 
 // Connect dedicates one connection of the client to one worker.
 func (t *target) Connect(context.Context) (core.Conn, error) {
 	dc, cancel := t.client.Dedicate()
-	return &conn{client: t.client, dc: dc, release: cancel}, nil
+	return &conn{client: t.client, dc: dc, release: cancel, profile: t.profile}, nil
 }
 
 func (t *target) Close(context.Context) error {
@@ -142,6 +147,8 @@ type conn struct {
 	dc      rueidis.DedicatedClient
 	release func()
 	broken  bool
+	profile *Profile
+	args    []string // reused for the field/value pairs of a record
 }
 
 // Do sends one command and waits for its reply. It deliberately ignores ctx: rueidis
@@ -160,15 +167,24 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 		cmd = c.dc.B().Get().Key(rueidis.BinaryString(op.Key)).Build()
 	case core.OpSet:
 		cmd = c.dc.B().Set().Key(rueidis.BinaryString(op.Key)).Value(rueidis.BinaryString(op.Value)).Build()
+	case core.OpRead:
+		cmd = c.dc.B().Hgetall().Key(rueidis.BinaryString(op.Key)).Build()
+	case core.OpUpdate:
+		cmd = c.record(c.profile.Commands.Update, op)
+	case core.OpInsert:
+		cmd = c.record(c.profile.Commands.Insert, op)
 	default:
 		return &core.OpError{Class: core.ErrClassOther, Err: fmt.Errorf("%s: %w", op.Kind, core.ErrUnsupported)}
 	}
 	res := c.dc.Do(context.Background(), cmd)
 	err := res.Error()
 	if err == nil {
-		if op.Kind == core.OpGet {
+		switch op.Kind {
+		case core.OpGet:
 			s, _ := res.ToString()
 			op.RespBytes = len(s)
+		case core.OpRead:
+			return checkRecord(res, op)
 		}
 		return nil
 	}
@@ -182,9 +198,83 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	return &core.OpError{Class: class, Err: err}
 }
 
+// record builds a write of every field of op with a profile's command.
+func (c *conn) record(command []string, op *core.Op) rueidis.Completed {
+	c.args = c.args[:0]
+	for i, f := range op.Fields {
+		c.args = append(c.args, rueidis.BinaryString(f), rueidis.BinaryString(op.Values[i]))
+	}
+	return c.dc.B().Arbitrary(command...).Keys(rueidis.BinaryString(op.Key)).Args(c.args...).Build()
+}
+
+// checkRecord counts a HGETALL reply: fewer fields than the record has is an error,
+// never a short success.
+func checkRecord(res rueidis.RedisResult, op *core.Op) error {
+	msg, err := res.ToMessage()
+	if err != nil {
+		return &core.OpError{Class: core.ErrClassProtocol, Err: err}
+	}
+	kv, err := msg.ToMap()
+	if err != nil {
+		arr, aerr := msg.ToArray() // RESP2: a flat array of fields and values
+		if aerr != nil {
+			return &core.OpError{Class: core.ErrClassProtocol, Err: err}
+		}
+		if n := len(arr) / 2; n < len(op.Fields) {
+			return incomplete(op, n)
+		}
+		for i := 1; i < len(arr); i += 2 {
+			s, _ := arr[i].ToString()
+			op.RespBytes += len(s)
+		}
+		return nil
+	}
+	if len(kv) < len(op.Fields) {
+		return incomplete(op, len(kv))
+	}
+	for _, v := range kv {
+		s, _ := v.ToString()
+		op.RespBytes += len(s)
+	}
+	return nil
+}
+
+func incomplete(op *core.Op, n int) error {
+	return &core.OpError{Class: core.ErrClassOther, Err: fmt.Errorf("record %s has %d of %d fields", op.Key, n, len(op.Fields))}
+}
+
 func (c *conn) Close() error {
 	c.release()
 	return nil
+}
+
+// Count is DBSIZE.
+func (t *target) Count(ctx context.Context) (int64, error) {
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	return t.client.Do(cctx, t.client.B().Dbsize().Build()).AsInt64()
+}
+
+// ReadRecord is HGETALL.
+func (t *target) ReadRecord(ctx context.Context, key []byte) (map[string][]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	m, err := t.client.Do(cctx, t.client.B().Hgetall().Key(string(key)).Build()).AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = []byte(v)
+	}
+	return out, nil
+}
+
+// Flush is FLUSHALL; cmpbench calls it only for systems marked disposable.
+func (t *target) Flush(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*t.timeout)
+	defer cancel()
+	return t.client.Do(cctx, t.client.B().Flushall().Build()).Error()
 }
 
 // classify maps a rueidis error to an error class; a nil reply is a miss.
@@ -232,11 +322,30 @@ func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 	}
 	cp.Sections["info"] = info
 	fields := ParseInfo(info)
-	for _, v := range versionFields {
-		if ver, ok := fields["server."+v.field]; ok {
-			cp.Product, cp.Version, cp.VersionField = v.product, ver, "INFO server."+v.field
+	for _, f := range t.profile.VersionFields {
+		if ver, ok := fields["server."+f]; ok {
+			cp.Product, cp.Version, cp.VersionField = t.profile.Name, ver, "INFO server."+f
 			break
 		}
+	}
+	for _, v := range versionFields {
+		if cp.Version != "" {
+			break
+		}
+		if ver, ok := fields["server."+v.field]; ok {
+			cp.Product, cp.Version, cp.VersionField = v.product, ver, "INFO server."+v.field
+		}
+	}
+	for _, c := range t.profile.Capture {
+		cctx, cancel := context.WithTimeout(ctx, t.timeout)
+		out, err := t.client.Do(cctx, t.client.B().Arbitrary(c...).Build()).ToAny()
+		cancel()
+		name := strings.Join(c, " ")
+		if err != nil {
+			cp.Refused = append(cp.Refused, name+": "+err.Error())
+			continue
+		}
+		cp.Sections["cmd-"+strings.ToLower(strings.ReplaceAll(name, " ", "-"))] = fmt.Sprintf("%v\n", out)
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()

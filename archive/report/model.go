@@ -13,13 +13,14 @@ import (
 
 // data is what a report is drawn from, read from the archive once.
 type data struct {
-	m         archive.Manifest
-	summary   []archive.SummaryRow
-	intervals []archive.IntervalRow
-	probe     []archive.ProbeRow
-	stats     []archive.ServerStatRow
-	measured  []phaseRef // measured phases in suite order
-	systems   []string   // in run order
+	m           archive.Manifest
+	summary     []archive.SummaryRow
+	intervals   []archive.IntervalRow
+	probe       []archive.ProbeRow
+	stats       []archive.ServerStatRow
+	validations []core.Validation
+	measured    []phaseRef // measured phases in suite order
+	systems     []string   // in run order
 }
 
 // phaseRef names one phase of the suite.
@@ -39,6 +40,9 @@ func load(a *archive.Archive) (*data, error) {
 		return nil, err
 	}
 	if d.stats, err = a.ServerStats(); err != nil {
+		return nil, err
+	}
+	if d.validations, err = a.Validations(); err != nil {
 		return nil, err
 	}
 	seen := map[int]bool{}

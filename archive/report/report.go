@@ -104,6 +104,7 @@ func (d *data) markdown(charts []chart) []byte {
 		w(" Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", m.Repeat)
 	}
 	w("\n\n")
+	d.sideBySide(&b)
 	d.tables(&b)
 
 	if len(charts) > 0 {
@@ -113,6 +114,7 @@ func (d *data) markdown(charts []chart) []byte {
 		}
 	}
 	d.costTable(&b)
+	d.validation(&b)
 	d.reconciliation(&b)
 	if cv := d.caveats(); len(cv) > 0 {
 		w("## Caveats\n\n")
@@ -142,6 +144,88 @@ func (d *data) markdown(charts []chart) []byte {
 		w("\n")
 	}
 	return []byte(b.String())
+}
+
+// sideBySide is the published comparisons' table shape: a row for each measured
+// phase's total throughput and one per op with its throughput, p99 and p99.9 (ms),
+// a column per system.
+func (d *data) sideBySide(b *strings.Builder) {
+	if len(d.measured) == 0 {
+		return
+	}
+	b.WriteString("### Side by side\n\nCells are ops/s, and for each op its p99 / p99.9 in ms.\n\n| phase | metric |")
+	sep := "|---|---|"
+	for _, sys := range d.systems {
+		fmt.Fprintf(b, " %s |", sys)
+		sep += "--:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, ph := range d.measured {
+		cells := make([]cell, len(d.systems))
+		for i, sys := range d.systems {
+			cells[i] = d.cell(ph, sys)
+		}
+		fmt.Fprintf(b, "| %s | total ops/s |", ph.name)
+		for _, c := range cells {
+			tp := c.throughput()
+			v := "—"
+			if tp.N > 0 {
+				v = thousands(int64(math.Round(tp.Median)))
+				for _, r := range c.measured() {
+					if !r.sustained() {
+						v = "**NS** " + v
+						break
+					}
+				}
+			}
+			fmt.Fprintf(b, " %s |", v)
+		}
+		b.WriteString("\n")
+		for _, op := range d.ops(ph) {
+			fmt.Fprintf(b, "| %s | %s |", ph.name, op)
+			for _, c := range cells {
+				var v []float64
+				for _, r := range c.measured() {
+					if row, ok := r.op(op); ok {
+						v = append(v, row.Throughput)
+					}
+				}
+				p99, ok99 := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP99 })
+				p999, ok999 := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP999 })
+				if len(v) == 0 || !ok99 || !ok999 {
+					b.WriteString(" — |")
+					continue
+				}
+				fmt.Fprintf(b, " %s; %s / %s |", thousands(int64(math.Round(archive.SpreadOf(v).Median))), ms(p99), ms(p999))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// validation lists the checks of loaded data.
+func (d *data) validation(b *strings.Builder) {
+	if len(d.validations) == 0 {
+		return
+	}
+	b.WriteString("## Validation\n\nAfter the load the server's key count is set against the successful inserts, and sample records are read back and compared field by field with what the load wrote (SHA-256 of all fields). Systems cmpbench starts are then stopped cleanly, started again on the same data and checked again.\n\n")
+	b.WriteString("| system | check | inserted | counted | samples checked | result |\n|---|---|--:|--:|--:|---|\n")
+	for _, v := range d.validations {
+		counted := thousands(v.Counted)
+		if v.Counted < 0 {
+			counted = "—"
+		}
+		result := "ok"
+		if !v.OK() {
+			result = "**" + oneLine(strings.Join(v.Problems, "; ")) + "**"
+		}
+		if v.Note != "" {
+			result += " — " + oneLine(v.Note)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s |\n", v.System, v.Point, thousands(v.Expected), counted, len(v.Samples), result)
+	}
+	b.WriteString("\n")
 }
 
 func (d *data) phaseTotals(p archive.PhaseInfo) (ok, errs int64) {
@@ -398,6 +482,14 @@ func (d *data) caveats() []string {
 		}
 		sort.Strings(hs)
 		out = append(out, fmt.Sprintf("The systems ran on different hosts (%s): hardware and network paths may differ, and a managed service's host is not under the tester's control.", strings.Join(hs, ", ")))
+	}
+	for _, v := range d.validations {
+		if !v.OK() {
+			out = append(out, fmt.Sprintf("%s failed validation %s: %s", v.System, v.Point, oneLine(v.Problems[0])))
+		}
+		if strings.HasPrefix(v.Note, "not restart-durable") {
+			out = append(out, fmt.Sprintf("%s is not restart-durable: it lost its data across a clean restart.", v.System))
+		}
 	}
 	for _, ph := range d.measured {
 		for _, sys := range d.systems {

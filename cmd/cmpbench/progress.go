@@ -93,6 +93,8 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	fmt.Fprintln(p.w, p.red.String(line))
 }
 
+func (p *progress) Note(msg string) { fmt.Fprintln(p.w, p.red.String(msg)) }
+
 func (p *progress) Warn(msg string) { fmt.Fprintln(p.w, "warning:", p.red.String(msg)) }
 
 func orDash(s string) string {

@@ -41,6 +41,9 @@ const (
 // SystemsFile is the layout of a systems YAML file.
 type SystemsFile struct {
 	Systems map[string]*System `yaml:"systems"`
+	// Profiles define or override adapter profiles (for resp: commands per product);
+	// the adapter reads them, so their content is checked when a system opens.
+	Profiles map[string]yaml.Node `yaml:"profiles"`
 }
 
 // System is one system definition.
@@ -55,6 +58,12 @@ type System struct {
 	Timeout     Duration          `yaml:"timeout"`
 	Options     map[string]string `yaml:"options"`
 	Cost        *Cost             `yaml:"cost"`
+	// Disposable lets cmpbench empty the system before a load; without it a load into
+	// a system that holds data is refused.
+	Disposable bool `yaml:"disposable"`
+
+	// ProfileData is the profile this file defines under the system's profile name.
+	ProfileData []byte `yaml:"-"`
 
 	// Name is the key the system is defined under.
 	Name string `yaml:"-"`
@@ -100,7 +109,7 @@ func (s *System) Provisioned() bool { return s.Provision != nil }
 // Target is what the adapter needs to reach the system at endpoint.
 func (s *System) Target(endpoint string) core.SystemConfig {
 	c := core.SystemConfig{
-		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: endpoint,
+		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, ProfileData: s.ProfileData, Endpoint: endpoint,
 		Timeout: time.Duration(s.Timeout), Options: s.Options,
 	}
 	if t := s.TLS; t != nil {
@@ -189,6 +198,13 @@ func (s *Systems) load(file string, data []byte) error {
 		}
 		sys.Raw = raw.Systems[name]
 		errs = append(errs, sys.validate(file, node, lineOf(sysNodes, name), rawAuth[name])...)
+		if pn, ok := f.Profiles[sys.Profile]; ok && sys.Profile != "" {
+			b, err := yaml.Marshal(&pn)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: profile %q: %v", file, sys.Profile, err))
+			}
+			sys.ProfileData = b
+		}
 		s.byName[name] = sys
 	}
 	s.Secrets = append(s.Secrets, secrets...)

@@ -412,7 +412,7 @@ func (w *worker) record(err error, intended, start, end int64) {
 		r.OK++
 		switch {
 		case !w.op.Kind.IsRead():
-			r.Bytes += int64(len(w.op.Value))
+			r.Bytes += int64(w.op.WriteBytes())
 		case err == nil:
 			r.Hits++
 			r.Bytes += int64(w.op.RespBytes)

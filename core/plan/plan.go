@@ -16,7 +16,16 @@ type Step struct {
 	Index      int // position of the phase in the suite
 	Repetition int // 0-based; measured phases run Repeat times
 	Spec       core.PhaseSpec
+	Checks     Checks
 }
+
+// insertStride separates the record numbers that the phases (and repetitions) of a
+// run insert, so that no two ever insert the same record: phase i inserts from
+// (i+1)*insertStride, repetition r from there plus r*repetitionStride.
+const (
+	insertStride     = 1_000_000_000_000
+	repetitionStride = 10_000_000_000
+)
 
 // Plan is what a run executes: every phase of the suite for each system in turn.
 type Plan struct {
@@ -72,7 +81,20 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 				reps = repeat
 			}
 			for r := range reps {
-				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: ph})
+				spec := ph
+				if y := ph.Workload.YCSB; y != nil && y.Insert > 0 && ph.Kind != core.PhaseLoad {
+					yy := *y
+					if yy.InsertStart == 0 {
+						yy.InsertStart = int64(i+1) * insertStride
+					}
+					yy.InsertStart += int64(r) * repetitionStride
+					spec.Workload.YCSB = &yy
+				}
+				var checks Checks
+				if i < len(suite.Checks) {
+					checks = suite.Checks[i]
+				}
+				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks})
 			}
 		}
 	}
@@ -101,6 +123,15 @@ func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
 			p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
 		}
 		p.Workload.Memtier = &mm
+	} else if y := p.Workload.YCSB; y != nil {
+		yy := *y
+		yy.RecordCount = max(int64(p.Connections), int64(math.Round(float64(y.RecordCount)*scale)))
+		if p.Kind == core.PhaseLoad {
+			p.Ops = yy.RecordCount
+		} else if p.Ops > 0 {
+			p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
+		}
+		p.Workload.YCSB = &yy
 	} else if p.Ops > 0 {
 		p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
 	}

@@ -32,6 +32,15 @@ type Suite struct {
 	Source string
 	Text   []byte
 	Phases []core.PhaseSpec
+	// Checks are what runs after each phase (same index as Phases).
+	Checks []Checks
+}
+
+// Checks follow a load phase: Validate compares the server's record count with the
+// successful inserts and checks sample records; Restart then stops a provisioned
+// system cleanly, starts it on the same data and validates again.
+type Checks struct {
+	Validate, Restart bool
 }
 
 type suiteFile struct {
@@ -52,8 +61,38 @@ type phaseDoc struct {
 	Ops         int64           `yaml:"ops"`
 	Interval    config.Duration `yaml:"interval"`
 	Probe       *probeDoc       `yaml:"probe"`
+	Validate    bool            `yaml:"validate"`
+	Restart     bool            `yaml:"restart"`
 	Memtier     *memtierDoc     `yaml:"memtier"`
+	YCSB        *ycsbDoc        `yaml:"ycsb"`
 }
+
+// ycsbDoc is YCSB's core workload as a suite writes it; names follow YCSB's
+// properties.
+type ycsbDoc struct {
+	Workload            string   `yaml:"workload"` // A, B, C or D: YCSB's mixes
+	RecordCount         int64    `yaml:"record_count"`
+	FieldCount          int      `yaml:"field_count"`
+	FieldLength         int      `yaml:"field_length"`
+	Read                *float64 `yaml:"read_proportion"`
+	Update              *float64 `yaml:"update_proportion"`
+	Insert              *float64 `yaml:"insert_proportion"`
+	Scan                *float64 `yaml:"scan_proportion"`
+	RequestDistribution string   `yaml:"request_distribution"`
+	InsertOrder         string   `yaml:"insert_order"`
+	KeyPrefix           *string  `yaml:"key_prefix"`
+	InsertStart         int64    `yaml:"insert_start"`
+	MaxScanLength       int      `yaml:"max_scan_length"`
+}
+
+// YCSB defaults, as YCSB's except the field length (the published comparisons used
+// 128 B; YCSB's default is 100).
+const (
+	DefaultFieldCount    = 10
+	DefaultFieldLength   = 128
+	DefaultYCSBKeyPrefix = "user"
+	DefaultMaxScanLength = 1000
+)
 
 // probeDoc configures the side probe of measured phases; rate 0 turns it off.
 type probeDoc struct {
@@ -108,10 +147,14 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		}
 		seen[pd.Name] = pn.Line
 		spec, perrs := pd.spec()
+		if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
+			perrs = append(perrs, fmt.Errorf("validate and restart follow load phases only"))
+		}
 		for _, e := range perrs {
 			errs = append(errs, fmt.Errorf("%s: %v", at, e))
 		}
 		s.Phases = append(s.Phases, spec)
+		s.Checks = append(s.Checks, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart})
 	}
 	if len(errs) > 0 {
 		return nil, config.Errors(errs)
@@ -143,32 +186,101 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	if d.Poisson && d.Rate == 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}
-	probe, perr := d.Probe.spec(p.Kind)
+	probeRead, probeWrite := core.OpGet, core.OpSet
+	switch {
+	case d.Memtier != nil && d.YCSB != nil:
+		return p, append(errs, fmt.Errorf("memtier and ycsb given: a phase has one workload"))
+	case d.Memtier != nil:
+		m, merrs := d.Memtier.spec()
+		errs = append(errs, merrs...)
+		p.Workload.Memtier = &m
+		if p.Kind == core.PhaseLoad {
+			if m.GetRatio != 0 {
+				errs = append(errs, fmt.Errorf("a load phase only writes: ratio must be N:0"))
+			}
+			if p.Ops == 0 {
+				p.Ops = m.Keys() // write each key of the range once (with pattern P or S)
+			}
+		}
+	case d.YCSB != nil:
+		y, yerrs := d.YCSB.spec(p.Kind == core.PhaseLoad)
+		errs = append(errs, yerrs...)
+		p.Workload.YCSB = &y
+		probeRead, probeWrite = core.OpRead, core.OpUpdate
+		if p.Kind == core.PhaseLoad {
+			if p.Ops != 0 && p.Ops != y.RecordCount {
+				errs = append(errs, fmt.Errorf("a ycsb load inserts record_count records; leave ops out"))
+			}
+			p.Ops = y.RecordCount
+		}
+	default:
+		return p, append(errs, fmt.Errorf("no workload (memtier: or ycsb:)"))
+	}
+	probe, perr := d.Probe.spec(p.Kind, probeRead, probeWrite)
 	if perr != nil {
 		errs = append(errs, perr)
 	}
 	p.Probe = probe
-	if d.Memtier == nil {
-		return p, append(errs, fmt.Errorf("no workload (memtier:)"))
-	}
-	m, merrs := d.Memtier.spec()
-	errs = append(errs, merrs...)
-	p.Workload.Memtier = &m
-	if p.Kind == core.PhaseLoad {
-		if m.GetRatio != 0 {
-			errs = append(errs, fmt.Errorf("a load phase only writes: ratio must be N:0"))
-		}
-		if p.Ops == 0 {
-			p.Ops = m.Keys() // write each key of the range once (with pattern P or S)
-		}
-	}
 	return p, append(errs, p.Validate()...)
 }
 
-// spec gives measured phases the default probe (200 GET/s) unless the suite says
-// otherwise; other phases get one only when asked.
-func (d *probeDoc) spec(kind core.PhaseKind) (*core.ProbeSpec, error) {
-	p := &core.ProbeSpec{Rate: core.DefaultProbeRate, Op: core.OpGet}
+func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
+	var errs []error
+	y := core.YCSBSpec{
+		RecordCount: d.RecordCount, FieldCount: d.FieldCount, FieldLength: d.FieldLength,
+		Distribution: d.RequestDistribution, InsertOrder: or(d.InsertOrder, core.InsertHashed),
+		KeyPrefix: DefaultYCSBKeyPrefix, InsertStart: d.InsertStart, MaxScanLength: d.MaxScanLength,
+	}
+	if d.KeyPrefix != nil {
+		y.KeyPrefix = *d.KeyPrefix
+	}
+	if y.FieldCount == 0 {
+		y.FieldCount = DefaultFieldCount
+	}
+	if y.FieldLength == 0 {
+		y.FieldLength = DefaultFieldLength
+	}
+	if y.MaxScanLength == 0 {
+		y.MaxScanLength = DefaultMaxScanLength
+	}
+	if d.RecordCount == 0 {
+		errs = append(errs, fmt.Errorf("ycsb: record_count is required"))
+	}
+	if load {
+		// A load inserts every initial record once, whatever mix the defaults name.
+		y.Insert, y.Distribution = 1, core.DistUniform
+		return y, errs
+	}
+	if d.Workload != "" {
+		mix, ok := core.YCSBMixes[strings.ToUpper(d.Workload)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("ycsb: workload %q is not A, B, C or D", d.Workload))
+		}
+		dist := y.Distribution
+		mix.Apply(&y)
+		if dist != "" {
+			y.Distribution = dist
+		}
+	}
+	for _, p := range []struct {
+		v   *float64
+		dst *float64
+	}{{d.Read, &y.Read}, {d.Update, &y.Update}, {d.Insert, &y.Insert}, {d.Scan, &y.Scan}} {
+		if p.v != nil {
+			*p.dst = *p.v
+		}
+	}
+	if y.Distribution == "" {
+		y.Distribution = core.DistZipfian // YCSB's default
+	}
+	return y, errs
+}
+
+// spec gives measured phases the default probe (200 reads/s: GET, or READ for ycsb)
+// unless the suite says otherwise; other phases get one only when asked. The probe
+// reads or writes: read and write are the workload's op kinds for each.
+func (d *probeDoc) spec(kind core.PhaseKind, read, write core.OpKind) (*core.ProbeSpec, error) {
+	p := &core.ProbeSpec{Rate: core.DefaultProbeRate, Op: read}
 	if d == nil {
 		if kind == core.PhaseMeasured {
 			return p, nil
@@ -180,8 +292,8 @@ func (d *probeDoc) spec(kind core.PhaseKind) (*core.ProbeSpec, error) {
 	}
 	if d.Op != "" {
 		op, err := core.ParseOpKind(strings.ToUpper(d.Op))
-		if err != nil {
-			return nil, fmt.Errorf("probe: %v", err)
+		if err != nil || op != read && op != write {
+			return nil, fmt.Errorf("probe: op %q is not %s or %s", d.Op, read, write)
 		}
 		p.Op = op
 	}

@@ -94,28 +94,60 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 	} else {
 		argv = append([]string{bin}, args[1:]...)
 	}
-	logPath := filepath.Join(dir, "server.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	s := &Server{Port: port, Dir: dir, Launch: argv, Binary: bin, BinarySHA256: sum, spec: spec, logPath: filepath.Join(dir, "server.log")}
+	if err := s.launch(); err != nil {
 		return nil, err
 	}
+	return s, nil
+}
+
+// launch starts the process of the launch line.
+func (s *Server) launch() error {
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
 	defer logf.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
+	cmd := exec.Command(s.Launch[0], s.Launch[1:]...)
+	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // our own process group: Ctrl-C reaches cmpbench, which stops us in order
 		Pdeathsig: syscall.SIGKILL, // and if cmpbench is killed, the kernel ends the server
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", strings.Join(args, " "), err)
+		return fmt.Errorf("start %s: %w", strings.Join(s.Launch, " "), err)
 	}
-	s := &Server{Port: port, Dir: dir, Launch: argv, Binary: bin, BinarySHA256: sum, spec: spec, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	s.cmd, s.done, s.waitErr, s.stopped = cmd, make(chan struct{}), nil, sync.Once{}
+	done := s.done
 	go func() {
 		s.waitErr = cmd.Wait()
-		close(s.done)
+		close(done)
 	}()
-	return s, nil
+	return nil
+}
+
+// Restart stops the server cleanly and starts it again with the same command line,
+// port and data directory, as a restart after maintenance would.
+func (s *Server) Restart() error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	if exited, err := s.Exited(); exited && err != nil && !isTermination(err) {
+		return fmt.Errorf("%s did not stop cleanly: %v", s.spec.Name, err)
+	}
+	return s.launch()
+}
+
+// isTermination reports whether a wait error is the SIGTERM the server was stopped by.
+func isTermination(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return true
+		}
+	}
+	return false
 }
 
 // Endpoint is where the server listens.

@@ -98,3 +98,45 @@ func TestCPUPinningIntegration(t *testing.T) {
 	}
 	t.Fatalf("server may run on CPUs %q, want 0", allowed)
 }
+
+func TestRestartKeepsPortAndDataIntegration(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (CI installs it: see .ci/run)")
+	}
+	s, err := Start(Spec{Name: "r", Command: []string{"redis-server", "--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "", "--appendonly", "yes"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	send := func(cmd string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := net.Dial("tcp", s.Endpoint())
+			if err == nil {
+				defer c.Close()
+				c.Write([]byte(cmd + "\r\n"))
+				buf := make([]byte, 64)
+				n, _ := c.Read(buf)
+				return string(buf[:n])
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no server at %s: %s", s.Endpoint(), s.LogTail(300))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if r := send("SET k durable"); !strings.HasPrefix(r, "+OK") {
+		t.Fatalf("SET: %q", r)
+	}
+	pid, port := s.Pid(), s.Port
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid() == pid || s.Port != port {
+		t.Fatalf("restart: pid %d -> %d, port %d -> %d", pid, s.Pid(), port, s.Port)
+	}
+	if r := send("GET k"); !strings.Contains(r, "durable") {
+		t.Fatalf("after restart GET k = %q", r)
+	}
+}

@@ -29,6 +29,9 @@ type Driver interface {
 	Open(ctx context.Context, sys core.SystemConfig) error
 	Capture(ctx context.Context) (core.Capture, error)
 	Stats(ctx context.Context) (map[string]string, error)
+	Count(ctx context.Context) (int64, error)
+	Flush(ctx context.Context) error
+	Validate(ctx context.Context, load core.PhaseSpec, expected int64) (core.Validation, error)
 	RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error)
 	Close(ctx context.Context) error
 	Kill()
@@ -44,7 +47,8 @@ type Observer interface {
 	PhaseStarted(step plan.Step, pluginPid int)
 	Interval(step plan.Step, r core.IntervalReport)
 	PhaseEnded(step plan.Step, p *core.PhaseRun)
-	Warn(msg string)
+	Note(msg string) // what happened, worth a line
+	Warn(msg string) // what went wrong without failing the run
 }
 
 // Config is one run.
@@ -94,6 +98,11 @@ func Run(ctx context.Context, cfg Config) *core.RunResult {
 	}
 	for _, s := range res.Systems {
 		if s.Error != "" {
+			res.Status = core.RunFailed
+		}
+	}
+	for _, v := range res.Validations {
+		if !v.OK() {
 			res.Status = core.RunFailed
 		}
 	}
@@ -148,8 +157,140 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 				continue
 			}
 		}
-		r.runPhase(ctx, st)
+		if st.Spec.Kind == core.PhaseLoad {
+			if err := r.ensureEmpty(ctx); err != nil {
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: red.String(err.Error()), Started: time.Now(), Ended: time.Now()})
+				r.skipFrom(i+1, core.StatusSkipped, "the load was refused")
+				return
+			}
+		}
+		p := r.runPhase(ctx, st)
+		if st.Checks.Validate && p.End.Status == core.StatusOK {
+			if problem := r.checkLoad(ctx, st, p); problem != "" {
+				r.skipFrom(i+1, core.StatusSkipped, "validation failed: "+red.String(problem))
+				return
+			}
+		}
 	}
+}
+
+// ensureEmpty refuses to load into a system that holds data, unless the system is
+// marked disposable: then it is emptied first, and said so.
+func (r *systemRunner) ensureEmpty(ctx context.Context) error {
+	n, err := r.drv.Count(ctx)
+	if errors.Is(err, core.ErrUnsupported) {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: the adapter cannot count keys, so cmpbench cannot check the system is empty before the load", r.info.Name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("count keys before the load: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if !r.sys.Disposable {
+		return fmt.Errorf("refusing to load: %s already holds %d keys; mark it disposable: true to let cmpbench empty it first", r.info.Name, n)
+	}
+	r.cfg.Observer.Note(fmt.Sprintf("%s: emptying %d keys before the load (disposable: true)", r.info.Name, n))
+	if err := r.drv.Flush(ctx); err != nil {
+		return fmt.Errorf("empty %s before the load: %w", r.info.Name, err)
+	}
+	if n, err := r.drv.Count(ctx); err != nil || n != 0 {
+		return fmt.Errorf("%s still holds %d keys after emptying it (%v)", r.info.Name, n, err)
+	}
+	return nil
+}
+
+// checkLoad validates a load and, when asked and cmpbench runs the server, restarts
+// it on the same data and validates again. It returns the first problem, or "".
+func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.PhaseRun) string {
+	var expected int64
+	for _, t := range load.Total() {
+		expected += t.OK
+	}
+	after := r.validate(ctx, st, expected, "after load")
+	if !after.OK() {
+		return after.Problems[0]
+	}
+	if !st.Checks.Restart {
+		return ""
+	}
+	if r.srv == nil {
+		r.addValidation(core.Validation{System: r.info.Name, Point: "after restart", Expected: expected, Counted: -1,
+			Note: "not started by cmpbench: the restart check was skipped"})
+		return ""
+	}
+	r.cfg.Observer.Note(fmt.Sprintf("%s: stopping the server cleanly and starting it again on the same data", r.info.Name))
+	if err := r.srv.Restart(); err != nil {
+		return "restart: " + err.Error()
+	}
+	if err := r.open(ctx, r.readyTimeout()); err != nil {
+		return "reopen after restart: " + err.Error()
+	}
+	again := r.validate(ctx, st, expected, "after restart")
+	if again.Counted == 0 && expected > 0 {
+		// No persistence: a finding about the system, not a failure of the run. The
+		// data is loaded again so that the phases after it have something to read.
+		r.amendValidation(func(v *core.Validation) {
+			v.Problems = nil
+			v.Note = "not restart-durable: the server came back empty (it keeps no data across a restart); loaded again"
+		})
+		st.Repetition = load.Repetition + 1
+		reload := r.runPhase(ctx, st)
+		if reload.End.Status != core.StatusOK {
+			return "reload after a restart that lost the data: " + reload.End.Error
+		}
+		if v := r.validate(ctx, st, expected, "after reload"); !v.OK() {
+			return v.Problems[0]
+		}
+		return ""
+	}
+	if again.Counted != after.Counted {
+		r.amendValidation(func(v *core.Validation) {
+			v.Problems = append(v.Problems, fmt.Sprintf("the server held %d keys before the restart and %d after", after.Counted, again.Counted))
+		})
+	}
+	for i, s := range again.Samples {
+		if i < len(after.Samples) && s.SHA256 != after.Samples[i].SHA256 {
+			r.amendValidation(func(v *core.Validation) {
+				v.Problems = append(v.Problems, fmt.Sprintf("record %s changed across the restart (sha256 %s before, %s after)", s.Key, after.Samples[i].SHA256, s.SHA256))
+			})
+		}
+	}
+	if v := r.lastValidation(); !v.OK() {
+		return v.Problems[0]
+	}
+	return ""
+}
+
+// validate asks the plugin to check a load and records the result.
+func (r *systemRunner) validate(ctx context.Context, st plan.Step, expected int64, point string) core.Validation {
+	vctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	v, err := r.drv.Validate(vctx, st.Spec, expected)
+	if err != nil {
+		v = core.Validation{Expected: expected, Counted: -1, Problems: []string{"validate: " + r.cfg.Redactor.String(err.Error())}}
+	}
+	v.System, v.Point = r.info.Name, point
+	r.addValidation(v)
+	status := "ok"
+	if !v.OK() {
+		status = v.Problems[0]
+	}
+	r.cfg.Observer.Note(fmt.Sprintf("%s: validation %s: %d keys counted, %d expected, %d sample records checked: %s", r.info.Name, point, v.Counted, expected, len(v.Samples), status))
+	return v
+}
+
+func (r *systemRunner) addValidation(v core.Validation) {
+	r.res.Validations = append(r.res.Validations, v)
+}
+
+func (r *systemRunner) lastValidation() core.Validation {
+	return r.res.Validations[len(r.res.Validations)-1]
+}
+
+func (r *systemRunner) amendValidation(f func(*core.Validation)) {
+	f(&r.res.Validations[len(r.res.Validations)-1])
 }
 
 func (r *systemRunner) start(ctx context.Context, name string) error {
@@ -173,10 +314,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		endpoint = r.srv.Endpoint()
 		r.info.Launch = r.cfg.Redactor.Strings(r.srv.Launch)
 		r.info.Binary, r.info.BinarySHA256 = r.srv.Binary, r.srv.BinarySHA256
-		ready = config.DefaultReadyTimeout
-		if p.ReadyTimeout > 0 {
-			ready = time.Duration(p.ReadyTimeout)
-		}
+		ready = r.readyTimeout()
 	}
 	r.info.Endpoint = endpoint
 	r.target = sys.Target(endpoint)
@@ -199,8 +337,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 	return nil
 }
 
-// launch starts the plugin and opens the system, retrying until ready: a server
-// just started may not accept connections yet.
+// launch starts the plugin and opens the system.
 func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
 	drv, ref, err := r.cfg.Launch(ctx, r.sys.Adapter)
 	if err != nil {
@@ -208,10 +345,25 @@ func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
 	}
 	r.drv = drv
 	r.info.Plugin = ref
+	return r.open(ctx, ready)
+}
+
+// readyTimeout is how long a provisioned server may take to accept connections.
+func (r *systemRunner) readyTimeout() time.Duration {
+	if p := r.sys.Provision; p != nil && p.ReadyTimeout > 0 {
+		return time.Duration(p.ReadyTimeout)
+	}
+	return config.DefaultReadyTimeout
+}
+
+// open opens the system in the plugin, retrying until ready: a server just started
+// may not accept connections yet.
+func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
+	drv := r.drv
 	deadline := time.Now().Add(ready)
 	for {
 		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = drv.Open(octx, r.target)
+		err := drv.Open(octx, r.target)
 		cancel()
 		if err == nil {
 			return nil
@@ -228,12 +380,11 @@ func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
 	}
 }
 
-func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
+func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRun {
 	info := r.drv.Info()
 	for _, k := range st.Spec.Workload.OpKinds() {
 		if !info.Supports(k) {
-			r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("adapter %s does not support %s", info.Name, k), Started: time.Now(), Ended: time.Now()})
-			return
+			return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("adapter %s does not support %s", info.Name, k), Started: time.Now(), Ended: time.Now()})
 		}
 	}
 	spec := st.Spec
@@ -302,6 +453,7 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) {
 	ph.Intervals, ph.ServerStats, ph.ClientStats = p.Intervals, p.ServerStats, p.ClientStats
 	ph.ClientCores, ph.CoresAllowed, ph.ClientBound = p.ClientCores, p.CoresAllowed, p.ClientBound
 	r.cfg.Observer.PhaseEnded(st, ph)
+	return ph
 }
 
 // sampleStats reads the server's counters; a failure is a warning, never the
@@ -373,4 +525,5 @@ func (nopObserver) SystemStarted(core.SystemRun, int)       {}
 func (nopObserver) PhaseStarted(plan.Step, int)             {}
 func (nopObserver) Interval(plan.Step, core.IntervalReport) {}
 func (nopObserver) PhaseEnded(plan.Step, *core.PhaseRun)    {}
+func (nopObserver) Note(string)                             {}
 func (nopObserver) Warn(string)                             {}

@@ -178,6 +178,39 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 	}
 }
 
+// Count asks the system for its number of keys; core.ErrUnsupported when the
+// adapter cannot count.
+func (d *Driver) Count(ctx context.Context) (int64, error) {
+	m, err := d.rpc.Count(ctx, &pluginv1.CountRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return 0, core.ErrUnsupported
+	}
+	if err != nil {
+		return 0, d.explain(err)
+	}
+	return m.GetCount(), nil
+}
+
+// Flush empties the system; core.ErrUnsupported when the adapter cannot.
+func (d *Driver) Flush(ctx context.Context) error {
+	_, err := d.rpc.Flush(ctx, &pluginv1.FlushRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return core.ErrUnsupported
+	}
+	return d.explain(err)
+}
+
+// Validate checks what a load phase wrote.
+func (d *Driver) Validate(ctx context.Context, load core.PhaseSpec, expected int64) (core.Validation, error) {
+	m, err := d.rpc.Validate(ctx, &pluginv1.ValidateRequest{Load: plugins.PhaseToProto(load), Expected: expected})
+	if err != nil {
+		return core.Validation{}, d.explain(err)
+	}
+	v := plugins.ValidationFromProto(m)
+	v.Expected = expected
+	return v, nil
+}
+
 // Close closes the system and ends the plugin process.
 func (d *Driver) Close(ctx context.Context) error {
 	var err error

@@ -21,6 +21,7 @@ import (
 	"github.com/cmpbench/cmpbench/plugins"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 	"github.com/cmpbench/cmpbench/workloads"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 // Serve runs the plugin server for adapter until the host ends it. Nothing may be
@@ -168,6 +169,73 @@ func (s *Server) StopPhase(_ context.Context, req *pluginv1.StopPhaseRequest) (*
 		stop(errors.New(req.GetReason()))
 	}
 	return &pluginv1.StopPhaseResponse{}, nil
+}
+
+// Count implements the protocol.
+func (s *Server) Count(ctx context.Context, _ *pluginv1.CountRequest) (*pluginv1.CountResponse, error) {
+	t, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	c, ok := t.(core.Counter)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "the adapter cannot count keys")
+	}
+	n, err := c.Count(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return &pluginv1.CountResponse{Count: n}, nil
+}
+
+// Flush implements the protocol.
+func (s *Server) Flush(ctx context.Context, _ *pluginv1.FlushRequest) (*pluginv1.FlushResponse, error) {
+	t, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	f, ok := t.(core.Flusher)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "the adapter cannot empty the system")
+	}
+	if err := f.Flush(ctx); err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	return &pluginv1.FlushResponse{}, nil
+}
+
+// Validate checks a load: the system's count against the load's successful inserts,
+// and for YCSB loads the sample records' fields against what the load wrote.
+func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*pluginv1.ValidateResponse, error) {
+	t, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	load := plugins.PhaseFromProto(req.GetLoad())
+	v := core.Validation{Counted: -1, Expected: req.GetExpected()}
+	if c, ok := t.(core.Counter); ok {
+		if n, err := c.Count(ctx); err != nil {
+			v.CountError = err.Error()
+			v.Problems = append(v.Problems, "count: "+err.Error())
+		} else {
+			v.Counted = n
+			if n != v.Expected {
+				v.Problems = append(v.Problems, fmt.Sprintf("the server holds %d keys; the load inserted %d", n, v.Expected))
+			}
+		}
+	} else {
+		v.CountError = "the adapter cannot count keys"
+	}
+	if y := load.Workload.YCSB; y != nil {
+		if r, ok := t.(core.RecordReader); ok {
+			samples, problems := ycsb.VerifySamples(ctx, r, *y, load.Seed)
+			v.Samples = samples
+			v.Problems = append(v.Problems, problems...)
+		} else {
+			v.Problems = append(v.Problems, "the adapter cannot read records back: samples not checked")
+		}
+	}
+	return plugins.ValidationToProto(v), nil
 }
 
 // Close implements the protocol.

@@ -285,6 +285,7 @@ type SystemConfig struct {
 	Auth          *Auth                  `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
 	TimeoutNs     int64                  `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
 	Options       map[string]string      `protobuf:"bytes,8,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ProfileData   []byte                 `protobuf:"bytes,9,opt,name=profile_data,json=profileData,proto3" json:"profile_data,omitempty"` // a profile defined in the systems file (YAML)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,6 +372,13 @@ func (x *SystemConfig) GetTimeoutNs() int64 {
 func (x *SystemConfig) GetOptions() map[string]string {
 	if x != nil {
 		return x.Options
+	}
+	return nil
+}
+
+func (x *SystemConfig) GetProfileData() []byte {
+	if x != nil {
+		return x.ProfileData
 	}
 	return nil
 }
@@ -779,6 +787,138 @@ func (x *MemtierSpec) GetMissFraction() float64 {
 	return 0
 }
 
+type YCSBSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordCount   int64                  `protobuf:"varint,1,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	FieldCount    int32                  `protobuf:"varint,2,opt,name=field_count,json=fieldCount,proto3" json:"field_count,omitempty"`
+	FieldLength   int32                  `protobuf:"varint,3,opt,name=field_length,json=fieldLength,proto3" json:"field_length,omitempty"`
+	Read          float64                `protobuf:"fixed64,4,opt,name=read,proto3" json:"read,omitempty"`
+	Update        float64                `protobuf:"fixed64,5,opt,name=update,proto3" json:"update,omitempty"`
+	Insert        float64                `protobuf:"fixed64,6,opt,name=insert,proto3" json:"insert,omitempty"`
+	Scan          float64                `protobuf:"fixed64,7,opt,name=scan,proto3" json:"scan,omitempty"`
+	Distribution  string                 `protobuf:"bytes,8,opt,name=distribution,proto3" json:"distribution,omitempty"`
+	InsertOrder   string                 `protobuf:"bytes,9,opt,name=insert_order,json=insertOrder,proto3" json:"insert_order,omitempty"`
+	KeyPrefix     string                 `protobuf:"bytes,10,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
+	InsertStart   int64                  `protobuf:"varint,11,opt,name=insert_start,json=insertStart,proto3" json:"insert_start,omitempty"`
+	MaxScanLength int32                  `protobuf:"varint,12,opt,name=max_scan_length,json=maxScanLength,proto3" json:"max_scan_length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *YCSBSpec) Reset() {
+	*x = YCSBSpec{}
+	mi := &file_v1_adapter_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *YCSBSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*YCSBSpec) ProtoMessage() {}
+
+func (x *YCSBSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use YCSBSpec.ProtoReflect.Descriptor instead.
+func (*YCSBSpec) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *YCSBSpec) GetRecordCount() int64 {
+	if x != nil {
+		return x.RecordCount
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetFieldCount() int32 {
+	if x != nil {
+		return x.FieldCount
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetFieldLength() int32 {
+	if x != nil {
+		return x.FieldLength
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetRead() float64 {
+	if x != nil {
+		return x.Read
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetUpdate() float64 {
+	if x != nil {
+		return x.Update
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetInsert() float64 {
+	if x != nil {
+		return x.Insert
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetScan() float64 {
+	if x != nil {
+		return x.Scan
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetDistribution() string {
+	if x != nil {
+		return x.Distribution
+	}
+	return ""
+}
+
+func (x *YCSBSpec) GetInsertOrder() string {
+	if x != nil {
+		return x.InsertOrder
+	}
+	return ""
+}
+
+func (x *YCSBSpec) GetKeyPrefix() string {
+	if x != nil {
+		return x.KeyPrefix
+	}
+	return ""
+}
+
+func (x *YCSBSpec) GetInsertStart() int64 {
+	if x != nil {
+		return x.InsertStart
+	}
+	return 0
+}
+
+func (x *YCSBSpec) GetMaxScanLength() int32 {
+	if x != nil {
+		return x.MaxScanLength
+	}
+	return 0
+}
+
 type PhaseSpec struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -796,6 +936,7 @@ type PhaseSpec struct {
 	// Types that are valid to be assigned to Workload:
 	//
 	//	*PhaseSpec_Memtier
+	//	*PhaseSpec_Ycsb
 	Workload      isPhaseSpec_Workload `protobuf_oneof:"workload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -803,7 +944,7 @@ type PhaseSpec struct {
 
 func (x *PhaseSpec) Reset() {
 	*x = PhaseSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +956,7 @@ func (x *PhaseSpec) String() string {
 func (*PhaseSpec) ProtoMessage() {}
 
 func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +969,7 @@ func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
 func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PhaseSpec) GetName() string {
@@ -924,6 +1065,15 @@ func (x *PhaseSpec) GetMemtier() *MemtierSpec {
 	return nil
 }
 
+func (x *PhaseSpec) GetYcsb() *YCSBSpec {
+	if x != nil {
+		if x, ok := x.Workload.(*PhaseSpec_Ycsb); ok {
+			return x.Ycsb
+		}
+	}
+	return nil
+}
+
 type isPhaseSpec_Workload interface {
 	isPhaseSpec_Workload()
 }
@@ -932,7 +1082,13 @@ type PhaseSpec_Memtier struct {
 	Memtier *MemtierSpec `protobuf:"bytes,20,opt,name=memtier,proto3,oneof"`
 }
 
+type PhaseSpec_Ycsb struct {
+	Ycsb *YCSBSpec `protobuf:"bytes,21,opt,name=ycsb,proto3,oneof"`
+}
+
 func (*PhaseSpec_Memtier) isPhaseSpec_Workload() {}
+
+func (*PhaseSpec_Ycsb) isPhaseSpec_Workload() {}
 
 type RunPhaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -943,7 +1099,7 @@ type RunPhaseRequest struct {
 
 func (x *RunPhaseRequest) Reset() {
 	*x = RunPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1111,7 @@ func (x *RunPhaseRequest) String() string {
 func (*RunPhaseRequest) ProtoMessage() {}
 
 func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1124,7 @@ func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPhaseRequest.ProtoReflect.Descriptor instead.
 func (*RunPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
@@ -994,7 +1150,7 @@ type OpInterval struct {
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1162,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1175,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1092,7 +1248,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1260,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1273,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1175,7 +1331,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1343,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1356,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1253,7 +1409,7 @@ type PhaseEnd struct {
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1421,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1434,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1343,7 +1499,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1511,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1524,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1421,7 +1577,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1589,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1602,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1464,7 +1620,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1632,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1645,363 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+}
+
+type CountRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountRequest) Reset() {
+	*x = CountRequest{}
+	mi := &file_v1_adapter_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountRequest) ProtoMessage() {}
+
+func (x *CountRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
+func (*CountRequest) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+}
+
+type CountResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         int64                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountResponse) Reset() {
+	*x = CountResponse{}
+	mi := &file_v1_adapter_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountResponse) ProtoMessage() {}
+
+func (x *CountResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
+func (*CountResponse) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CountResponse) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type FlushRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRequest) Reset() {
+	*x = FlushRequest{}
+	mi := &file_v1_adapter_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRequest) ProtoMessage() {}
+
+func (x *FlushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
+func (*FlushRequest) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+}
+
+type FlushResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushResponse) Reset() {
+	*x = FlushResponse{}
+	mi := &file_v1_adapter_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushResponse) ProtoMessage() {}
+
+func (x *FlushResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
+func (*FlushResponse) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+}
+
+type ValidateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Load          *PhaseSpec             `protobuf:"bytes,1,opt,name=load,proto3" json:"load,omitempty"`          // the load phase whose writes are checked
+	Expected      int64                  `protobuf:"varint,2,opt,name=expected,proto3" json:"expected,omitempty"` // its successful inserts
+	Point         string                 `protobuf:"bytes,3,opt,name=point,proto3" json:"point,omitempty"`        // "after load", "after restart"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateRequest) Reset() {
+	*x = ValidateRequest{}
+	mi := &file_v1_adapter_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateRequest) ProtoMessage() {}
+
+func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
+func (*ValidateRequest) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ValidateRequest) GetLoad() *PhaseSpec {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
+func (x *ValidateRequest) GetExpected() int64 {
+	if x != nil {
+		return x.Expected
+	}
+	return 0
+}
+
+func (x *ValidateRequest) GetPoint() string {
+	if x != nil {
+		return x.Point
+	}
+	return ""
+}
+
+type SampleCheck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Record        int64                  `protobuf:"varint,1,opt,name=record,proto3" json:"record,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Fields        int32                  `protobuf:"varint,3,opt,name=fields,proto3" json:"fields,omitempty"`
+	Sha256        string                 `protobuf:"bytes,4,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Problem       string                 `protobuf:"bytes,5,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SampleCheck) Reset() {
+	*x = SampleCheck{}
+	mi := &file_v1_adapter_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SampleCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SampleCheck) ProtoMessage() {}
+
+func (x *SampleCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
+func (*SampleCheck) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SampleCheck) GetRecord() int64 {
+	if x != nil {
+		return x.Record
+	}
+	return 0
+}
+
+func (x *SampleCheck) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SampleCheck) GetFields() int32 {
+	if x != nil {
+		return x.Fields
+	}
+	return 0
+}
+
+func (x *SampleCheck) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *SampleCheck) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
+type ValidateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Counted       int64                  `protobuf:"varint,1,opt,name=counted,proto3" json:"counted,omitempty"` // -1 when the adapter cannot count
+	CountError    string                 `protobuf:"bytes,2,opt,name=count_error,json=countError,proto3" json:"count_error,omitempty"`
+	Samples       []*SampleCheck         `protobuf:"bytes,3,rep,name=samples,proto3" json:"samples,omitempty"`
+	Problems      []string               `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateResponse) Reset() {
+	*x = ValidateResponse{}
+	mi := &file_v1_adapter_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateResponse) ProtoMessage() {}
+
+func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
+func (*ValidateResponse) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ValidateResponse) GetCounted() int64 {
+	if x != nil {
+		return x.Counted
+	}
+	return 0
+}
+
+func (x *ValidateResponse) GetCountError() string {
+	if x != nil {
+		return x.CountError
+	}
+	return ""
+}
+
+func (x *ValidateResponse) GetSamples() []*SampleCheck {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
+func (x *ValidateResponse) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
 }
 
 type CloseRequest struct {
@@ -1500,7 +2012,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +2024,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +2037,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 type CloseResponse struct {
@@ -1536,7 +2048,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +2060,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +2073,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -1587,7 +2099,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x14insecure_skip_verify\x18\x06 \x01(\bR\x12insecureSkipVerify\">\n" +
 	"\x04Auth\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xef\x02\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x92\x03\n" +
 	"\fSystemConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aadapter\x18\x02 \x01(\tR\aadapter\x12\x18\n" +
@@ -1597,7 +2109,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x04auth\x18\x06 \x01(\v2\x18.cmpbench.plugin.v1.AuthR\x04auth\x12\x1d\n" +
 	"\n" +
 	"timeout_ns\x18\a \x01(\x03R\ttimeoutNs\x12G\n" +
-	"\aoptions\x18\b \x03(\v2-.cmpbench.plugin.v1.SystemConfig.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\b \x03(\v2-.cmpbench.plugin.v1.SystemConfig.OptionsEntryR\aoptions\x12!\n" +
+	"\fprofile_data\x18\t \x01(\fR\vprofileData\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
@@ -1637,7 +2150,23 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tvalue_min\x18\n" +
 	" \x01(\x05R\bvalueMin\x12\x1b\n" +
 	"\tvalue_max\x18\v \x01(\x05R\bvalueMax\x12#\n" +
-	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xee\x02\n" +
+	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xfa\x02\n" +
+	"\bYCSBSpec\x12!\n" +
+	"\frecord_count\x18\x01 \x01(\x03R\vrecordCount\x12\x1f\n" +
+	"\vfield_count\x18\x02 \x01(\x05R\n" +
+	"fieldCount\x12!\n" +
+	"\ffield_length\x18\x03 \x01(\x05R\vfieldLength\x12\x12\n" +
+	"\x04read\x18\x04 \x01(\x01R\x04read\x12\x16\n" +
+	"\x06update\x18\x05 \x01(\x01R\x06update\x12\x16\n" +
+	"\x06insert\x18\x06 \x01(\x01R\x06insert\x12\x12\n" +
+	"\x04scan\x18\a \x01(\x01R\x04scan\x12\"\n" +
+	"\fdistribution\x18\b \x01(\tR\fdistribution\x12!\n" +
+	"\finsert_order\x18\t \x01(\tR\vinsertOrder\x12\x1d\n" +
+	"\n" +
+	"key_prefix\x18\n" +
+	" \x01(\tR\tkeyPrefix\x12!\n" +
+	"\finsert_start\x18\v \x01(\x03R\vinsertStart\x12&\n" +
+	"\x0fmax_scan_length\x18\f \x01(\x05R\rmaxScanLength\"\xa2\x03\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -1654,7 +2183,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"probe_rate\x18\n" +
 	" \x01(\x01R\tprobeRate\x12\x19\n" +
 	"\bprobe_op\x18\v \x01(\rR\aprobeOp\x12;\n" +
-	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtierB\n" +
+	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtier\x122\n" +
+	"\x04ycsb\x18\x15 \x01(\v2\x1c.cmpbench.plugin.v1.YCSBSpecH\x00R\x04ycsbB\n" +
 	"\n" +
 	"\bworkload\"F\n" +
 	"\x0fRunPhaseRequest\x123\n" +
@@ -1701,8 +2231,29 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x10StopPhaseRequest\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x13\n" +
 	"\x11StopPhaseResponse\"\x0e\n" +
+	"\fCountRequest\"%\n" +
+	"\rCountResponse\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\"\x0e\n" +
+	"\fFlushRequest\"\x0f\n" +
+	"\rFlushResponse\"v\n" +
+	"\x0fValidateRequest\x121\n" +
+	"\x04load\x18\x01 \x01(\v2\x1d.cmpbench.plugin.v1.PhaseSpecR\x04load\x12\x1a\n" +
+	"\bexpected\x18\x02 \x01(\x03R\bexpected\x12\x14\n" +
+	"\x05point\x18\x03 \x01(\tR\x05point\"\x81\x01\n" +
+	"\vSampleCheck\x12\x16\n" +
+	"\x06record\x18\x01 \x01(\x03R\x06record\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06fields\x18\x03 \x01(\x05R\x06fields\x12\x16\n" +
+	"\x06sha256\x18\x04 \x01(\tR\x06sha256\x12\x18\n" +
+	"\aproblem\x18\x05 \x01(\tR\aproblem\"\xa4\x01\n" +
+	"\x10ValidateResponse\x12\x18\n" +
+	"\acounted\x18\x01 \x01(\x03R\acounted\x12\x1f\n" +
+	"\vcount_error\x18\x02 \x01(\tR\n" +
+	"countError\x129\n" +
+	"\asamples\x18\x03 \x03(\v2\x1f.cmpbench.plugin.v1.SampleCheckR\asamples\x12\x1a\n" +
+	"\bproblems\x18\x04 \x03(\tR\bproblems\"\x0e\n" +
 	"\fCloseRequest\"\x0f\n" +
-	"\rCloseResponse2\xc8\x04\n" +
+	"\rCloseResponse2\xbb\x06\n" +
 	"\aAdapter\x12U\n" +
 	"\bDescribe\x12#.cmpbench.plugin.v1.DescribeRequest\x1a$.cmpbench.plugin.v1.DescribeResponse\x12I\n" +
 	"\x04Open\x12\x1f.cmpbench.plugin.v1.OpenRequest\x1a .cmpbench.plugin.v1.OpenResponse\x12R\n" +
@@ -1710,7 +2261,10 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x05Stats\x12 .cmpbench.plugin.v1.StatsRequest\x1a!.cmpbench.plugin.v1.StatsResponse\x12Q\n" +
 	"\bRunPhase\x12#.cmpbench.plugin.v1.RunPhaseRequest\x1a\x1e.cmpbench.plugin.v1.PhaseEvent0\x01\x12X\n" +
 	"\tStopPhase\x12$.cmpbench.plugin.v1.StopPhaseRequest\x1a%.cmpbench.plugin.v1.StopPhaseResponse\x12L\n" +
-	"\x05Close\x12 .cmpbench.plugin.v1.CloseRequest\x1a!.cmpbench.plugin.v1.CloseResponseB8Z6github.com/cmpbench/cmpbench/plugins/proto/v1;pluginv1b\x06proto3"
+	"\x05Close\x12 .cmpbench.plugin.v1.CloseRequest\x1a!.cmpbench.plugin.v1.CloseResponse\x12L\n" +
+	"\x05Count\x12 .cmpbench.plugin.v1.CountRequest\x1a!.cmpbench.plugin.v1.CountResponse\x12L\n" +
+	"\x05Flush\x12 .cmpbench.plugin.v1.FlushRequest\x1a!.cmpbench.plugin.v1.FlushResponse\x12U\n" +
+	"\bValidate\x12#.cmpbench.plugin.v1.ValidateRequest\x1a$.cmpbench.plugin.v1.ValidateResponseB8Z6github.com/cmpbench/cmpbench/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_v1_adapter_proto_rawDescOnce sync.Once
@@ -1724,7 +2278,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: cmpbench.plugin.v1.DescribeResponse
@@ -1738,53 +2292,70 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*StatsRequest)(nil),      // 9: cmpbench.plugin.v1.StatsRequest
 	(*StatsResponse)(nil),     // 10: cmpbench.plugin.v1.StatsResponse
 	(*MemtierSpec)(nil),       // 11: cmpbench.plugin.v1.MemtierSpec
-	(*PhaseSpec)(nil),         // 12: cmpbench.plugin.v1.PhaseSpec
-	(*RunPhaseRequest)(nil),   // 13: cmpbench.plugin.v1.RunPhaseRequest
-	(*OpInterval)(nil),        // 14: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),       // 15: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),          // 16: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),          // 17: cmpbench.plugin.v1.PhaseEnd
-	(*PhaseEvent)(nil),        // 18: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),  // 19: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil), // 20: cmpbench.plugin.v1.StopPhaseResponse
-	(*CloseRequest)(nil),      // 21: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),     // 22: cmpbench.plugin.v1.CloseResponse
-	nil,                       // 23: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                       // 24: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                       // 25: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*YCSBSpec)(nil),          // 12: cmpbench.plugin.v1.YCSBSpec
+	(*PhaseSpec)(nil),         // 13: cmpbench.plugin.v1.PhaseSpec
+	(*RunPhaseRequest)(nil),   // 14: cmpbench.plugin.v1.RunPhaseRequest
+	(*OpInterval)(nil),        // 15: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),       // 16: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),          // 17: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),          // 18: cmpbench.plugin.v1.PhaseEnd
+	(*PhaseEvent)(nil),        // 19: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),  // 20: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil), // 21: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),      // 22: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),     // 23: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),      // 24: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),     // 25: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),   // 26: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),       // 27: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),  // 28: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),      // 29: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),     // 30: cmpbench.plugin.v1.CloseResponse
+	nil,                       // 31: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                       // 32: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                       // 33: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	3,  // 1: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	23, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	31, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	4,  // 3: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	24, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	25, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	32, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	33, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	11, // 6: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
-	12, // 7: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	14, // 8: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	15, // 9: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	16, // 10: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	17, // 11: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	0,  // 12: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	5,  // 13: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	7,  // 14: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	9,  // 15: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	13, // 16: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	19, // 17: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	21, // 18: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	1,  // 19: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	6,  // 20: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	8,  // 21: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	10, // 22: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	18, // 23: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	20, // 24: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	22, // 25: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	12, // 7: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
+	13, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
+	15, // 9: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	16, // 10: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	17, // 11: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	18, // 12: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	13, // 13: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	27, // 14: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 15: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	5,  // 16: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	7,  // 17: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	9,  // 18: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	14, // 19: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	20, // 20: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	29, // 21: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	22, // 22: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	24, // 23: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	26, // 24: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	1,  // 25: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	6,  // 26: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	8,  // 27: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	10, // 28: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	19, // 29: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	21, // 30: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	30, // 31: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	23, // 32: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	25, // 33: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	28, // 34: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	25, // [25:35] is the sub-list for method output_type
+	15, // [15:25] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -1792,10 +2363,11 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[12].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[13].OneofWrappers = []any{
 		(*PhaseSpec_Memtier)(nil),
+		(*PhaseSpec_Ycsb)(nil),
 	}
-	file_v1_adapter_proto_msgTypes[18].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[19].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -1805,7 +2377,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

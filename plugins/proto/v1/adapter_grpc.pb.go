@@ -32,6 +32,9 @@ const (
 	Adapter_RunPhase_FullMethodName  = "/cmpbench.plugin.v1.Adapter/RunPhase"
 	Adapter_StopPhase_FullMethodName = "/cmpbench.plugin.v1.Adapter/StopPhase"
 	Adapter_Close_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Close"
+	Adapter_Count_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Count"
+	Adapter_Flush_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Flush"
+	Adapter_Validate_FullMethodName  = "/cmpbench.plugin.v1.Adapter/Validate"
 )
 
 // AdapterClient is the client API for Adapter service.
@@ -50,6 +53,14 @@ type AdapterClient interface {
 	// intervals measured so far and the phase's end.
 	StopPhase(ctx context.Context, in *StopPhaseRequest, opts ...grpc.CallOption) (*StopPhaseResponse, error)
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
+	// Count reports the system's number of keys or records (capability "count").
+	Count(ctx context.Context, in *CountRequest, opts ...grpc.CallOption) (*CountResponse, error)
+	// Flush empties the system (capability "flush"); the host asks only for systems
+	// marked disposable.
+	Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error)
+	// Validate checks a load: the record count and sample records read back against
+	// what the load phase wrote (capability "records" for the samples).
+	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
 }
 
 type adapterClient struct {
@@ -139,6 +150,36 @@ func (c *adapterClient) Close(ctx context.Context, in *CloseRequest, opts ...grp
 	return out, nil
 }
 
+func (c *adapterClient) Count(ctx context.Context, in *CountRequest, opts ...grpc.CallOption) (*CountResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CountResponse)
+	err := c.cc.Invoke(ctx, Adapter_Count_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adapterClient) Flush(ctx context.Context, in *FlushRequest, opts ...grpc.CallOption) (*FlushResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FlushResponse)
+	err := c.cc.Invoke(ctx, Adapter_Flush_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adapterClient) Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateResponse)
+	err := c.cc.Invoke(ctx, Adapter_Validate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdapterServer is the server API for Adapter service.
 // All implementations must embed UnimplementedAdapterServer
 // for forward compatibility.
@@ -155,6 +196,14 @@ type AdapterServer interface {
 	// intervals measured so far and the phase's end.
 	StopPhase(context.Context, *StopPhaseRequest) (*StopPhaseResponse, error)
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)
+	// Count reports the system's number of keys or records (capability "count").
+	Count(context.Context, *CountRequest) (*CountResponse, error)
+	// Flush empties the system (capability "flush"); the host asks only for systems
+	// marked disposable.
+	Flush(context.Context, *FlushRequest) (*FlushResponse, error)
+	// Validate checks a load: the record count and sample records read back against
+	// what the load phase wrote (capability "records" for the samples).
+	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
 	mustEmbedUnimplementedAdapterServer()
 }
 
@@ -185,6 +234,15 @@ func (UnimplementedAdapterServer) StopPhase(context.Context, *StopPhaseRequest) 
 }
 func (UnimplementedAdapterServer) Close(context.Context, *CloseRequest) (*CloseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
+}
+func (UnimplementedAdapterServer) Count(context.Context, *CountRequest) (*CountResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Count not implemented")
+}
+func (UnimplementedAdapterServer) Flush(context.Context, *FlushRequest) (*FlushResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Flush not implemented")
+}
+func (UnimplementedAdapterServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
 }
 func (UnimplementedAdapterServer) mustEmbedUnimplementedAdapterServer() {}
 func (UnimplementedAdapterServer) testEmbeddedByValue()                 {}
@@ -326,6 +384,60 @@ func _Adapter_Close_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Adapter_Count_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdapterServer).Count(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Adapter_Count_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdapterServer).Count(ctx, req.(*CountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Adapter_Flush_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FlushRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdapterServer).Flush(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Adapter_Flush_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdapterServer).Flush(ctx, req.(*FlushRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Adapter_Validate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdapterServer).Validate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Adapter_Validate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdapterServer).Validate(ctx, req.(*ValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Adapter_ServiceDesc is the grpc.ServiceDesc for Adapter service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -356,6 +468,18 @@ var Adapter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Close",
 			Handler:    _Adapter_Close_Handler,
+		},
+		{
+			MethodName: "Count",
+			Handler:    _Adapter_Count_Handler,
+		},
+		{
+			MethodName: "Flush",
+			Handler:    _Adapter_Flush_Handler,
+		},
+		{
+			MethodName: "Validate",
+			Handler:    _Adapter_Validate_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,85 @@
+package resp
+
+import (
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// A Profile is what differs between RESP products, as data: the commands that carry
+// YCSB's operations, extra commands whose output describes the system, and where the
+// product reports its version. Profiles are embedded YAML (profiles/*.yaml); a systems
+// file can define its own under `profiles:`.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Commands    struct {
+		Read   []string `yaml:"read"`
+		Update []string `yaml:"update"`
+		Insert []string `yaml:"insert"`
+	} `yaml:"commands"`
+	// Capture lists commands whose replies are kept with the system's capture.
+	Capture [][]string `yaml:"capture"`
+	// VersionFields are INFO server fields checked before the generic ones.
+	VersionFields []string `yaml:"version_fields"`
+}
+
+//go:embed profiles/*.yaml
+var profileFiles embed.FS
+
+// DefaultProfile is used when a system names none.
+const DefaultProfile = "redis"
+
+// Profiles lists the built-in profile names.
+func Profiles() []string {
+	entries, _ := profileFiles.ReadDir("profiles")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LoadProfile returns the profile a system asks for: data (a profile defined in the
+// systems file) when given, else the built-in one of that name.
+func LoadProfile(name string, data []byte) (*Profile, error) {
+	if name == "" {
+		name = DefaultProfile
+	}
+	where := "systems file"
+	if len(data) == 0 {
+		b, err := profileFiles.ReadFile("profiles/" + name + ".yaml")
+		if err != nil {
+			return nil, fmt.Errorf("profile %q is not built in (built in: %s)", name, strings.Join(Profiles(), ", "))
+		}
+		data, where = b, "built-in profiles/"+name+".yaml"
+	}
+	var p Profile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("profile %q (%s): %w", name, where, err)
+	}
+	if p.Name == "" {
+		p.Name = name
+	}
+	def := [...][]string{{"HGETALL"}, {"HSET"}, {"HSET"}}
+	for i, c := range []*[]string{&p.Commands.Read, &p.Commands.Update, &p.Commands.Insert} {
+		if len(*c) == 0 {
+			*c = def[i]
+		}
+	}
+	if !strings.EqualFold(strings.Join(p.Commands.Read, " "), "HGETALL") {
+		return nil, fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)
+	}
+	for _, c := range p.Capture {
+		if len(c) == 0 {
+			return nil, fmt.Errorf("profile %q: an empty capture command", name)
+		}
+	}
+	return &p, nil
+}

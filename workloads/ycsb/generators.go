@@ -1,0 +1,140 @@
+package ycsb
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+)
+
+// FNVHash64 is YCSB's record-number hash (Utils.fnvhash64): FNV-1a over the eight
+// bytes of the number, least significant first, made non-negative as Java's Math.abs.
+func FNVHash64(v int64) int64 {
+	const offset, prime = 0xCBF29CE484222325, 1099511628211
+	h := uint64(offset)
+	for range 8 {
+		h ^= uint64(v & 0xff)
+		h *= prime
+		v >>= 8
+	}
+	r := int64(h)
+	if r < 0 && r != math.MinInt64 {
+		r = -r // Math.abs; Long.MIN_VALUE stays negative, as in Java
+	}
+	return r
+}
+
+// zipfianConstant and the precomputed zeta of scrambledItems items at that constant
+// are YCSB's (ScrambledZipfianGenerator.ZETAN is the zeta of 10^10 items).
+const (
+	zipfianConstant = 0.99
+	scrambledItems  = 10_000_000_000
+	scrambledZetan  = 26.46902820178302
+)
+
+// zipfian is YCSB's ZipfianGenerator (Gray et al., "Quickly Generating
+// Billion-Record Synthetic Databases", SIGMOD 1994): item base is the most popular,
+// base+1 the next, and so on.
+type zipfian struct {
+	items, base                     int64
+	theta, zeta2theta, alpha, zetan float64
+	eta                             float64
+	countForZeta                    int64
+}
+
+func newZipfian(min, max int64, zetan float64) *zipfian {
+	z := &zipfian{items: max - min + 1, base: min, theta: zipfianConstant}
+	z.zeta2theta = zetaStatic(0, 2, z.theta, 0)
+	z.alpha = 1 / (1 - z.theta)
+	if zetan == 0 {
+		zetan = cachedZeta(z.items, z.theta)
+	}
+	z.zetan = zetan
+	z.countForZeta = z.items
+	z.eta = (1 - math.Pow(2/float64(z.items), 1-z.theta)) / (1 - z.zeta2theta/z.zetan)
+	return z
+}
+
+func zetaStatic(st, n int64, theta, initial float64) float64 {
+	sum := initial
+	for i := st; i < n; i++ {
+		sum += 1 / math.Pow(float64(i+1), theta)
+	}
+	return sum
+}
+
+// zetas caches zeta(n): computing it is O(n), and every worker of a phase needs it.
+var zetas sync.Map // int64 -> float64
+
+func cachedZeta(n int64, theta float64) float64 {
+	if v, ok := zetas.Load(n); ok {
+		return v.(float64)
+	}
+	v := zetaStatic(0, n, theta, 0)
+	zetas.Store(n, v)
+	return v
+}
+
+// next draws an item among the first itemCount; the item count may grow, as it does
+// for the latest distribution, and zeta then grows incrementally.
+func (z *zipfian) next(rng *rand.Rand, itemCount int64) int64 {
+	if itemCount > z.countForZeta {
+		z.zetan = zetaStatic(z.countForZeta, itemCount, z.theta, z.zetan)
+		z.countForZeta = itemCount
+		z.eta = (1 - math.Pow(2/float64(z.items), 1-z.theta)) / (1 - z.zeta2theta/z.zetan)
+	}
+	u := rng.Float64()
+	uz := u * z.zetan
+	if uz < 1 {
+		return z.base
+	}
+	if uz < 1+math.Pow(0.5, z.theta) {
+		return z.base + 1
+	}
+	return z.base + int64(float64(itemCount)*math.Pow(z.eta*u-z.eta+1, z.alpha))
+}
+
+// chooser picks the record number of a READ, UPDATE or SCAN.
+type chooser interface {
+	next(rng *rand.Rand) int64
+}
+
+type uniformChooser struct{ n int64 }
+
+func (u uniformChooser) next(rng *rand.Rand) int64 { return rng.Int64N(u.n) }
+
+// scrambledZipfian is YCSB's ScrambledZipfianGenerator: zipfian popularity with the
+// popular records spread over the key space by hashing.
+type scrambledZipfian struct {
+	z *zipfian
+	n int64
+}
+
+func newScrambledZipfian(n int64) *scrambledZipfian {
+	return &scrambledZipfian{z: newZipfian(0, scrambledItems, scrambledZetan), n: n}
+}
+
+func (s *scrambledZipfian) next(rng *rand.Rand) int64 {
+	return FNVHash64(s.z.next(rng, s.z.items)) % s.n
+}
+
+// latest is YCSB's SkewedLatestGenerator for one worker: zipfian popularity by
+// recency, over the initial records and the records this worker inserted, the most
+// recent first.
+type latest struct {
+	z        *zipfian
+	initial  int64
+	inserted func(i int64) int64 // record number of this worker's i-th insert
+	count    *int64              // this worker's inserts so far
+}
+
+func (l *latest) next(rng *rand.Rand) int64 {
+	total := l.initial + *l.count
+	r := l.z.next(rng, total) // 0 = most recent
+	if r >= total {
+		r = total - 1
+	}
+	if r < *l.count {
+		return l.inserted(*l.count - 1 - r)
+	}
+	return l.initial - 1 - (r - *l.count)
+}

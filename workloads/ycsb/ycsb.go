@@ -1,0 +1,176 @@
+// Package ycsb generates YCSB core-workload operation streams over multi-field
+// records: READ of all fields, UPDATE and INSERT of all fields, SCAN; request
+// distributions uniform, zipfian (scrambled, as YCSB) and latest; hashed or ordered
+// record keys ("user" + FNV-1a 64 of the record number, as YCSB).
+package ycsb
+
+import (
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Key writes the key of record n into buf.
+func Key(buf []byte, spec *core.YCSBSpec, n int64) []byte {
+	buf = append(buf[:0], spec.KeyPrefix...)
+	if spec.InsertOrder == core.InsertHashed {
+		n = FNVHash64(n)
+	}
+	return strconv.AppendInt(buf, n, 10)
+}
+
+// FieldName is the name of field i, as YCSB: field0, field1, ...
+func FieldName(i int) []byte { return strconv.AppendInt([]byte("field"), int64(i), 10) }
+
+// LoadValue fills dst with the value a load with seed gives field i of record n:
+// printable ASCII, a pure function of its arguments.
+func LoadValue(dst []byte, seed uint64, n int64, i int) {
+	// FNV-1a of the three numbers' bytes seeds the stream.
+	h := uint64(0xCBF29CE484222325)
+	for _, v := range [3]uint64{seed, uint64(n), uint64(i)} {
+		for range 8 {
+			h = (h ^ (v & 0xff)) * 1099511628211
+			v >>= 8
+		}
+	}
+	fill(dst, h)
+}
+
+// printable maps a random byte to printable ASCII (space to '~').
+var printable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = ' ' + byte(i%95)
+	}
+	return t
+}()
+
+// fill writes printable ASCII from a splitmix64 stream.
+func fill(dst []byte, state uint64) {
+	for i := 0; i < len(dst); i += 8 {
+		state += 0x9E3779B97F4A7C15
+		z := state
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		z ^= z >> 31
+		if i+8 <= len(dst) {
+			d := dst[i : i+8 : i+8]
+			d[0], d[1], d[2], d[3] = printable[byte(z)], printable[byte(z>>8)], printable[byte(z>>16)], printable[byte(z>>24)]
+			d[4], d[5], d[6], d[7] = printable[byte(z>>32)], printable[byte(z>>40)], printable[byte(z>>48)], printable[byte(z>>56)]
+			continue
+		}
+		for j := 0; i+j < len(dst); j++ {
+			dst[i+j] = printable[byte(z>>(8*j))]
+		}
+	}
+}
+
+// Source is one worker's stream. A load (kind load) inserts this worker's share of the
+// initial records, in order, with LoadValue contents; a run phase mixes READ,
+// UPDATE, INSERT and SCAN. It does not allocate after New.
+type Source struct {
+	spec       core.YCSBSpec
+	seed       uint64
+	rng        *rand.Rand
+	choose     chooser
+	worker     int
+	workers    int
+	load       bool
+	next, last int64 // load: the next and the last record of this worker's share
+	inserted   int64 // run: records this worker inserted
+	readCut    float64
+	updateCut  float64
+	insertCut  float64
+	fields     [][]byte
+	values     [][]byte
+	keyBuf     []byte
+	pool       []byte // random printable bytes for UPDATE and INSERT values
+}
+
+// New returns worker's stream among workers; load selects the load stream.
+func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Source {
+	s := &Source{
+		spec: spec, seed: seed, worker: worker, workers: workers, load: load,
+		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
+		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
+	}
+	s.readCut = spec.Read
+	s.updateCut = s.readCut + spec.Update
+	s.insertCut = s.updateCut + spec.Insert
+	s.fields = make([][]byte, spec.FieldCount)
+	s.values = make([][]byte, spec.FieldCount)
+	for i := range s.fields {
+		s.fields[i] = FieldName(i)
+		s.values[i] = make([]byte, spec.FieldLength)
+	}
+	if load {
+		start, count := core.Split(spec.RecordCount, workers, worker)
+		s.next, s.last = start, start+count-1
+		return s
+	}
+	s.pool = make([]byte, spec.FieldLength+4096)
+	fill(s.pool, s.rng.Uint64())
+	switch spec.Distribution {
+	case core.DistZipfian:
+		s.choose = newScrambledZipfian(spec.RecordCount)
+	case core.DistLatest:
+		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: s.insertRecord, count: &s.inserted}
+	default:
+		s.choose = uniformChooser{spec.RecordCount}
+	}
+	return s
+}
+
+// insertRecord is the record number of this worker's i-th insert of the phase:
+// workers interleave within the phase's own range, so no two inserts collide.
+func (s *Source) insertRecord(i int64) int64 {
+	return s.spec.InsertStart + int64(s.worker) + i*int64(s.workers)
+}
+
+// Next fills op with the next operation.
+func (s *Source) Next(op *core.Op) {
+	op.Value, op.ScanCount = nil, 0
+	op.Fields = s.fields
+	var n int64
+	if s.load {
+		n = s.next
+		if s.next < s.last {
+			s.next++
+		}
+		op.Kind = core.OpInsert
+		for i, v := range s.values {
+			LoadValue(v, s.seed, n, i)
+		}
+		op.Values = s.values
+		op.Key = Key(s.keyBuf, &s.spec, n)
+		return
+	}
+	switch u := s.rng.Float64(); {
+	case u < s.readCut:
+		op.Kind, op.Values = core.OpRead, nil
+		n = s.choose.next(s.rng)
+	case u < s.updateCut:
+		op.Kind = core.OpUpdate
+		n = s.choose.next(s.rng)
+		op.Values = s.randomValues()
+	case u < s.insertCut:
+		op.Kind = core.OpInsert
+		n = s.insertRecord(s.inserted)
+		s.inserted++
+		op.Values = s.randomValues()
+	default:
+		op.Kind, op.Values = core.OpScan, nil
+		n = s.choose.next(s.rng)
+		op.ScanCount = 1 + s.rng.IntN(s.spec.MaxScanLength)
+	}
+	op.Key = Key(s.keyBuf, &s.spec, n)
+}
+
+// randomValues points every field at a random stretch of the pool.
+func (s *Source) randomValues() [][]byte {
+	for i := range s.values {
+		off := s.rng.IntN(len(s.pool) - s.spec.FieldLength + 1)
+		s.values[i] = s.pool[off : off+s.spec.FieldLength]
+	}
+	return s.values
+}

@@ -1,0 +1,266 @@
+package ycsb
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden op streams")
+
+func spec(w core.YCSBMix) core.YCSBSpec {
+	s := core.YCSBSpec{RecordCount: 1000, FieldCount: 10, FieldLength: 128, InsertOrder: core.InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000}
+	w.Apply(&s)
+	return s
+}
+
+func TestFNVHash64MatchesYCSB(t *testing.T) {
+	// Reference values printed by YCSB's Utils.fnvhash64, run with Java 17.
+	for _, tc := range []struct{ in, want int64 }{
+		{0, 6284781860667377211},
+		{1, 8517097267634966620},
+		{99999, 7592201923306675823},
+		{100_000_000, 8183854946431771896},
+		{2_000_000_000, 5655798423661812753},
+	} {
+		if got := FNVHash64(tc.in); got != tc.want {
+			t.Errorf("FNVHash64(%d) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestGoldenOpStreams pins the first operations of worker 0 of 2 of each workload.
+func TestGoldenOpStreams(t *testing.T) {
+	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
+		t.Run(w.Name, func(t *testing.T) {
+			var b bytes.Buffer
+			s := New(spec(w), 42, 0, 2, false)
+			var op core.Op
+			for range 40 {
+				s.Next(&op)
+				fmt.Fprintf(&b, "%s %s", op.Kind, op.Key)
+				if op.Values != nil {
+					fmt.Fprintf(&b, " %dx%d", len(op.Values), len(op.Values[0]))
+				}
+				b.WriteString("\n")
+			}
+			golden := filepath.Join("testdata", "ycsb_"+strings.ToLower(w.Name)+".golden")
+			if *update {
+				os.WriteFile(golden, b.Bytes(), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Fatalf("stream differs from %s (go test -update to accept):\n%s", golden, b.String())
+			}
+		})
+	}
+}
+
+func TestMixProportions(t *testing.T) {
+	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
+		s := New(spec(w), 7, 0, 1, false)
+		counts := map[core.OpKind]int{}
+		var op core.Op
+		const n = 100_000
+		for range n {
+			s.Next(&op)
+			counts[op.Kind]++
+		}
+		for _, p := range []struct {
+			kind  core.OpKind
+			share float64
+		}{{core.OpRead, w.Read}, {core.OpUpdate, w.Update}, {core.OpInsert, w.Insert}} {
+			if got := float64(counts[p.kind]) / n; math.Abs(got-p.share) > 0.01 {
+				t.Errorf("%s: %s share %.3f, want %.2f", w.Name, p.kind, got, p.share)
+			}
+		}
+	}
+}
+
+func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
+	sp := spec(core.YCSBC)
+	sp.RecordCount = 1001
+	seen := map[string]bool{}
+	for w := range 7 {
+		s := New(sp, 3, w, 7, true)
+		_, quota := core.Split(sp.RecordCount, 7, w)
+		var op core.Op
+		for range quota {
+			s.Next(&op)
+			if op.Kind != core.OpInsert || len(op.Values) != 10 || len(op.Values[9]) != 128 {
+				t.Fatalf("load op %+v", op)
+			}
+			seen[string(op.Key)] = true
+		}
+	}
+	if len(seen) != 1001 {
+		t.Fatalf("%d distinct records loaded, want 1001", len(seen))
+	}
+	// Record 17's field 3 can be recomputed by anyone with the seed.
+	s := New(sp, 3, 0, 1, true)
+	var op core.Op
+	for range 18 {
+		s.Next(&op)
+	}
+	want := make([]byte, 128)
+	LoadValue(want, 3, 17, 3)
+	if !bytes.Equal(op.Values[3], want) || string(op.Key) != string(Key(nil, &sp, 17)) {
+		t.Fatal("load values are not the recomputable ones")
+	}
+	for _, c := range want {
+		if c < ' ' || c > '~' {
+			t.Fatalf("value byte %q is not printable", c)
+		}
+	}
+}
+
+func TestInsertsOfPhasesAndWorkersNeverCollide(t *testing.T) {
+	keys := map[string]bool{}
+	for _, start := range []int64{2_000_000_000, 4_000_000_000} {
+		sp := spec(core.YCSBD)
+		sp.InsertStart = start
+		for w := range 4 {
+			s := New(sp, 1, w, 4, false)
+			var op core.Op
+			for range 20_000 {
+				s.Next(&op)
+				if op.Kind == core.OpInsert {
+					if keys[string(op.Key)] {
+						t.Fatalf("%s inserted twice", op.Key)
+					}
+					keys[string(op.Key)] = true
+				}
+			}
+		}
+	}
+}
+
+func TestUniformReadsOnlyInitialRecords(t *testing.T) {
+	sp := spec(core.YCSBD)
+	sp.Distribution = core.DistUniform // the seed's D-Uniform
+	initial := map[string]bool{}
+	for n := range sp.RecordCount {
+		initial[string(Key(nil, &sp, n))] = true
+	}
+	s := New(sp, 9, 1, 3, false)
+	var op core.Op
+	for range 20_000 {
+		s.Next(&op)
+		if op.Kind == core.OpRead && !initial[string(op.Key)] {
+			t.Fatalf("D-Uniform read %s, not an initial record", op.Key)
+		}
+	}
+}
+
+func TestZipfianIsSkewedAndScrambled(t *testing.T) {
+	z := newScrambledZipfian(1000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := make([]int, 1000)
+	const n = 200_000
+	for range n {
+		counts[z.next(rng)]++
+	}
+	sorted := append([]int(nil), counts...)
+	sort.Sort(sort.Reverse(sort.IntSlice(sorted)))
+	// With theta 0.99 over 10^10 items hashed onto 1000, the most popular 1% of the
+	// records take a large share; uniform would give them 1%.
+	top := 0
+	for _, c := range sorted[:10] {
+		top += c
+	}
+	if share := float64(top) / n; share < 0.10 {
+		t.Fatalf("top 1%% of records got %.1f%% of requests", share*100)
+	}
+	// Scrambled: the most popular record is not record 0, and popular ones are spread.
+	hot := 0
+	for i, c := range counts {
+		if c == sorted[0] {
+			hot = i
+		}
+	}
+	if hot == 0 && counts[1] == sorted[1] {
+		t.Fatal("popular records are clustered at the start")
+	}
+}
+
+func TestZipfianFollowsZipfsLaw(t *testing.T) {
+	// The unscrambled generator over 10,000 items: frequency of rank r ~ 1/r^0.99.
+	// Gray et al.'s method is exact for ranks 1 and 2 and approximate for the head;
+	// fit the slope of log frequency over log rank across ranks 10 to 1000.
+	z := newZipfian(0, 9999, 0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	counts := make([]float64, 10000)
+	const n = 2_000_000
+	for range n {
+		counts[z.next(rng, z.items)]++
+	}
+	if p := counts[0] / n; math.Abs(p-1/z.zetan) > 0.005 {
+		t.Errorf("rank 1 drawn with p=%.4f, want 1/zeta=%.4f", p, 1/z.zetan)
+	}
+	var sx, sy, sxx, sxy, m float64
+	for r := 10; r <= 1000; r++ {
+		x, y := math.Log(float64(r)), math.Log(counts[r-1])
+		sx, sy, sxx, sxy, m = sx+x, sy+y, sxx+x*x, sxy+x*y, m+1
+	}
+	slope := (m*sxy - sx*sy) / (m*sxx - sx*sx)
+	if slope > -0.9 || slope < -1.1 {
+		t.Fatalf("log-log slope %.3f, want about -0.99", slope)
+	}
+}
+
+func TestLatestFavoursRecentInserts(t *testing.T) {
+	sp := spec(core.YCSBD)
+	s := New(sp, 11, 0, 1, false)
+	var op core.Op
+	inserted := map[string]int{}
+	var reads, recent int
+	for i := range 100_000 {
+		s.Next(&op)
+		switch op.Kind {
+		case core.OpInsert:
+			inserted[string(op.Key)] = i
+		case core.OpRead:
+			reads++
+			if at, ok := inserted[string(op.Key)]; ok && i-at < 2000 {
+				recent++
+			}
+		}
+	}
+	// Reads of records inserted in the last 2% of the stream: a uniform chooser over
+	// 1000 + ~5000 records would give under 2%.
+	if share := float64(recent) / float64(reads); share < 0.3 {
+		t.Fatalf("%.1f%% of reads hit recent inserts", share*100)
+	}
+}
+
+func BenchmarkNextRead(b *testing.B) {
+	s := New(spec(core.YCSBB), 1, 0, 1, false)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
+	}
+}
+
+func BenchmarkNextLoad(b *testing.B) {
+	sp := spec(core.YCSBC)
+	sp.RecordCount = 1 << 40
+	s := New(sp, 1, 0, 1, true)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
+	}
+}
