@@ -27,6 +27,8 @@ type Counts struct {
 	ErrConn     int64 `parquet:"errors_connection"`
 	ErrProtocol int64 `parquet:"errors_protocol"`
 	ErrOther    int64 `parquet:"errors_other"`
+	ErrNotFound int64 `parquet:"errors_not_found"`
+	ErrExists   int64 `parquet:"errors_exists"`
 }
 
 func countsOf(o *core.OpInterval) Counts {
@@ -34,6 +36,7 @@ func countsOf(o *core.OpInterval) Counts {
 		Count: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.ErrorTotal(),
 		ErrOOM: o.Errors[core.ErrClassOOM], ErrTimeout: o.Errors[core.ErrClassTimeout], ErrConn: o.Errors[core.ErrClassConnection],
 		ErrProtocol: o.Errors[core.ErrClassProtocol], ErrOther: o.Errors[core.ErrClassOther],
+		ErrNotFound: o.Errors[core.ErrClassNotFound], ErrExists: o.Errors[core.ErrClassExists],
 	}
 }
 

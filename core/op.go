@@ -87,16 +87,19 @@ type ErrorClass uint8
 // Error classes. The numeric values travel across the plugin boundary: append only.
 const (
 	ErrClassOther      ErrorClass = iota // anything not covered below
-	ErrClassOOM                          // the server refused a write for lack of memory
+	ErrClassOOM                          // the server refused a write for lack of memory or device capacity
 	ErrClassTimeout                      // no reply within the timeout
 	ErrClassConnection                   // connect, reset, broken pipe, closed connection
 	ErrClassProtocol                     // a reply that could not be parsed or was unexpected
+	ErrClassNotFound                     // an update or read of a record that does not exist
+	ErrClassExists                       // an insert of a record that already exists
 	NumErrorClasses
 )
 
 var errClassNames = [NumErrorClasses]string{
 	ErrClassOther: "other", ErrClassOOM: "oom", ErrClassTimeout: "timeout",
 	ErrClassConnection: "connection", ErrClassProtocol: "protocol",
+	ErrClassNotFound: "not_found", ErrClassExists: "exists",
 }
 
 func (c ErrorClass) String() string {

@@ -3,5 +3,6 @@
 package all
 
 import (
-	_ "github.com/cmpbench/cmpbench/adapters/resp" // RESP servers
+	_ "github.com/cmpbench/cmpbench/adapters/aerospike" // Aerospike
+	_ "github.com/cmpbench/cmpbench/adapters/resp"      // RESP servers
 )

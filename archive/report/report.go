@@ -323,6 +323,8 @@ func (d *data) tables(b *strings.Builder) {
 					errs["connection"] += row.ErrConn
 					errs["protocol"] += row.ErrProtocol
 					errs["other"] += row.ErrOther
+					errs["not_found"] += row.ErrNotFound
+					errs["exists"] += row.ErrExists
 				}
 			}
 			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
@@ -527,7 +529,7 @@ func (d *data) caveats() []string {
 
 func errorSummary(errs map[string]int64) string {
 	var parts []string
-	for _, k := range []string{"oom", "timeout", "connection", "protocol", "other"} {
+	for _, k := range []string{"oom", "timeout", "connection", "protocol", "not_found", "exists", "other"} {
 		if n := errs[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", k, thousands(n)))
 		}

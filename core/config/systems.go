@@ -57,6 +57,8 @@ type System struct {
 	Auth        *Auth             `yaml:"auth"`
 	Timeout     Duration          `yaml:"timeout"`
 	Options     map[string]string `yaml:"options"`
+	// Namespace is the Aerospike namespace (the same as options: {namespace: ...}).
+	Namespace string `yaml:"namespace"`
 	Cost        *Cost             `yaml:"cost"`
 	// Disposable lets cmpbench empty the system before a load; without it a load into
 	// a system that holds data is refused.
@@ -110,7 +112,13 @@ func (s *System) Provisioned() bool { return s.Provision != nil }
 func (s *System) Target(endpoint string) core.SystemConfig {
 	c := core.SystemConfig{
 		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, ProfileData: s.ProfileData, Endpoint: endpoint,
-		Timeout: time.Duration(s.Timeout), Options: s.Options,
+		Timeout: time.Duration(s.Timeout), Options: map[string]string{},
+	}
+	for k, v := range s.Options {
+		c.Options[k] = v
+	}
+	if s.Namespace != "" {
+		c.Options["namespace"] = s.Namespace
 	}
 	if t := s.TLS; t != nil {
 		c.TLS = core.TLSConfig{Enabled: t.Enabled, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
