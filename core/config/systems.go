@@ -59,7 +59,7 @@ type System struct {
 	Options     map[string]string `yaml:"options"`
 	// Namespace is the Aerospike namespace (the same as options: {namespace: ...}).
 	Namespace string `yaml:"namespace"`
-	Cost        *Cost             `yaml:"cost"`
+	Cost      *Cost  `yaml:"cost"`
 	// Disposable lets cmpbench empty the system before a load; without it a load into
 	// a system that holds data is refused.
 	Disposable bool `yaml:"disposable"`
