@@ -443,4 +443,3 @@ func reply(code byte, gen uint32, ops []byte) []byte {
 	binary.BigEndian.PutUint16(m[20:], uint16(nOps))
 	return append(m, ops...)
 }
-
