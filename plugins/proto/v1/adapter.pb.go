@@ -1804,7 +1804,6 @@ type ValidateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Load          *PhaseSpec             `protobuf:"bytes,1,opt,name=load,proto3" json:"load,omitempty"`          // the load phase whose writes are checked
 	Expected      int64                  `protobuf:"varint,2,opt,name=expected,proto3" json:"expected,omitempty"` // its successful inserts
-	Point         string                 `protobuf:"bytes,3,opt,name=point,proto3" json:"point,omitempty"`        // "after load", "after restart"
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1851,13 +1850,6 @@ func (x *ValidateRequest) GetExpected() int64 {
 		return x.Expected
 	}
 	return 0
-}
-
-func (x *ValidateRequest) GetPoint() string {
-	if x != nil {
-		return x.Point
-	}
-	return ""
 }
 
 type SampleCheck struct {
@@ -2235,11 +2227,10 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\rCountResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\"\x0e\n" +
 	"\fFlushRequest\"\x0f\n" +
-	"\rFlushResponse\"v\n" +
+	"\rFlushResponse\"`\n" +
 	"\x0fValidateRequest\x121\n" +
 	"\x04load\x18\x01 \x01(\v2\x1d.cmpbench.plugin.v1.PhaseSpecR\x04load\x12\x1a\n" +
-	"\bexpected\x18\x02 \x01(\x03R\bexpected\x12\x14\n" +
-	"\x05point\x18\x03 \x01(\tR\x05point\"\x81\x01\n" +
+	"\bexpected\x18\x02 \x01(\x03R\bexpected\"\x81\x01\n" +
 	"\vSampleCheck\x12\x16\n" +
 	"\x06record\x18\x01 \x01(\x03R\x06record\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
