@@ -72,6 +72,9 @@ type SystemInfo struct {
 	Endpoint     string         `json:"endpoint"`
 	Provisioned  bool           `json:"provisioned"`
 	Launch       []string       `json:"launch,omitempty"`
+	Nodes        []string       `json:"nodes,omitempty"`
+	TLS          string         `json:"tls,omitempty"` // "verified", or "NOT VERIFIED (insecure_skip_verify)"
+	Cluster      bool           `json:"cluster,omitempty"`
 	Binary       string         `json:"binary,omitempty"`
 	BinarySHA256 string         `json:"binary_sha256,omitempty"`
 	Product      string         `json:"product,omitempty"`

@@ -87,7 +87,7 @@ func (p *Pending) write(res *core.RunResult, m Manifest) error {
 	for _, sr := range res.Systems {
 		si := defs[sr.Name]
 		si.Name, si.Adapter, si.Endpoint, si.Provisioned = sr.Name, sr.Adapter, sr.Endpoint, sr.Provisioned
-		si.Launch, si.Binary, si.BinarySHA256 = sr.Launch, sr.Binary, sr.BinarySHA256
+		si.Launch, si.Nodes, si.Binary, si.BinarySHA256 = sr.Launch, sr.Nodes, sr.Binary, sr.BinarySHA256
 		si.Product, si.Version, si.VersionField = sr.Capture.Product, sr.Capture.Version, sr.Capture.VersionField
 		si.Refused, si.CaptureError, si.Error = sr.Capture.Refused, sr.CaptureError, sr.Error
 		files, err := p.writeCaptures(sr)

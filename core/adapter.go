@@ -103,6 +103,7 @@ type TLSConfig struct {
 	CertFile           string
 	KeyFile            string
 	ServerName         string
+	MinVersion         string // "1.2" or "1.3"; empty is 1.2
 	InsecureSkipVerify bool
 }
 

@@ -29,8 +29,10 @@ type SystemRun struct {
 	Adapter     string
 	Endpoint    string
 	Provisioned bool
-	// Launch is the server's command line when cmpbench started it.
+	// Launch is the server's command line when cmpbench started it (the first node's,
+	// for a cluster); Nodes lists a provisioned cluster's nodes.
 	Launch               []string
+	Nodes                []string
 	Binary, BinarySHA256 string
 	Plugin               PluginRef
 	Capture              Capture

@@ -33,7 +33,7 @@ func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
 		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: s.Endpoint,
 		Tls: &pluginv1.TLS{
 			Enabled: s.TLS.Enabled, CaFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile,
-			ServerName: s.TLS.ServerName, InsecureSkipVerify: s.TLS.InsecureSkipVerify,
+			ServerName: s.TLS.ServerName, InsecureSkipVerify: s.TLS.InsecureSkipVerify, MinVersion: s.TLS.MinVersion,
 		},
 		Auth:        &pluginv1.Auth{Username: s.Auth.Username, Password: s.Auth.Password},
 		TimeoutNs:   int64(s.Timeout),
@@ -49,7 +49,7 @@ func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
 		Name: m.GetName(), Adapter: m.GetAdapter(), Profile: m.GetProfile(), Endpoint: m.GetEndpoint(),
 		TLS: core.TLSConfig{
 			Enabled: t.GetEnabled(), CAFile: t.GetCaFile(), CertFile: t.GetCertFile(), KeyFile: t.GetKeyFile(),
-			ServerName: t.GetServerName(), InsecureSkipVerify: t.GetInsecureSkipVerify(),
+			ServerName: t.GetServerName(), InsecureSkipVerify: t.GetInsecureSkipVerify(), MinVersion: t.GetMinVersion(),
 		},
 		Auth:        core.AuthConfig{Username: a.GetUsername(), Password: a.GetPassword()},
 		Timeout:     time.Duration(m.GetTimeoutNs()),

@@ -6,8 +6,6 @@ package aerospike
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -83,7 +81,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	cp.User, cp.Password = sys.Auth.Username, sys.Auth.Password
 	h := as.NewHost(host, port)
 	if sys.TLS.Enabled {
-		tc, err := tlsConfig(sys, host)
+		tc, err := sys.TLS.ClientConfig(host)
 		if err != nil {
 			return nil, err
 		}
@@ -112,31 +110,6 @@ func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePol
 	wp.BasePolicy = *base
 	wp.RecordExistsAction = action
 	return wp
-}
-
-func tlsConfig(sys core.SystemConfig, host string) (*tls.Config, error) {
-	tc := &tls.Config{ServerName: sys.TLS.ServerName, InsecureSkipVerify: sys.TLS.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if tc.ServerName == "" {
-		tc.ServerName = host
-	}
-	if f := sys.TLS.CAFile; f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca_file: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", f)
-		}
-	}
-	if sys.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(sys.TLS.CertFile, sys.TLS.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 type target struct {

@@ -25,6 +25,26 @@ type Profile struct {
 	Capture [][]string `yaml:"capture"`
 	// VersionFields are INFO server fields checked before the generic ones.
 	VersionFields []string `yaml:"version_fields"`
+	// InfoSections are the INFO arguments tried in turn for captures and stats
+	// (some servers hide sections from INFO ALL).
+	InfoSections []string `yaml:"info_sections"`
+	// Count says how to count keys, and whether that is expensive (a disk scan);
+	// cmpbench never counts inside a measured window either way.
+	Count struct {
+		Command   []string `yaml:"command"`
+		Expensive bool     `yaml:"expensive"`
+		Note      string   `yaml:"note"`
+	} `yaml:"count"`
+	// RESP is the protocol version to force (2 for RESP2-only servers); 0 tries RESP3.
+	RESP int `yaml:"resp"`
+	// Restricted lists commands the product refuses (managed services); capture and
+	// flush skip them instead of failing.
+	Restricted []string `yaml:"restricted"`
+	// DefaultPort and TLS describe how the product is usually reached.
+	DefaultPort int  `yaml:"default_port"`
+	TLS         bool `yaml:"tls"`
+	// Sources are where the profile's facts come from.
+	Sources []string `yaml:"sources"`
 }
 
 //go:embed profiles/*.yaml
@@ -72,6 +92,15 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		if len(*c) == 0 {
 			*c = def[i]
 		}
+	}
+	if len(p.InfoSections) == 0 {
+		p.InfoSections = []string{"everything", "all"}
+	}
+	if len(p.Count.Command) == 0 {
+		p.Count.Command = []string{"DBSIZE"}
+	}
+	if p.RESP != 0 && p.RESP != 2 && p.RESP != 3 {
+		return nil, fmt.Errorf("profile %q: resp must be 2 or 3", name)
 	}
 	if !strings.EqualFold(strings.Join(p.Commands.Read, " "), "HGETALL") {
 		return nil, fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)

@@ -5,13 +5,9 @@ package resp
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -59,6 +55,8 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	cluster := sys.Options["cluster"] == "true"
+	resp2 := sys.Options["resp"] == "2" || sys.Options["resp"] == "" && profile.RESP == 2
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{sys.Endpoint},
 		Username:              sys.Auth.Username,
@@ -66,9 +64,9 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		ClientName:            "cmpbench",
 		DisableAutoPipelining: true,
 		DisableCache:          true,
-		DisableRetry:          true, // a retried read would hide an error
-		ForceSingleClient:     true, // never probe CLUSTER on a standalone endpoint
-		AlwaysRESP2:           sys.Options["resp"] == "2",
+		DisableRetry:          true,     // a retried read would hide an error
+		ForceSingleClient:     !cluster, // never probe CLUSTER on a standalone endpoint
+		AlwaysRESP2:           resp2,
 		BlockingPoolSize:      1 << 16, // a cap, not an allocation: every worker dedicates one
 		ReadBufferEachConn:    connBuffer,
 		WriteBufferEachConn:   connBuffer,
@@ -76,15 +74,21 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		Dialer:                net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second},
 	}
 	if sys.TLS.Enabled {
-		tc, err := tlsConfig(sys)
+		host, _, err := net.SplitHostPort(sys.Endpoint)
 		if err != nil {
+			return nil, fmt.Errorf("endpoint %q: %w", sys.Endpoint, err)
+		}
+		if opt.TLSConfig, err = sys.TLS.ClientConfig(host); err != nil {
 			return nil, err
 		}
-		opt.TLSConfig = tc
 	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", sys.Endpoint, err)
+	}
+	if cluster && client.Mode() != rueidis.ClientModeCluster {
+		client.Close()
+		return nil, fmt.Errorf("cluster: true, but %s does not serve the cluster API", sys.Endpoint)
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -92,36 +96,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		client.Close()
 		return nil, fmt.Errorf("PING %s: %w", sys.Endpoint, err)
 	}
-	return &target{sys: sys, client: client, timeout: timeout, profile: profile}, nil
-}
-
-func tlsConfig(sys core.SystemConfig) (*tls.Config, error) {
-	tc := &tls.Config{ServerName: sys.TLS.ServerName, InsecureSkipVerify: sys.TLS.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if tc.ServerName == "" {
-		host, _, err := net.SplitHostPort(sys.Endpoint)
-		if err != nil {
-			return nil, fmt.Errorf("endpoint %q: %w", sys.Endpoint, err)
-		}
-		tc.ServerName = host
-	}
-	if f := sys.TLS.CAFile; f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca_file: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", f)
-		}
-	}
-	if sys.TLS.CertFile != "" || sys.TLS.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(sys.TLS.CertFile, sys.TLS.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
+	return &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster}, nil
 }
 
 type target struct {
@@ -129,10 +104,16 @@ type target struct {
 	client  rueidis.Client
 	timeout time.Duration
 	profile *Profile
+	cluster bool
 }
 
-// Connect dedicates one connection of the client to one worker.
+// Connect dedicates one connection of the client to one worker. A cluster worker
+// sends each request on a pooled connection to the key's shard instead: a dedicated
+// rueidis connection is bound to one slot.
 func (t *target) Connect(context.Context) (core.Conn, error) {
+	if t.cluster {
+		return &conn{client: t.client, dc: t.client, release: func() {}, profile: t.profile, shared: true}, nil
+	}
 	dc, cancel := t.client.Dedicate()
 	return &conn{client: t.client, dc: dc, release: cancel, profile: t.profile}, nil
 }
@@ -144,9 +125,10 @@ func (t *target) Close(context.Context) error {
 
 type conn struct {
 	client  rueidis.Client
-	dc      rueidis.DedicatedClient
+	dc      rueidis.CoreClient // the worker's dedicated connection, or the cluster client
 	release func()
 	broken  bool
+	shared  bool // cluster: pooled connections, nothing to re-dedicate
 	profile *Profile
 	args    []string // reused for the field/value pairs of a record
 }
@@ -155,7 +137,7 @@ type conn struct {
 // turns a cancelable context without a deadline into background pipelining, which
 // would change what is measured. Every command is bounded by the connection timeout.
 func (c *conn) Do(_ context.Context, op *core.Op) error {
-	if c.broken {
+	if c.broken && !c.shared {
 		// A dedicated connection keeps failing after a network error: take a new one.
 		c.release()
 		c.dc, c.release = c.client.Dedicate()
@@ -248,35 +230,6 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// Count is DBSIZE.
-func (t *target) Count(ctx context.Context) (int64, error) {
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	return t.client.Do(cctx, t.client.B().Dbsize().Build()).AsInt64()
-}
-
-// ReadRecord is HGETALL.
-func (t *target) ReadRecord(ctx context.Context, key []byte) (map[string][]byte, error) {
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	m, err := t.client.Do(cctx, t.client.B().Hgetall().Key(string(key)).Build()).AsStrMap()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]byte, len(m))
-	for k, v := range m {
-		out[k] = []byte(v)
-	}
-	return out, nil
-}
-
-// Flush is FLUSHALL; cmpbench calls it only for systems marked disposable.
-func (t *target) Flush(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(ctx, 10*t.timeout)
-	defer cancel()
-	return t.client.Do(cctx, t.client.B().Flushall().Build()).Error()
-}
-
 // classify maps a rueidis error to an error class; a nil reply is a miss.
 func classify(err error) (class core.ErrorClass, miss bool) {
 	if rueidis.IsRedisNil(err) {
@@ -296,147 +249,4 @@ func classify(err error) (class core.ErrorClass, miss bool) {
 		return core.ErrClassProtocol, false
 	}
 	return core.ClassOf(err), false
-}
-
-// versionFields are INFO server fields naming a product version, most specific first:
-// most Redis-compatible servers also report a redis_version they are compatible with.
-var versionFields = []struct{ field, product string }{
-	{"valkey_version", "valkey"},
-	{"dragonfly_version", "dragonfly"},
-	{"kvrocks_version", "kvrocks"},
-	{"pika_version", "pika"},
-	{"garnet_version", "garnet"},
-	{"lavik_version", "lavik"},
-	{"eloqkv_version", "eloqkv"},
-	{"tendis_version", "tendis"},
-	{"keydb_version", "keydb"},
-	{"redis_version", "redis"},
-}
-
-// Capture reads INFO and CONFIG GET *. Refused commands are recorded, not fatal.
-func (t *target) Capture(ctx context.Context) (core.Capture, error) {
-	cp := core.Capture{Sections: map[string]string{}}
-	info, err := t.info(ctx)
-	if err != nil {
-		return cp, fmt.Errorf("INFO: %w", err)
-	}
-	cp.Sections["info"] = info
-	fields := ParseInfo(info)
-	for _, f := range t.profile.VersionFields {
-		if ver, ok := fields["server."+f]; ok {
-			cp.Product, cp.Version, cp.VersionField = t.profile.Name, ver, "INFO server."+f
-			break
-		}
-	}
-	for _, v := range versionFields {
-		if cp.Version != "" {
-			break
-		}
-		if ver, ok := fields["server."+v.field]; ok {
-			cp.Product, cp.Version, cp.VersionField = v.product, ver, "INFO server."+v.field
-		}
-	}
-	for _, c := range t.profile.Capture {
-		cctx, cancel := context.WithTimeout(ctx, t.timeout)
-		out, err := t.client.Do(cctx, t.client.B().Arbitrary(c...).Build()).ToAny()
-		cancel()
-		name := strings.Join(c, " ")
-		if err != nil {
-			cp.Refused = append(cp.Refused, name+": "+err.Error())
-			continue
-		}
-		cp.Sections["cmd-"+strings.ToLower(strings.ReplaceAll(name, " ", "-"))] = fmt.Sprintf("%v\n", out)
-	}
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	cfg, err := t.client.Do(cctx, t.client.B().ConfigGet().Parameter("*").Build()).AsStrMap()
-	if err != nil {
-		if _, ok := rueidis.IsRedisErr(err); !ok {
-			return cp, fmt.Errorf("CONFIG GET *: %w", err)
-		}
-		cp.Refused = append(cp.Refused, "CONFIG GET *: "+err.Error())
-	} else {
-		cp.Sections["config"] = formatConfig(cfg)
-	}
-	return cp, nil
-}
-
-// info reads INFO everything, falling back to the sections older or restricted
-// servers accept.
-func (t *target) info(ctx context.Context) (string, error) {
-	var last error
-	for _, section := range []string{"everything", "all", ""} {
-		cctx, cancel := context.WithTimeout(ctx, t.timeout)
-		cmd := t.client.B().Arbitrary("INFO")
-		if section != "" {
-			cmd = cmd.Args(section)
-		}
-		s, err := t.client.Do(cctx, cmd.Build()).ToString()
-		cancel()
-		if err == nil {
-			// RESP3 sends INFO as a verbatim string.
-			return strings.TrimPrefix(s, "txt:"), nil
-		}
-		last = err
-		if _, ok := rueidis.IsRedisErr(err); !ok {
-			break
-		}
-	}
-	return "", last
-}
-
-// Stats returns INFO as section.key -> value.
-func (t *target) Stats(ctx context.Context) (map[string]string, error) {
-	info, err := t.info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ParseInfo(info), nil
-}
-
-// ParseInfo turns INFO text into section.key -> value, sections lower-cased.
-func ParseInfo(info string) map[string]string {
-	out := map[string]string{}
-	section := ""
-	for line := range strings.Lines(info) {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if strings.HasPrefix(line, "#") {
-			section = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(line, "#")))
-			continue
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		out[section+"."+k] = v
-	}
-	return out
-}
-
-// RedactConfig reports whether a CONFIG parameter holds a credential: requirepass,
-// masterauth, tls-key-file-pass and the like.
-func RedactConfig(key string) bool {
-	k := strings.ToLower(key)
-	return k == "masterauth" || strings.HasSuffix(k, "pass") || strings.Contains(k, "password") ||
-		strings.Contains(k, "secret") || strings.Contains(k, "token")
-}
-
-func formatConfig(cfg map[string]string) string {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		v := cfg[k]
-		if RedactConfig(k) && v != "" {
-			v = "[redacted]"
-		}
-		fmt.Fprintf(&b, "%s %s\n", k, v)
-	}
-	return b.String()
 }

@@ -174,17 +174,25 @@ func mergeEncoded[T any](rows []T, enc func(T) []byte) *hdrhistogram.Histogram {
 }
 
 // commandCalls reads how many times the server ran op's command from INFO
-// commandstats ("calls=N,usec=...,rejected_calls=M"): executed plus rejected.
+// commandstats ("calls=N,usec=...,rejected_calls=M"): executed plus rejected, summed
+// over a cluster's nodes (keys cmdstat_get@node).
 func (d *data) commandCalls(system string, phaseIndex, repetition int, op, point string) (int64, bool) {
 	key := "cmdstat_" + strings.ToLower(op)
-	var found bool
 	var calls int64
+	sampled, found := false, false
+	var at int64
+	for _, s := range d.stats {
+		if s.System == system && s.PhaseIndex == phaseIndex && s.Repetition == repetition && s.Point == point {
+			sampled = true
+			at = max(at, s.TimeUnixNs) // the last sample of that point
+		}
+	}
 	for _, s := range d.stats {
 		if s.System != system || s.PhaseIndex != phaseIndex || s.Repetition != repetition || s.Point != point ||
-			s.Section != "commandstats" || s.Key != key {
+			s.TimeUnixNs != at || s.Section != "commandstats" || s.Key != key && !strings.HasPrefix(s.Key, key+"@") {
 			continue
 		}
-		found, calls = true, 0 // the last sample of that point wins
+		found = true
 		for _, kv := range strings.Split(s.Value, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			if k == "calls" || k == "rejected_calls" {
@@ -193,13 +201,8 @@ func (d *data) commandCalls(system string, phaseIndex, repetition int, op, point
 			}
 		}
 	}
-	if !found && point == "before" {
-		// A command never run has no commandstats line yet.
-		for _, s := range d.stats {
-			if s.System == system && s.PhaseIndex == phaseIndex && s.Repetition == repetition && s.Point == point {
-				return 0, true
-			}
-		}
+	if !found && point == "before" && sampled {
+		return 0, true // a command never run has no commandstats line yet
 	}
 	return calls, found
 }

@@ -88,6 +88,15 @@ func (d *data) markdown(charts []chart) []byte {
 		if s.Provisioned {
 			how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
 		}
+		if len(s.Nodes) > 1 {
+			how += fmt.Sprintf(" (%d nodes: %s)", len(s.Nodes), strings.Join(s.Nodes, ", "))
+		}
+		if s.Cluster {
+			how += ", cluster API"
+		}
+		if s.TLS != "" {
+			how += ", TLS " + s.TLS
+		}
 		if s.Error != "" {
 			how += " — **not run: " + oneLine(s.Error) + "**"
 		}
@@ -470,6 +479,11 @@ func (d *data) caveats() []string {
 			local = append(local, s.Name)
 		} else {
 			external = append(external, s.Name)
+		}
+	}
+	for _, s := range d.m.Systems {
+		if strings.HasPrefix(s.TLS, "NOT VERIFIED") {
+			out = append(out, fmt.Sprintf("%s was reached over TLS without verifying its certificate (insecure_skip_verify): the connection was encrypted but the server not authenticated.", s.Name))
 		}
 	}
 	if len(local) > 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cmpbench/cmpbench/adapters/resp"
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
 	"github.com/cmpbench/cmpbench/archive/report"
@@ -81,28 +82,53 @@ func newVerifyCmd() *cobra.Command {
 }
 
 func newSystemsCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var profiles bool
+	cmd := &cobra.Command{
 		Use:   "systems",
-		Short: "List the defined systems",
+		Short: "List the defined systems (or, with --profiles, the resp adapter's product profiles)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			if profiles {
+				fmt.Fprintln(tw, "PROFILE\tPORT\tTLS\tRESP\tUPDATE\tKEY COUNT\tDESCRIPTION")
+				for _, n := range resp.Profiles() {
+					p, err := resp.LoadProfile(n, nil)
+					if err != nil {
+						return err
+					}
+					count := strings.Join(p.Count.Command, " ")
+					if p.Count.Expensive {
+						count += " (expensive)"
+					}
+					proto := "3, falls back to 2"
+					if p.RESP == 2 {
+						proto = "2"
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\t%s\t%s\n", n, p.DefaultPort, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
+				}
+				return tw.Flush()
+			}
 			s, err := loadSystems(g)
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
 			for _, n := range s.Names() {
-				sys, _ := s.Get(n)
+				sys, problems := s.Lookup(n)
 				target := sys.Endpoint
 				if sys.Provisioned() {
 					target = "starts: " + core.ShellQuote(sys.Provision.Command)
+				}
+				if len(problems) > 0 {
+					target = "(not usable here: " + strings.ReplaceAll(problems[0].Error(), "\n", " ") + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, target, sys.Source)
 			}
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")
+	return cmd
 }
 
 func newSuitesCmd() *cobra.Command {

@@ -220,7 +220,13 @@ func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) a
 	}
 	for _, n := range p.Systems {
 		s, _ := systems.Get(n)
-		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw}
+		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster}
+		if t := s.TLS; t != nil && t.Enabled {
+			si.TLS = "verified"
+			if t.InsecureSkipVerify {
+				si.TLS = "NOT VERIFIED (insecure_skip_verify)"
+			}
+		}
 		if s.Cost != nil {
 			si.CostPerMonth = s.Cost.USDPerMonth
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +29,9 @@ const DefaultFile = "cmpbench.yaml"
 
 // Placeholders a provision command may use.
 const (
-	PortPlaceholder = "{port}"
-	DirPlaceholder  = "{dir}"
+	PortPlaceholder      = "{port}"
+	DirPlaceholder       = "{dir}"
+	EndpointsPlaceholder = "{endpoints}" // in provision.setup: every node's host:port
 )
 
 // Defaults for provisioned systems.
@@ -59,7 +61,13 @@ type System struct {
 	Options     map[string]string `yaml:"options"`
 	// Namespace is the Aerospike namespace (the same as options: {namespace: ...}).
 	Namespace string `yaml:"namespace"`
-	Cost      *Cost  `yaml:"cost"`
+	// Cluster uses the OSS cluster API (resp); it is never detected on its own, so
+	// that a standalone endpoint behind a proxy is never probed into failure.
+	Cluster bool `yaml:"cluster"`
+	// RESP forces a protocol version (resp: 2 for servers that only speak RESP2);
+	// 0 tries RESP3 and falls back.
+	RESP int   `yaml:"resp"`
+	Cost *Cost `yaml:"cost"`
 	// Disposable lets cmpbench empty the system before a load; without it a load into
 	// a system that holds data is refused.
 	Disposable bool `yaml:"disposable"`
@@ -73,6 +81,8 @@ type System struct {
 	Source string `yaml:"-"`
 	// Raw is the definition as written, ${ENV} references unexpanded: safe to archive.
 	Raw map[string]any `yaml:"-"`
+	// unusable holds the problems that depend on the environment, raised by Get.
+	unusable []error
 }
 
 // Provision starts a local server for the system.
@@ -82,15 +92,21 @@ type Provision struct {
 	CPUs         string   `yaml:"cpus"` // taskset CPU list, e.g. "0" or "2-3"
 	ReadyTimeout Duration `yaml:"ready_timeout"`
 	StopTimeout  Duration `yaml:"stop_timeout"`
+	// Nodes starts that many servers, each with its own port and directory (a
+	// cluster); Setup then runs once, with {endpoints} standing for all of them,
+	// e.g. [redis-cli, --cluster, create, "{endpoints}", --cluster-yes].
+	Nodes int      `yaml:"nodes"`
+	Setup []string `yaml:"setup"`
 }
 
 // TLS settings; verification is on unless insecure_skip_verify is set.
 type TLS struct {
 	Enabled            bool   `yaml:"enabled"`
 	CAFile             string `yaml:"ca_file"`
-	CertFile           string `yaml:"cert_file"`
+	CertFile           string `yaml:"cert_file"` // client certificate, for mutual TLS
 	KeyFile            string `yaml:"key_file"`
-	ServerName         string `yaml:"server_name"`
+	ServerName         string `yaml:"server_name"` // SNI and the name verified; default the endpoint's host
+	MinVersion         string `yaml:"min_version"` // "1.2" (default) or "1.3"
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
@@ -98,6 +114,9 @@ type TLS struct {
 type Auth struct {
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
+	// AccessKey is a managed service's key (Azure Managed Redis), sent as the password
+	// of the default user; it excludes username and password.
+	AccessKey string `yaml:"access_key"`
 }
 
 // Cost of a system, for cost-per-throughput tables.
@@ -122,10 +141,19 @@ func (s *System) Target(endpoint string) core.SystemConfig {
 	}
 	if t := s.TLS; t != nil {
 		c.TLS = core.TLSConfig{Enabled: t.Enabled, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
-			ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+			ServerName: t.ServerName, MinVersion: t.MinVersion, InsecureSkipVerify: t.InsecureSkipVerify}
 	}
 	if a := s.Auth; a != nil {
 		c.Auth = core.AuthConfig{Username: a.Username, Password: a.Password}
+		if a.AccessKey != "" {
+			c.Auth = core.AuthConfig{Password: a.AccessKey}
+		}
+	}
+	if s.Cluster {
+		c.Options["cluster"] = "true"
+	}
+	if s.RESP != 0 {
+		c.Options["resp"] = strconv.Itoa(s.RESP)
 	}
 	return c
 }
@@ -171,16 +199,34 @@ func (s *Systems) load(file string, data []byte) error {
 		Systems map[string]map[string]any `yaml:"systems"`
 	}
 	_ = doc.Decode(&raw)
-	rawAuth := map[string]string{}
+	// The secret fields as written, to check they are ${ENV} references.
+	rawAuth := map[string]map[string]string{}
 	if sn := mappingValue(doc, "systems"); sn != nil {
 		for i := 0; i+1 < len(sn.Content); i += 2 {
-			if pw := mappingValue(mappingValue(sn.Content[i+1], "auth"), "password"); pw != nil {
-				rawAuth[sn.Content[i].Value] = pw.Value
+			auth := mappingValue(sn.Content[i+1], "auth")
+			for _, f := range []string{"password", "access_key"} {
+				if v := mappingValue(auth, f); v != nil {
+					if rawAuth[sn.Content[i].Value] == nil {
+						rawAuth[sn.Content[i].Value] = map[string]string{}
+					}
+					rawAuth[sn.Content[i].Value][f] = v.Value
+				}
 			}
 		}
 	}
+	// Problems that depend on the environment (an unset variable, a missing
+	// certificate file) belong to their system and are raised only when it is used,
+	// so that a file can hold systems for several machines.
 	secrets, envErrs := ExpandEnv(file, doc, isSecret)
-	errs = append(errs, envErrs...)
+	deferred := map[string][]error{}
+	for _, e := range envErrs {
+		parts := strings.SplitN(e.Path, ".", 3)
+		if len(parts) >= 2 && parts[0] == "systems" {
+			deferred[parts[1]] = append(deferred[parts[1]], e.Err)
+		} else {
+			errs = append(errs, e.Err)
+		}
+	}
 	var f SystemsFile
 	errs = append(errs, DecodeStrict(file, doc, &f)...)
 	sysNodes := mappingValue(doc, "systems")
@@ -205,7 +251,9 @@ func (s *Systems) load(file string, data []byte) error {
 			sys.Source = fmt.Sprintf("%s:%d", file, lineOf(sysNodes, name))
 		}
 		sys.Raw = raw.Systems[name]
-		errs = append(errs, sys.validate(file, node, lineOf(sysNodes, name), rawAuth[name])...)
+		verrs, envDependent := sys.validate(file, node, lineOf(sysNodes, name), rawAuth[name])
+		errs = append(errs, verrs...)
+		sys.unusable = append(deferred[name], envDependent...)
 		if pn, ok := f.Profiles[sys.Profile]; ok && sys.Profile != "" {
 			b, err := yaml.Marshal(&pn)
 			if err != nil {
@@ -225,7 +273,7 @@ func (s *Systems) load(file string, data []byte) error {
 // isSecret marks the values of password fields, and of variables whose names say
 // they hold credentials, as secrets.
 func isSecret(path, name string) bool {
-	if strings.HasSuffix(path, ".password") {
+	if strings.HasSuffix(path, ".password") || strings.HasSuffix(path, ".access_key") {
 		return true
 	}
 	n := strings.ToUpper(name)
@@ -246,8 +294,7 @@ var (
 )
 
 // validate reports every problem with one system, with file:line.
-func (s *System) validate(file string, node *yaml.Node, keyLine int, rawPassword string) []error {
-	var errs []error
+func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets map[string]string) (errs, envDependent []error) {
 	at := func(path ...string) string {
 		line := keyLine
 		if len(path) > 0 {
@@ -286,6 +333,12 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawPassword
 				}
 			}
 		}
+		if p.Nodes < 0 || p.Nodes > 64 {
+			errs = append(errs, fmt.Errorf("%s: provision.nodes must be between 1 and 64", at("provision", "nodes")))
+		}
+		if len(p.Setup) > 0 && !slices.ContainsFunc(p.Setup, func(a string) bool { return strings.Contains(a, EndpointsPlaceholder) }) {
+			errs = append(errs, fmt.Errorf("%s: provision.setup should name the servers with {endpoints}", at("provision", "setup")))
+		}
 		if p.CPUs != "" && !cpuList.MatchString(p.CPUs) {
 			errs = append(errs, fmt.Errorf("%s: provision.cpus %q is not a CPU list such as 0, 2-3 or 0,2", at("provision", "cpus"), p.CPUs))
 		}
@@ -302,17 +355,35 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawPassword
 				continue
 			}
 			if _, err := os.Stat(f.path); err != nil {
-				errs = append(errs, fmt.Errorf("%s: tls.%s: %v", at("tls", f.key), f.key, err))
+				envDependent = append(envDependent, fmt.Errorf("%s: tls.%s: %v", at("tls", f.key), f.key, err))
 			}
 		}
 	}
 	if a := s.Auth; a != nil {
-		switch {
-		case rawPassword != "" && !onlyEnvRef.MatchString(rawPassword):
-			errs = append(errs, fmt.Errorf("%s: auth.password must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", "password")))
-		case a.Password != "" && len(a.Password) < minSecretLen:
-			errs = append(errs, fmt.Errorf("%s: auth.password is shorter than %d characters and cannot be redacted safely", at("auth", "password"), minSecretLen))
+		for _, f := range []struct{ key, value string }{{"password", a.Password}, {"access_key", a.AccessKey}} {
+			raw := rawSecrets[f.key]
+			switch {
+			case raw != "" && !onlyEnvRef.MatchString(raw):
+				errs = append(errs, fmt.Errorf("%s: auth.%s must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", f.key), f.key))
+			case f.value != "" && len(f.value) < minSecretLen:
+				errs = append(errs, fmt.Errorf("%s: auth.%s is shorter than %d characters and cannot be redacted safely", at("auth", f.key), f.key, minSecretLen))
+			}
 		}
+		if a.AccessKey != "" && (a.Username != "" || a.Password != "") {
+			errs = append(errs, fmt.Errorf("%s: auth.access_key is used alone; give either it or username/password", at("auth", "access_key")))
+		}
+		if a.Username != "" && a.Password == "" {
+			errs = append(errs, fmt.Errorf("%s: auth.username needs auth.password", at("auth", "username")))
+		}
+	}
+	if t := s.TLS; t != nil && t.MinVersion != "" && t.MinVersion != "1.2" && t.MinVersion != "1.3" {
+		errs = append(errs, fmt.Errorf("%s: tls.min_version %q is not 1.2 or 1.3", at("tls", "min_version"), t.MinVersion))
+	}
+	if s.RESP != 0 && s.RESP != 2 && s.RESP != 3 {
+		errs = append(errs, fmt.Errorf("%s: resp must be 2 or 3, got %d", at("resp"), s.RESP))
+	}
+	if s.Cluster && s.Adapter != "" && s.Adapter != "resp" {
+		errs = append(errs, fmt.Errorf("%s: cluster: true is a resp setting", at("cluster")))
 	}
 	if s.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%s: timeout must not be negative", at("timeout")))
@@ -320,15 +391,28 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawPassword
 	if c := s.Cost; c != nil && c.USDPerMonth <= 0 {
 		errs = append(errs, fmt.Errorf("%s: cost.usd_per_month must be positive", at("cost", "usd_per_month")))
 	}
-	return errs
+	return errs, envDependent
 }
 
 // Get returns a system by name.
 func (s *Systems) Get(name string) (*System, error) {
 	if sys, ok := s.byName[name]; ok {
+		if len(sys.unusable) > 0 {
+			return nil, Errors(sys.unusable)
+		}
 		return sys, nil
 	}
 	return nil, fmt.Errorf("system %q is not defined (defined: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// Lookup returns a system's definition even when the environment does not allow
+// using it, and those problems; for listings.
+func (s *Systems) Lookup(name string) (*System, []error) {
+	sys := s.byName[name]
+	if sys == nil {
+		return nil, []error{fmt.Errorf("system %q is not defined", name)}
+	}
+	return sys, sys.unusable
 }
 
 // Names lists the defined systems, sorted.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,13 +101,7 @@ func TestSystemErrors(t *testing.T) {
     endpoint: 127.0.0.1:1
     auth: {password: hunter22}
 `, []string{`cmpbench.yaml:5: system "a": auth.password must be a ${ENV_VAR} reference`}},
-		{"unset variable", `systems:
-  a:
-    adapter: resp
-    endpoint: 127.0.0.1:1
-    auth:
-      password: ${CMPBENCH_SURELY_UNSET_VAR}
-`, []string{`cmpbench.yaml:6: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.a.auth.password)`}},
+
 		{"endpoint and provision", `systems:
   a:
     adapter: resp
@@ -125,8 +120,16 @@ func TestSystemErrors(t *testing.T) {
   a:
     adapter: resp
     endpoint: 127.0.0.1:1
-    tls: {ca_file: /nonexistent/ca.pem}
-`, []string{`tls.enabled is not true`, `tls.ca_file`}},
+    tls: {server_name: x}
+`, []string{`tls.enabled is not true`}},
+		{"access key with a password, bad TLS version, resp 4", `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    tls: {enabled: true, min_version: "1.1"}
+    resp: 4
+    auth: {access_key: "${HOME}", password: "${HOME}"}
+`, []string{`auth.access_key is used alone`, `tls.min_version "1.1"`, `resp must be 2 or 3`}},
 		{"bad type", `systems:
   a:
     adapter: [resp]
@@ -148,6 +151,37 @@ func TestSystemErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEnvironmentProblemsBelongToTheirSystem(t *testing.T) {
+	p := writeFile(t, `systems:
+  here:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+  elsewhere:
+    adapter: resp
+    endpoint: 127.0.0.1:2
+    tls: {enabled: true, ca_file: /nonexistent/ca.pem}
+    auth:
+      password: ${CMPBENCH_SURELY_UNSET_VAR}
+`)
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatalf("a system this machine cannot use must not stop the others: %v", err)
+	}
+	if _, err := s.Get("here"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get("elsewhere")
+	msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
+	for _, want := range []string{
+		"cmpbench.yaml:10: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.elsewhere.auth.password)",
+		"tls.ca_file: stat /nonexistent/ca.pem",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Get error lacks %q:\n%s", want, msg)
+		}
 	}
 }
 

@@ -134,11 +134,18 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type) []error {
 var envRef = regexp.MustCompile(`\$\{([^}]*)\}`)
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// PathError is a problem at a dotted key path of a YAML document.
+type PathError struct {
+	Path string
+	Err  error
+}
+
 // ExpandEnv replaces ${NAME} in every scalar of node with the variable's value. An
-// unset or malformed reference is an error naming file:line. isSecret says, from the
-// dotted key path and the variable name, whether the value is a secret; secret values
-// are returned so that they can be redacted everywhere.
-func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bool) (secrets []string, errs []error) {
+// unset or malformed reference is an error naming file:line, with the key path where
+// it occurs. isSecret says, from the dotted key path and the variable name, whether
+// the value is a secret; secret values are returned so that they can be redacted
+// everywhere.
+func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bool) (secrets []string, errs []PathError) {
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
@@ -157,12 +164,12 @@ func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bo
 			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 				name := ref[2 : len(ref)-1]
 				if !envName.MatchString(name) {
-					errs = append(errs, fmt.Errorf("%s:%d: %s is not a valid ${ENV_VAR} reference", file, n.Line, ref))
+					errs = append(errs, PathError{path, fmt.Errorf("%s:%d: %s is not a valid ${ENV_VAR} reference", file, n.Line, ref)})
 					return ref
 				}
 				val, ok := os.LookupEnv(name)
 				if !ok {
-					errs = append(errs, fmt.Errorf("%s:%d: environment variable %s is not set (referenced by %s)", file, n.Line, name, path))
+					errs = append(errs, PathError{path, fmt.Errorf("%s:%d: environment variable %s is not set (referenced by %s)", file, n.Line, name, path)})
 					return ref
 				}
 				if isSecret(path, name) {

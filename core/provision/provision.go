@@ -1,10 +1,12 @@
 // Package provision starts and stops local servers for systems that cmpbench runs
 // itself: a free loopback port, an own data directory, optional CPU pinning, a
-// graceful stop, and no server left behind on any exit path.
+// graceful stop, and no server left behind on any exit path. A system may be several
+// servers (a cluster), set up together once they all listen.
 package provision
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,27 +22,40 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// Spec says how to start one server.
+// Spec says how to start a system's servers.
 type Spec struct {
 	Name    string   // the system's name, for messages and the data directory
 	Command []string // with {port} and {dir} placeholders
 	CPUs    string   // taskset CPU list, or empty
 	// StopTimeout is how long a graceful stop (SIGTERM) may take before SIGKILL.
 	StopTimeout time.Duration
+	// Nodes is how many servers to start (default 1), each with its own port and
+	// directory; Setup runs once they all listen, {endpoints} standing for all of them.
+	Nodes        int
+	Setup        []string
+	ReadyTimeout time.Duration // for the nodes to listen before Setup
 }
 
-// Server is a running server process.
+// Server is a system's running server processes.
 type Server struct {
-	Port int
-	Dir  string
-	// Launch is the command line as started, placeholders filled in.
+	Dir string // the system's directory; nodes have their own below it in a cluster
+	// Launch is the first node's command line as started, placeholders filled in.
 	Launch []string
 	// Binary and BinarySHA256 identify the server executable.
 	Binary, BinarySHA256 string
 
-	spec    Spec
-	cmd     *exec.Cmd
+	spec  Spec
+	procs []*process
+}
+
+// process is one server process, restartable with the same command line.
+type process struct {
+	port    int
+	dir     string
+	argv    []string
 	logPath string
+
+	cmd     *exec.Cmd
 	done    chan struct{}
 	waitErr error
 	stopped sync.Once
@@ -56,8 +71,8 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start starts the server with its data directory under baseDir. The caller must
-// Stop it on every path; the process is also killed if cmpbench itself dies.
+// Start starts the servers with their data directories under baseDir. The caller must
+// Stop them on every path; the processes are also killed if cmpbench itself dies.
 func Start(spec Spec, baseDir string) (*Server, error) {
 	if len(spec.Command) == 0 {
 		return nil, errors.New("empty command")
@@ -70,73 +85,274 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server binary %s: %w", bin, err)
 	}
-	dir := filepath.Join(baseDir, spec.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	dir, _ = filepath.Abs(dir)
-	port, err := FreePort()
+	dir, err := filepath.Abs(filepath.Join(baseDir, spec.Name))
 	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
-	}
-	args := make([]string, len(spec.Command))
-	for i, a := range spec.Command {
-		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
-		args[i] = strings.ReplaceAll(a, "{dir}", dir)
-	}
-	argv := args
-	if spec.CPUs != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return nil, fmt.Errorf("cpus %q needs taskset (util-linux): %w", spec.CPUs, err)
-		}
-		argv = append([]string{taskset, "--cpu-list", spec.CPUs}, args...)
-	} else {
-		argv = append([]string{bin}, args[1:]...)
-	}
-	s := &Server{Port: port, Dir: dir, Launch: argv, Binary: bin, BinarySHA256: sum, spec: spec, logPath: filepath.Join(dir, "server.log")}
-	if err := s.launch(); err != nil {
 		return nil, err
+	}
+	s := &Server{Dir: dir, Binary: bin, BinarySHA256: sum, spec: spec}
+	nodes := max(1, spec.Nodes)
+	for i := range nodes {
+		pdir := dir
+		if nodes > 1 {
+			pdir = filepath.Join(dir, fmt.Sprintf("node%d", i))
+		}
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		p, err := s.newProcess(bin, pdir)
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		s.procs = append(s.procs, p)
+		if err := p.launch(); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	s.Launch = s.procs[0].argv
+	if len(spec.Setup) > 0 {
+		if err := s.setup(); err != nil {
+			s.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
+func (s *Server) newProcess(bin, dir string) (*process, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("find a free port: %w", err)
+	}
+	args := make([]string, len(s.spec.Command))
+	for i, a := range s.spec.Command {
+		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
+		args[i] = strings.ReplaceAll(a, "{dir}", dir)
+	}
+	argv := append([]string{bin}, args[1:]...)
+	if s.spec.CPUs != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return nil, fmt.Errorf("cpus %q needs taskset (util-linux): %w", s.spec.CPUs, err)
+		}
+		argv = append([]string{taskset, "--cpu-list", s.spec.CPUs}, args...)
+	}
+	return &process{port: port, dir: dir, argv: argv, logPath: filepath.Join(dir, "server.log")}, nil
+}
+
+// setup waits for every node to listen and runs the setup command once.
+func (s *Server) setup() error {
+	timeout := s.spec.ReadyTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for _, p := range s.procs {
+		for {
+			c, err := net.DialTimeout("tcp", p.endpoint(), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if exited, werr := p.exited(); exited {
+				return fmt.Errorf("%s exited at start (%v): %s", p.endpoint(), werr, tail(p.logPath, 500))
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s did not listen within %s", p.endpoint(), timeout)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var args []string
+	for _, a := range s.spec.Setup {
+		if a == "{endpoints}" {
+			args = append(args, s.Endpoints()...)
+			continue
+		}
+		args = append(args, strings.ReplaceAll(a, "{endpoints}", strings.Join(s.Endpoints(), ",")))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	logPath := filepath.Join(s.Dir, "setup.log")
+	_ = os.WriteFile(logPath, out, 0o644)
+	if err != nil {
+		return fmt.Errorf("setup %s: %v: %s", strings.Join(args, " "), err, lastBytes(bytes.TrimSpace(out), 500))
+	}
+	return nil
+}
+
 // launch starts the process of the launch line.
-func (s *Server) launch() error {
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (p *process) launch() error {
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(s.Launch[0], s.Launch[1:]...)
-	cmd.Dir = s.Dir
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // our own process group: Ctrl-C reaches cmpbench, which stops us in order
 		Pdeathsig: syscall.SIGKILL, // and if cmpbench is killed, the kernel ends the server
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", strings.Join(s.Launch, " "), err)
+		return fmt.Errorf("start %s: %w", strings.Join(p.argv, " "), err)
 	}
-	s.cmd, s.done, s.waitErr, s.stopped = cmd, make(chan struct{}), nil, sync.Once{}
-	done := s.done
+	p.cmd, p.done, p.waitErr, p.stopped = cmd, make(chan struct{}), nil, sync.Once{}
+	done := p.done
 	go func() {
-		s.waitErr = cmd.Wait()
+		p.waitErr = cmd.Wait()
 		close(done)
 	}()
 	return nil
 }
 
-// Restart stops the server cleanly and starts it again with the same command line,
-// port and data directory, as a restart after maintenance would.
+func (p *process) endpoint() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
+
+func (p *process) exited() (bool, error) {
+	if p.done == nil {
+		return true, nil
+	}
+	select {
+	case <-p.done:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM to the process group and SIGKILL after timeout.
+func (p *process) stop(name string, timeout time.Duration) error {
+	var err error
+	p.stopped.Do(func() {
+		if p.cmd == nil {
+			return
+		}
+		pgid := -p.cmd.Process.Pid
+		if exited, _ := p.exited(); exited {
+			_ = syscall.Kill(pgid, syscall.SIGKILL) // anything the server left in its group
+			return
+		}
+		_ = syscall.Kill(pgid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(timeout):
+			_ = syscall.Kill(pgid, syscall.SIGKILL)
+			<-p.done
+			err = fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", name, timeout)
+		}
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+	})
+	return err
+}
+
+// Endpoint is where the (first) server listens.
+func (s *Server) Endpoint() string { return s.procs[0].endpoint() }
+
+// Endpoints lists every node's host:port.
+func (s *Server) Endpoints() []string {
+	out := make([]string, len(s.procs))
+	for i, p := range s.procs {
+		out[i] = p.endpoint()
+	}
+	return out
+}
+
+// Port is the first server's port.
+func (s *Server) Port() int { return s.procs[0].port }
+
+// Pid is the first server's process id.
+func (s *Server) Pid() int { return s.procs[0].cmd.Process.Pid }
+
+// Pids lists every node's process id.
+func (s *Server) Pids() []int {
+	out := make([]int, len(s.procs))
+	for i, p := range s.procs {
+		out[i] = p.cmd.Process.Pid
+	}
+	return out
+}
+
+// Exited reports whether any server has ended, and how.
+func (s *Server) Exited() (bool, error) {
+	for _, p := range s.procs {
+		if exited, err := p.exited(); exited {
+			if err == nil {
+				err = fmt.Errorf("%s ended", p.endpoint())
+			}
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// LogTail returns the end of every server's output, for error messages.
+func (s *Server) LogTail(n int) string {
+	if len(s.procs) == 1 {
+		return tail(s.procs[0].logPath, n)
+	}
+	var parts []string
+	for _, p := range s.procs {
+		parts = append(parts, p.endpoint()+": "+tail(p.logPath, n/len(s.procs)))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// LogPath is the file holding the first server's output.
+func (s *Server) LogPath() string { return s.procs[0].logPath }
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return lastBytes(bytes.TrimSpace(b), n)
+}
+
+func lastBytes(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// Stop ends every server: SIGTERM to each process group, SIGKILL after the stop
+// timeout. It is safe to call more than once.
+func (s *Server) Stop() error {
+	timeout := s.spec.StopTimeout
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	var errs []error
+	for _, p := range s.procs {
+		if err := p.stop(s.spec.Name, timeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Restart stops the servers cleanly and starts them again with the same command
+// lines, ports and data directories, as a restart after maintenance would; a
+// cluster comes back from its nodes' own state, without running Setup again.
 func (s *Server) Restart() error {
 	if err := s.Stop(); err != nil {
 		return err
 	}
-	if exited, err := s.Exited(); exited && err != nil && !isTermination(err) {
-		return fmt.Errorf("%s did not stop cleanly: %v", s.spec.Name, err)
+	for _, p := range s.procs {
+		if exited, err := p.exited(); exited && err != nil && !isTermination(err) {
+			return fmt.Errorf("%s (%s) did not stop cleanly: %v", s.spec.Name, p.endpoint(), err)
+		}
 	}
-	return s.launch()
+	for _, p := range s.procs {
+		if err := p.launch(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isTermination reports whether a wait error is the SIGTERM the server was stopped by.
@@ -148,63 +364,4 @@ func isTermination(err error) bool {
 		}
 	}
 	return false
-}
-
-// Endpoint is where the server listens.
-func (s *Server) Endpoint() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
-
-// Pid is the server's process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
-
-// Exited reports whether the process has ended, and how.
-func (s *Server) Exited() (bool, error) {
-	select {
-	case <-s.done:
-		return true, s.waitErr
-	default:
-		return false, nil
-	}
-}
-
-// LogTail returns the end of the server's output, for error messages.
-func (s *Server) LogTail(n int) string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return ""
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
-}
-
-// LogPath is the file holding the server's output.
-func (s *Server) LogPath() string { return s.logPath }
-
-// Stop ends the server: SIGTERM to its process group, SIGKILL after the stop
-// timeout. It is safe to call more than once.
-func (s *Server) Stop() error {
-	var err error
-	s.stopped.Do(func() {
-		timeout := s.spec.StopTimeout
-		if timeout <= 0 {
-			timeout = 20 * time.Second
-		}
-		pgid := -s.cmd.Process.Pid
-		if exited, _ := s.Exited(); exited {
-			_ = syscall.Kill(pgid, syscall.SIGKILL) // anything the server left in its group
-			return
-		}
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(timeout):
-			_ = syscall.Kill(pgid, syscall.SIGKILL)
-			<-s.done
-			err = fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", s.spec.Name, timeout)
-		}
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
-	})
-	return err
 }

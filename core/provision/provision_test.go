@@ -129,12 +129,12 @@ func TestRestartKeepsPortAndDataIntegration(t *testing.T) {
 	if r := send("SET k durable"); !strings.HasPrefix(r, "+OK") {
 		t.Fatalf("SET: %q", r)
 	}
-	pid, port := s.Pid(), s.Port
+	pid, port := s.Pid(), s.Port()
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if s.Pid() == pid || s.Port != port {
-		t.Fatalf("restart: pid %d -> %d, port %d -> %d", pid, s.Pid(), port, s.Port)
+	if s.Pid() == pid || s.Port() != port {
+		t.Fatalf("restart: pid %d -> %d, port %d -> %d", pid, s.Pid(), port, s.Port())
 	}
 	if r := send("GET k"); !strings.Contains(r, "durable") {
 		t.Fatalf("after restart GET k = %q", r)

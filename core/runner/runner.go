@@ -307,11 +307,15 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		if base == "" {
 			base = os.TempDir()
 		}
-		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout)}, base)
+		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout),
+			Nodes: p.Nodes, Setup: p.Setup, ReadyTimeout: r.readyTimeout()}, base)
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)
 		}
 		endpoint = r.srv.Endpoint()
+		if eps := r.srv.Endpoints(); len(eps) > 1 {
+			r.info.Nodes = eps
+		}
 		r.info.Launch = r.cfg.Redactor.Strings(r.srv.Launch)
 		r.info.Binary, r.info.BinarySHA256 = r.srv.Binary, r.srv.BinarySHA256
 		ready = r.readyTimeout()

@@ -60,3 +60,17 @@ func Start(t testing.TB, name string, cmd []string) *provision.Server {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func startCluster(t testing.TB, nodes int) (*provision.Server, error) {
+	s, err := provision.Start(provision.Spec{
+		Name: "cluster", Nodes: nodes, StopTimeout: 10 * time.Second, ReadyTimeout: 10 * time.Second,
+		Command: []string{"redis-server", "--port", "{port}", "--bind", "127.0.0.1", "--dir", "{dir}", "--save", "",
+			"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"},
+		Setup: []string{"redis-cli", "--cluster", "create", "{endpoints}", "--cluster-replicas", "0", "--cluster-yes"},
+	}, t.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s, nil
+}

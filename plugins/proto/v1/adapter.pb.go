@@ -147,6 +147,7 @@ type TLS struct {
 	KeyFile            string                 `protobuf:"bytes,4,opt,name=key_file,json=keyFile,proto3" json:"key_file,omitempty"`
 	ServerName         string                 `protobuf:"bytes,5,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
 	InsecureSkipVerify bool                   `protobuf:"varint,6,opt,name=insecure_skip_verify,json=insecureSkipVerify,proto3" json:"insecure_skip_verify,omitempty"`
+	MinVersion         string                 `protobuf:"bytes,7,opt,name=min_version,json=minVersion,proto3" json:"min_version,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -221,6 +222,13 @@ func (x *TLS) GetInsecureSkipVerify() bool {
 		return x.InsecureSkipVerify
 	}
 	return false
+}
+
+func (x *TLS) GetMinVersion() string {
+	if x != nil {
+		return x.MinVersion
+	}
+	return ""
 }
 
 type Auth struct {
@@ -2080,7 +2088,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x03ops\x18\x03 \x03(\rR\x03ops\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xc3\x01\n" +
+	"sdkVersion\"\xe4\x01\n" +
 	"\x03TLS\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x17\n" +
 	"\aca_file\x18\x02 \x01(\tR\x06caFile\x12\x1b\n" +
@@ -2088,7 +2096,9 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bkey_file\x18\x04 \x01(\tR\akeyFile\x12\x1f\n" +
 	"\vserver_name\x18\x05 \x01(\tR\n" +
 	"serverName\x120\n" +
-	"\x14insecure_skip_verify\x18\x06 \x01(\bR\x12insecureSkipVerify\">\n" +
+	"\x14insecure_skip_verify\x18\x06 \x01(\bR\x12insecureSkipVerify\x12\x1f\n" +
+	"\vmin_version\x18\a \x01(\tR\n" +
+	"minVersion\">\n" +
 	"\x04Auth\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x92\x03\n" +

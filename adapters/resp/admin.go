@@ -1,0 +1,278 @@
+package resp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// node is one server of the system: the only one, or a shard of a cluster.
+type node struct {
+	addr   string
+	client rueidis.Client
+}
+
+// nodes lists the servers; for a cluster, masters only when masters is set.
+func (t *target) nodes(ctx context.Context, masters bool) []node {
+	if !t.cluster {
+		return []node{{t.sys.Endpoint, t.client}}
+	}
+	all := t.client.Nodes()
+	addrs := make([]string, 0, len(all))
+	for a := range all {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	var out []node
+	for _, a := range addrs {
+		n := node{a, all[a]}
+		if masters {
+			info, err := t.infoOf(ctx, n.client, []string{"replication"})
+			if err == nil && !strings.Contains(info, "role:master") {
+				continue
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// suffix names a node's sections and stats in a cluster; empty for a single server.
+func (t *target) suffix(n node) string {
+	if !t.cluster {
+		return ""
+	}
+	return "@" + n.addr
+}
+
+func (t *target) restricted(cmd string) bool {
+	return slices.ContainsFunc(t.profile.Restricted, func(r string) bool { return strings.EqualFold(r, cmd) })
+}
+
+// Count sums the profile's count command (DBSIZE by default) over the masters.
+func (t *target) Count(ctx context.Context) (int64, error) {
+	var total int64
+	for _, n := range t.nodes(ctx, true) {
+		cctx, cancel := context.WithTimeout(ctx, t.timeout)
+		v, err := n.client.Do(cctx, n.client.B().Arbitrary(t.profile.Count.Command...).Build()).AsInt64()
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("%s on %s: %w", strings.Join(t.profile.Count.Command, " "), n.addr, err)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// ReadRecord is HGETALL, routed to the key's shard in a cluster.
+func (t *target) ReadRecord(ctx context.Context, key []byte) (map[string][]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	m, err := t.client.Do(cctx, t.client.B().Hgetall().Key(string(key)).Build()).AsStrMap()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = []byte(v)
+	}
+	return out, nil
+}
+
+// Flush is FLUSHALL on every master; cmpbench calls it only for systems marked
+// disposable.
+func (t *target) Flush(ctx context.Context) error {
+	if t.restricted("FLUSHALL") {
+		return fmt.Errorf("profile %s: the service does not allow FLUSHALL", t.profile.Name)
+	}
+	for _, n := range t.nodes(ctx, true) {
+		cctx, cancel := context.WithTimeout(ctx, 10*t.timeout)
+		err := n.client.Do(cctx, n.client.B().Flushall().Build()).Error()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("FLUSHALL on %s: %w", n.addr, err)
+		}
+	}
+	return nil
+}
+
+// versionFields are INFO server fields naming a product version, most specific first:
+// most Redis-compatible servers also report a redis_version they are compatible with.
+var versionFields = []struct{ field, product string }{
+	{"valkey_version", "valkey"},
+	{"dragonfly_version", "dragonfly"},
+	{"kvrocks_version", "kvrocks"},
+	{"pika_version", "pika"},
+	{"garnet_version", "garnet"},
+	{"lavik_version", "lavik"},
+	{"eloqkv_version", "eloqkv"},
+	{"tendis_version", "tendis"},
+	{"keydb_version", "keydb"},
+	{"redis_version", "redis"},
+}
+
+// Capture reads INFO, CONFIG GET * and the profile's capture commands from every
+// node. Commands a server refuses (restricted managed services, ACL users without the
+// right) are recorded as refused, never fatal.
+func (t *target) Capture(ctx context.Context) (core.Capture, error) {
+	cp := core.Capture{Sections: map[string]string{}}
+	for i, n := range t.nodes(ctx, false) {
+		sfx := t.suffix(n)
+		info, err := t.infoOf(ctx, n.client, t.profile.InfoSections)
+		if err != nil {
+			if _, ok := rueidis.IsRedisErr(err); !ok {
+				return cp, fmt.Errorf("INFO on %s: %w", n.addr, err)
+			}
+			cp.Refused = append(cp.Refused, "INFO"+sfx+": "+err.Error())
+		} else {
+			cp.Sections[sectionName("info", sfx)] = info
+			if i == 0 {
+				t.version(&cp, ParseInfo(info))
+			}
+		}
+		for _, c := range t.profile.Capture {
+			name := strings.Join(c, " ")
+			if t.restricted(c[0]) {
+				cp.Refused = append(cp.Refused, name+sfx+": restricted by profile "+t.profile.Name)
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, t.timeout)
+			out, err := n.client.Do(cctx, n.client.B().Arbitrary(c...).Build()).ToAny()
+			cancel()
+			if err != nil {
+				cp.Refused = append(cp.Refused, name+sfx+": "+err.Error())
+				continue
+			}
+			cp.Sections[sectionName("cmd-"+strings.ToLower(strings.ReplaceAll(name, " ", "-")), sfx)] = fmt.Sprintf("%v\n", out)
+		}
+		if t.restricted("CONFIG") {
+			cp.Refused = append(cp.Refused, "CONFIG GET *"+sfx+": restricted by profile "+t.profile.Name)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, t.timeout)
+		cfg, err := n.client.Do(cctx, n.client.B().ConfigGet().Parameter("*").Build()).AsStrMap()
+		cancel()
+		if err != nil {
+			if _, ok := rueidis.IsRedisErr(err); !ok {
+				return cp, fmt.Errorf("CONFIG GET * on %s: %w", n.addr, err)
+			}
+			cp.Refused = append(cp.Refused, "CONFIG GET *"+sfx+": "+err.Error())
+			continue
+		}
+		cp.Sections[sectionName("config", sfx)] = formatConfig(cfg)
+	}
+	return cp, nil
+}
+
+// version finds the product and version in INFO: the profile's fields first.
+func (t *target) version(cp *core.Capture, fields map[string]string) {
+	for _, f := range t.profile.VersionFields {
+		if ver, ok := fields["server."+f]; ok {
+			cp.Product, cp.Version, cp.VersionField = t.profile.Name, ver, "INFO server."+f
+			return
+		}
+	}
+	for _, v := range versionFields {
+		if ver, ok := fields["server."+v.field]; ok {
+			cp.Product, cp.Version, cp.VersionField = v.product, ver, "INFO server."+v.field
+			return
+		}
+	}
+}
+
+func sectionName(name, suffix string) string {
+	return name + strings.NewReplacer("@", "-", ":", "-").Replace(suffix)
+}
+
+// infoOf reads INFO with the first section argument the server accepts; a plain
+// INFO is the last resort.
+func (t *target) infoOf(ctx context.Context, c rueidis.Client, sections []string) (string, error) {
+	var last error
+	for _, section := range append(append([]string(nil), sections...), "") {
+		cctx, cancel := context.WithTimeout(ctx, t.timeout)
+		cmd := c.B().Arbitrary("INFO")
+		if section != "" {
+			cmd = cmd.Args(strings.Fields(section)...)
+		}
+		s, err := c.Do(cctx, cmd.Build()).ToString()
+		cancel()
+		if err == nil {
+			return strings.TrimPrefix(s, "txt:"), nil // RESP3 sends INFO as a verbatim string
+		}
+		last = err
+		if _, ok := rueidis.IsRedisErr(err); !ok {
+			break
+		}
+	}
+	return "", last
+}
+
+// Stats returns INFO of every node as section.key -> value; in a cluster each key
+// is suffixed with @node.
+func (t *target) Stats(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	for _, n := range t.nodes(ctx, false) {
+		info, err := t.infoOf(ctx, n.client, t.profile.InfoSections)
+		if err != nil {
+			return nil, fmt.Errorf("INFO on %s: %w", n.addr, err)
+		}
+		sfx := t.suffix(n)
+		for k, v := range ParseInfo(info) {
+			out[k+sfx] = v
+		}
+	}
+	return out, nil
+}
+
+// ParseInfo turns INFO text into section.key -> value, sections lower-cased.
+func ParseInfo(info string) map[string]string {
+	out := map[string]string{}
+	section := ""
+	for line := range strings.Lines(info) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			section = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(line, "#")))
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		out[section+"."+k] = v
+	}
+	return out
+}
+
+// RedactConfig reports whether a CONFIG parameter holds a credential: requirepass,
+// masterauth, tls-key-file-pass and the like.
+func RedactConfig(key string) bool {
+	k := strings.ToLower(key)
+	return k == "masterauth" || strings.HasSuffix(k, "pass") || strings.Contains(k, "password") ||
+		strings.Contains(k, "secret") || strings.Contains(k, "token")
+}
+
+func formatConfig(cfg map[string]string) string {
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		v := cfg[k]
+		if RedactConfig(k) && v != "" {
+			v = "[redacted]"
+		}
+		fmt.Fprintf(&b, "%s %s\n", k, v)
+	}
+	return b.String()
+}
