@@ -2,10 +2,12 @@ package resp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -51,14 +53,35 @@ func (t *target) suffix(n node) string {
 	return "@" + n.addr
 }
 
-func (t *target) restricted(cmd string) bool {
-	return slices.ContainsFunc(t.profile.Restricted, func(r string) bool { return strings.EqualFold(r, cmd) })
+// restricted reports whether the profile says the service refuses a command: an
+// entry names a command ("DEBUG") or a command with its first arguments
+// ("CONFIG GET").
+func (t *target) restricted(cmd ...string) bool {
+	return slices.ContainsFunc(t.profile.Restricted, func(r string) bool {
+		words := strings.Fields(r)
+		if len(words) == 0 || len(words) > len(cmd) {
+			return false
+		}
+		for i, w := range words {
+			if !strings.EqualFold(w, cmd[i]) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
-// Count sums the profile's count command (DBSIZE by default) over the masters.
+// Count sums the profile's count command (DBSIZE by default) over the masters. A
+// profile whose count reports the result of a background scan (Kvrocks, Pika)
+// triggers that scan first and waits until its result is ready.
 func (t *target) Count(ctx context.Context) (int64, error) {
 	var total int64
 	for _, n := range t.nodes(ctx, true) {
+		if len(t.profile.Count.Trigger) > 0 {
+			if err := t.triggerCount(ctx, n); err != nil {
+				return 0, err
+			}
+		}
 		cctx, cancel := context.WithTimeout(ctx, t.timeout)
 		v, err := n.client.Do(cctx, n.client.B().Arbitrary(t.profile.Count.Command...).Build()).AsInt64()
 		cancel()
@@ -68,6 +91,57 @@ func (t *target) Count(ctx context.Context) (int64, error) {
 		total += v
 	}
 	return total, nil
+}
+
+// countPoll is how often a triggered count's progress is read.
+const countPoll = 100 * time.Millisecond
+
+// triggerCount sends the profile's count trigger to one node and polls INFO until
+// the count is ready.
+func (t *target) triggerCount(ctx context.Context, n node) error {
+	w := t.profile.Count.Wait
+	trigger := strings.Join(t.profile.Count.Trigger, " ")
+	var before string
+	if w.Changed {
+		info, err := t.infoOf(ctx, n.client, []string{w.Info})
+		if err != nil {
+			return fmt.Errorf("INFO %s on %s before %s: %w", w.Info, n.addr, trigger, err)
+		}
+		before, _ = w.value(info)
+		// The watched value may be a time in whole seconds (Kvrocks' last scan
+		// time): a scan ending within the second the previous one ended would look
+		// unchanged. Let a second pass first.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	err := n.client.Do(cctx, n.client.B().Arbitrary(t.profile.Count.Trigger...).Build()).Error()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s on %s (starts the key count): %w", trigger, n.addr, err)
+	}
+	deadline := time.Now().Add(w.Timeout)
+	for {
+		info, err := t.infoOf(ctx, n.client, []string{w.Info})
+		if err != nil {
+			return fmt.Errorf("INFO %s on %s after %s: %w", w.Info, n.addr, trigger, err)
+		}
+		now, present := w.value(info)
+		if w.done(now, present, before) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s on %s: the key count was not ready after %v (INFO %s line %q is %q)", trigger, n.addr, w.Timeout, w.Info, w.Line, now)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(countPoll):
+		}
+	}
 }
 
 // ReadRecord is HGETALL, routed to the key's shard in a cluster.
@@ -126,7 +200,7 @@ func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 		sfx := t.suffix(n)
 		info, err := t.infoOf(ctx, n.client, t.profile.InfoSections)
 		if err != nil {
-			if _, ok := rueidis.IsRedisErr(err); !ok {
+			if _, ok := rueidis.IsRedisErr(err); !ok && !errors.Is(err, errEmptyInfo) {
 				return cp, fmt.Errorf("INFO on %s: %w", n.addr, err)
 			}
 			cp.Refused = append(cp.Refused, "INFO"+sfx+": "+err.Error())
@@ -138,7 +212,7 @@ func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 		}
 		for _, c := range t.profile.Capture {
 			name := strings.Join(c, " ")
-			if t.restricted(c[0]) {
+			if t.restricted(c...) {
 				cp.Refused = append(cp.Refused, name+sfx+": restricted by profile "+t.profile.Name)
 				continue
 			}
@@ -151,7 +225,7 @@ func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 			}
 			cp.Sections[sectionName("cmd-"+strings.ToLower(strings.ReplaceAll(name, " ", "-")), sfx)] = fmt.Sprintf("%v\n", out)
 		}
-		if t.restricted("CONFIG") {
+		if t.restricted("CONFIG", "GET", "*") {
 			cp.Refused = append(cp.Refused, "CONFIG GET *"+sfx+": restricted by profile "+t.profile.Name)
 			continue
 		}
@@ -190,8 +264,13 @@ func sectionName(name, suffix string) string {
 	return name + strings.NewReplacer("@", "-", ":", "-").Replace(suffix)
 }
 
+// errEmptyInfo is an INFO that answered nothing.
+var errEmptyInfo = errors.New("empty reply")
+
 // infoOf reads INFO with the first section argument the server accepts; a plain
-// INFO is the last resort.
+// INFO (also the "" entry) is the last resort. Some servers answer an argument they
+// do not know with an empty reply rather than an error (Dragonfly, EloqKV): that is
+// a refusal too.
 func (t *target) infoOf(ctx context.Context, c rueidis.Client, sections []string) (string, error) {
 	var last error
 	for _, section := range append(append([]string(nil), sections...), "") {
@@ -202,8 +281,13 @@ func (t *target) infoOf(ctx context.Context, c rueidis.Client, sections []string
 		}
 		s, err := c.Do(cctx, cmd.Build()).ToString()
 		cancel()
+		s = strings.TrimPrefix(s, "txt:") // RESP3 sends INFO as a verbatim string
+		if err == nil && strings.TrimSpace(s) != "" {
+			return s, nil
+		}
 		if err == nil {
-			return strings.TrimPrefix(s, "txt:"), nil // RESP3 sends INFO as a verbatim string
+			last = fmt.Errorf("INFO %s: %w", section, errEmptyInfo)
+			continue
 		}
 		last = err
 		if _, ok := rueidis.IsRedisErr(err); !ok {

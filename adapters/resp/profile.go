@@ -3,8 +3,10 @@ package resp
 import (
 	"embed"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -34,6 +36,10 @@ type Profile struct {
 		Command   []string `yaml:"command"`
 		Expensive bool     `yaml:"expensive"`
 		Note      string   `yaml:"note"`
+		// Trigger starts the background scan whose result Command reports (Kvrocks
+		// DBSIZE SCAN, Pika INFO keyspace 1); Wait says when that result is ready.
+		Trigger []string   `yaml:"trigger"`
+		Wait    *CountWait `yaml:"wait"`
 	} `yaml:"count"`
 	// RESP is the protocol version to force (2 for RESP2-only servers); 0 tries RESP3.
 	RESP int `yaml:"resp"`
@@ -45,6 +51,44 @@ type Profile struct {
 	TLS         bool `yaml:"tls"`
 	// Sources are where the profile's facts come from.
 	Sources []string `yaml:"sources"`
+}
+
+// A CountWait polls one line of INFO until a triggered key count is ready: when the
+// rest of the line matches Ready, or, with Changed, when it differs from what it was
+// before the trigger.
+type CountWait struct {
+	Info    string        `yaml:"info"` // the INFO argument, e.g. keyspace
+	Line    string        `yaml:"line"` // the line's prefix, e.g. "# Duration:"
+	Ready   string        `yaml:"ready"`
+	Changed bool          `yaml:"changed"`
+	Timeout time.Duration `yaml:"timeout"` // default DefaultCountWait
+
+	ready *regexp.Regexp
+}
+
+// DefaultCountWait bounds the wait for a triggered key count.
+const DefaultCountWait = 10 * time.Minute
+
+// value returns the rest of the watched line in INFO text, trimmed, and whether the
+// line is there.
+func (w *CountWait) value(info string) (string, bool) {
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), w.Line); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// done reports whether the count is ready, given the line now and before the trigger.
+func (w *CountWait) done(now string, present bool, before string) bool {
+	if !present {
+		return false
+	}
+	if w.ready != nil && !w.ready.MatchString(now) {
+		return false
+	}
+	return !w.Changed || now != before
 }
 
 //go:embed profiles/*.yaml
@@ -79,9 +123,10 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		data, where = b, "built-in profiles/"+name+".yaml"
 	}
 	var p Profile
+	var err error
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
+	if err = dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("profile %q (%s): %w", name, where, err)
 	}
 	if p.Name == "" {
@@ -104,6 +149,25 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 	}
 	if !strings.EqualFold(strings.Join(p.Commands.Read, " "), "HGETALL") {
 		return nil, fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)
+	}
+	if len(p.Count.Trigger) > 0 && p.Count.Wait == nil {
+		return nil, fmt.Errorf("profile %q: count.trigger needs count.wait (when is the triggered count ready?)", name)
+	}
+	if w := p.Count.Wait; w != nil {
+		if len(p.Count.Trigger) == 0 {
+			return nil, fmt.Errorf("profile %q: count.wait without count.trigger", name)
+		}
+		if w.Line == "" || (w.Ready == "" && !w.Changed) {
+			return nil, fmt.Errorf("profile %q: count.wait needs line and ready or changed", name)
+		}
+		if w.Ready != "" {
+			if w.ready, err = regexp.Compile(w.Ready); err != nil {
+				return nil, fmt.Errorf("profile %q: count.wait.ready: %w", name, err)
+			}
+		}
+		if w.Timeout <= 0 {
+			w.Timeout = DefaultCountWait
+		}
 	}
 	for _, c := range p.Capture {
 		if len(c) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -97,6 +98,9 @@ func newSystemsCmd(g *globals) *cobra.Command {
 						return err
 					}
 					count := strings.Join(p.Count.Command, " ")
+					if len(p.Count.Trigger) > 0 {
+						count = strings.Join(p.Count.Trigger, " ") + ", wait, " + count
+					}
 					if p.Count.Expensive {
 						count += " (expensive)"
 					}
@@ -104,7 +108,11 @@ func newSystemsCmd(g *globals) *cobra.Command {
 					if p.RESP == 2 {
 						proto = "2"
 					}
-					fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\t%s\t%s\n", n, p.DefaultPort, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
+					port := "per service"
+					if p.DefaultPort > 0 {
+						port = strconv.Itoa(p.DefaultPort)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", n, port, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
 				}
 				return tw.Flush()
 			}

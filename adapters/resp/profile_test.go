@@ -1,0 +1,145 @@
+package resp
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every built-in profile loads, validates and says where its facts come from.
+func TestBuiltInProfiles(t *testing.T) {
+	names := Profiles()
+	want := []string{"azure-managed-redis", "dragonfly", "eloqkv", "garnet", "keydb-flash", "kvrocks",
+		"lavik", "pika", "redis", "redis-cloud", "tendis", "valkey"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("built-in profiles %v, want %v", names, want)
+	}
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			p, err := LoadProfile(n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name != n {
+				t.Errorf("name %q in %s.yaml", p.Name, n)
+			}
+			if p.Description == "" || len(p.VersionFields) == 0 || len(p.Sources) == 0 {
+				t.Errorf("description %q, version_fields %v, sources %v: every profile names all three", p.Description, p.VersionFields, p.Sources)
+			}
+			raw, _ := profileFiles.ReadFile("profiles/" + n + ".yaml")
+			if !strings.HasPrefix(string(raw), "#") {
+				t.Errorf("%s.yaml does not open with a comment saying what the product is", n)
+			}
+			if p.Count.Wait != nil && p.Count.Wait.Timeout != DefaultCountWait {
+				t.Errorf("count wait timeout %v", p.Count.Wait.Timeout)
+			}
+		})
+	}
+}
+
+func TestProfileFacts(t *testing.T) {
+	tests := []struct {
+		name      string
+		resp      int
+		port      int
+		tls       bool
+		expensive bool
+		trigger   string
+	}{
+		{"redis", 0, 6379, false, false, ""},
+		{"kvrocks", 2, 6666, false, true, "DBSIZE SCAN"},
+		{"pika", 2, 9221, false, true, "INFO keyspace 1"},
+		{"tendis", 2, 8903, false, true, ""},
+		{"garnet", 0, 6379, false, true, ""},
+		{"eloqkv", 2, 6379, false, false, ""},
+		{"azure-managed-redis", 0, 10000, true, false, ""},
+	}
+	for _, tc := range tests {
+		p, err := LoadProfile(tc.name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RESP != tc.resp || p.DefaultPort != tc.port || p.TLS != tc.tls || p.Count.Expensive != tc.expensive || strings.Join(p.Count.Trigger, " ") != tc.trigger {
+			t.Errorf("%s: resp %d port %d tls %v expensive %v trigger %q", tc.name, p.RESP, p.DefaultPort, p.TLS, p.Count.Expensive, p.Count.Trigger)
+		}
+	}
+}
+
+func TestProfileErrors(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"unknown key", "name: x\nnot_a_key: 1\n", "not_a_key"},
+		{"resp", "resp: 4\n", "resp must be 2 or 3"},
+		{"read", "commands: {read: [HMGET]}\n", "read must be HGETALL"},
+		{"empty capture", "capture: [[]]\n", "empty capture"},
+		{"trigger without wait", "count: {trigger: [DBSIZE, SCAN]}\n", "needs count.wait"},
+		{"wait without trigger", "count: {wait: {line: x, changed: true}}\n", "without count.trigger"},
+		{"wait without condition", "count: {trigger: [X], wait: {line: x}}\n", "line and ready or changed"},
+		{"bad regexp", "count: {trigger: [X], wait: {line: x, ready: '('}}\n", "count.wait.ready"},
+	}
+	for _, tc := range tests {
+		_, err := LoadProfile("custom", []byte(tc.data))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"custom"`) {
+			t.Errorf("%s: %v, want an error naming the profile and %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := LoadProfile("nosuch", nil); err == nil || !strings.Contains(err.Error(), "built in: azure-managed-redis") {
+		t.Errorf("unknown profile: %v", err)
+	}
+	p, err := LoadProfile("custom", []byte("count: {trigger: [X], wait: {info: keyspace, line: 'a:', ready: '^1$', timeout: 90s}}\n"))
+	if err != nil || p.Count.Wait.Timeout != 90*time.Second {
+		t.Fatalf("%v %+v", err, p)
+	}
+}
+
+func TestCountWait(t *testing.T) {
+	kvrocks := &CountWait{Line: "# Last DBSIZE SCAN time:", Changed: true}
+	pika := &CountWait{Line: "# Duration:", Ready: `^[0-9]+s$`}
+	p, _ := LoadProfile("pika", nil)
+	pika.ready = p.Count.Wait.ready
+	tests := []struct {
+		name   string
+		w      *CountWait
+		info   string
+		before string
+		done   bool
+	}{
+		{"kvrocks: never scanned", kvrocks, "# Keyspace\r\n# WARN: DBSIZE SCAN never performed yet\r\ndb0:keys=0\r\n", "", false},
+		{"kvrocks: first scan done", kvrocks, "# Keyspace\r\n# Last DBSIZE SCAN time: Wed Dec  2 12:00:01 2026\r\n", "", true},
+		{"kvrocks: still the old scan", kvrocks, "# Last DBSIZE SCAN time: Wed Dec  2 12:00:01 2026\r\n", "Wed Dec  2 12:00:01 2026", false},
+		{"kvrocks: new scan", kvrocks, "# Last DBSIZE SCAN time: Wed Dec  2 12:00:05 2026\r\n", "Wed Dec  2 12:00:01 2026", true},
+		{"pika: waiting", pika, "# Keyspace\r\n# Time:2026-12-02 12:00:00\r\n# Duration: In Waiting\r\n", "", false},
+		{"pika: processing", pika, "# Duration: In Processing\r\n", "", false},
+		{"pika: done", pika, "# Time:2026-12-02 12:00:00\r\n# Duration: 3s\r\ndb0 Strings_keys=5\r\n", "", true},
+		{"pika: no line", pika, "# Keyspace\r\n", "", false},
+	}
+	for _, tc := range tests {
+		now, present := tc.w.value(tc.info)
+		if got := tc.w.done(now, present, tc.before); got != tc.done {
+			t.Errorf("%s: done %v (line %q present %v)", tc.name, got, now, present)
+		}
+	}
+}
+
+func TestRestricted(t *testing.T) {
+	tg := &target{profile: &Profile{Name: "p", Restricted: []string{"DEBUG", "CONFIG RESETSTAT", "memory stats"}}}
+	tests := []struct {
+		cmd  []string
+		want bool
+	}{
+		{[]string{"DEBUG", "SLEEP", "0"}, true},
+		{[]string{"debug"}, true},
+		{[]string{"CONFIG", "RESETSTAT"}, true},
+		{[]string{"CONFIG", "GET", "*"}, false},
+		{[]string{"CONFIG"}, false},
+		{[]string{"MEMORY", "STATS"}, true},
+		{[]string{"MEMORY", "USAGE", "k"}, false},
+		{[]string{"INFO"}, false},
+	}
+	for _, tc := range tests {
+		if got := tg.restricted(tc.cmd...); got != tc.want {
+			t.Errorf("restricted(%v) = %v", tc.cmd, got)
+		}
+	}
+}
