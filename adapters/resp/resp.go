@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strings"
 	"time"
 
@@ -96,7 +97,49 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		client.Close()
 		return nil, fmt.Errorf("PING %s: %w", sys.Endpoint, err)
 	}
-	return &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster}, nil
+	t := &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster}
+	if cluster {
+		if err := t.waitClusterOK(ctx); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// clusterReadyTimeout bounds the wait for a cluster to serve every slot.
+const clusterReadyTimeout = 30 * time.Second
+
+// waitClusterOK waits until every node reports cluster_state:ok. A new cluster
+// answers CLUSTERDOWN for a while after its slots are assigned (a master waits
+// before it declares the state ok), and those errors must not land in a load.
+func (t *target) waitClusterOK(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, clusterReadyTimeout)
+	defer cancel()
+	for {
+		var notOK []string
+		for addr, c := range t.client.Nodes() {
+			cctx, ccancel := context.WithTimeout(ctx, t.timeout)
+			info, err := c.Do(cctx, c.B().ClusterInfo().Build()).ToString()
+			ccancel()
+			if err != nil {
+				notOK = append(notOK, fmt.Sprintf("%s: CLUSTER INFO: %v", addr, err))
+				continue
+			}
+			if state := ParseInfo(strings.TrimPrefix(info, "txt:"))[".cluster_state"]; state != "ok" {
+				notOK = append(notOK, fmt.Sprintf("%s: cluster_state:%s", addr, state))
+			}
+		}
+		if len(notOK) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			sort.Strings(notOK)
+			return fmt.Errorf("the cluster is not ready (%s)", strings.Join(notOK, "; "))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 type target struct {
