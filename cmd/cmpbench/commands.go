@@ -120,6 +120,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			red := s.Redactor()
 			fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
 			for _, n := range s.Names() {
 				sys, problems := s.Lookup(n)
@@ -130,7 +131,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 				if len(problems) > 0 {
 					target = "(not usable here: " + strings.ReplaceAll(problems[0].Error(), "\n", " ") + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, target, sys.Source)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
 			}
 			return tw.Flush()
 		},

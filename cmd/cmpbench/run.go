@@ -148,7 +148,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 			return inputErr("system %s: %w", n, err)
 		}
 	}
-	red := redact.New(systems.Secrets...)
+	red := systems.Redactor()
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -265,7 +265,7 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 		s, _ := systems.Get(n)
 		where := "endpoint " + s.Endpoint
 		if s.Provisioned() {
-			where = "started by cmpbench: " + core.ShellQuote(s.Provision.Command)
+			where = "started by cmpbench: " + systems.Redactor().String(core.ShellQuote(s.Provision.Command))
 		}
 		fmt.Fprintf(w, "System %s (adapter %s; %s)\n", n, s.Adapter, where)
 	}

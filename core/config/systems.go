@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/redact"
 )
 
 //go:embed builtin.yaml
@@ -164,6 +165,10 @@ type Systems struct {
 	// Secrets are the values of secret ${ENV} references, for redaction.
 	Secrets []string
 }
+
+// Redactor masks the secrets of every system: anything printed or written that
+// may hold a system's command line, error or configuration goes through it.
+func (s *Systems) Redactor() *redact.Redactor { return redact.New(s.Secrets...) }
 
 // LoadSystems reads the built-in definitions, then path on top of them. A missing
 // file is an error only when required (the user named it with --config).
