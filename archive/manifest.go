@@ -121,12 +121,14 @@ type PhaseInfo struct {
 	ProbeOp     string            `json:"probe_op,omitempty"`
 	Status      core.PhaseStatus  `json:"status"`
 	Error       string            `json:"error,omitempty"`
-	Started     time.Time         `json:"started"`
-	Ended       time.Time         `json:"ended"`
-	ElapsedNs   int64             `json:"elapsed_ns"`
-	CPUUserNs   int64             `json:"cpu_user_ns"`
-	CPUSystemNs int64             `json:"cpu_system_ns"`
-	Intervals   int               `json:"intervals"`
+	// ErrorSamples are the first distinct operation errors, "class: message".
+	ErrorSamples []string  `json:"error_samples,omitempty"`
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended"`
+	ElapsedNs    int64     `json:"elapsed_ns"`
+	CPUUserNs    int64     `json:"cpu_user_ns"`
+	CPUSystemNs  int64     `json:"cpu_system_ns"`
+	Intervals    int       `json:"intervals"`
 	// ClientCores is the plugin process's average CPU use in cores; CoresAllowed how
 	// many it could use; ClientBound is set above 90% of them.
 	ClientCores  float64 `json:"client_cores"`

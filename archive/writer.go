@@ -109,7 +109,7 @@ func (p *Pending) write(res *core.RunResult, m Manifest) error {
 			Index: ph.Index, Repetition: ph.Repetition, System: ph.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: plan.Shape(s),
 			Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
 			IntervalNs: int64(s.Interval), Seed: s.Seed, Memtier: s.Workload.Memtier,
-			Status: ph.End.Status, Error: ph.End.Error, Started: ph.End.Started, Ended: ph.End.Ended, ElapsedNs: int64(ph.End.Elapsed),
+			Status: ph.End.Status, Error: ph.End.Error, ErrorSamples: ph.End.ErrorSamples, Started: ph.End.Started, Ended: ph.End.Ended, ElapsedNs: int64(ph.End.Elapsed),
 			CPUUserNs: int64(ph.End.CPUUser), CPUSystemNs: int64(ph.End.CPUSystem), Intervals: len(ph.Intervals),
 			ClientCores: ph.ClientCores, CoresAllowed: ph.CoresAllowed, ClientBound: ph.ClientBound,
 		}

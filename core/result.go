@@ -35,6 +35,9 @@ func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
 	return hdrhistogram.Decode(b)
 }
 
+// MaxErrorSamples bounds PhaseEnd.ErrorSamples.
+const MaxErrorSamples = 5
+
 // OpInterval is what one op kind did in one interval (or a whole phase).
 type OpInterval struct {
 	Op     OpKind
@@ -140,6 +143,9 @@ const (
 type PhaseEnd struct {
 	Status PhaseStatus
 	Error  string
+	// ErrorSamples are the first distinct operation errors, "class: message", at
+	// most MaxErrorSamples: counts say how many, these say what.
+	ErrorSamples []string
 	// Started and Ended are wall-clock times; Elapsed is measured on the monotonic clock
 	// from the phase start to the last completed operation.
 	Started, Ended time.Time

@@ -202,7 +202,7 @@ func PhaseEndToProto(e core.PhaseEnd) *pluginv1.PhaseEnd {
 	return &pluginv1.PhaseEnd{
 		Status: string(e.Status), Error: e.Error,
 		StartedUnixNs: e.Started.UnixNano(), EndedUnixNs: e.Ended.UnixNano(), ElapsedNs: int64(e.Elapsed),
-		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem),
+		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem), ErrorSamples: e.ErrorSamples,
 	}
 }
 
@@ -213,6 +213,7 @@ func PhaseEndFromProto(m *pluginv1.PhaseEnd) core.PhaseEnd {
 		Started: time.Unix(0, m.GetStartedUnixNs()), Ended: time.Unix(0, m.GetEndedUnixNs()),
 		Elapsed: time.Duration(m.GetElapsedNs()),
 		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
+		ErrorSamples: m.GetErrorSamples(),
 	}
 }
 

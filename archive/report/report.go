@@ -530,7 +530,11 @@ func (d *data) caveats() []string {
 					errs += row.Errors
 				}
 				if errs > 0 {
-					out = append(out, fmt.Sprintf("%s had %s errors.", where, thousands(errs)))
+					line := fmt.Sprintf("%s had %s errors.", where, thousands(errs))
+					if len(r.info.ErrorSamples) > 0 {
+						line = fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), oneLine(strings.Join(r.info.ErrorSamples, "; ")))
+					}
+					out = append(out, line)
 				}
 			}
 			if tp := c.throughput(); tp.N > 1 && tp.CV > 0.10 {

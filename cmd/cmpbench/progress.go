@@ -90,6 +90,9 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	if r.End.Error != "" {
 		line += "; " + r.End.Error
 	}
+	if len(r.End.ErrorSamples) > 0 {
+		line += "; first errors: " + strings.Join(r.End.ErrorSamples, " | ")
+	}
 	fmt.Fprintln(p.w, p.red.String(line))
 }
 

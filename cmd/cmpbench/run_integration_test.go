@@ -272,6 +272,15 @@ phases:
 	if st, msg := phaseStatus(a, "tiny", "load"); st != "failed" || !strings.Contains(msg, "writes failed") {
 		t.Fatalf("load status %s: %s", st, msg)
 	}
+	// The counts say how many; the samples say what, in the archive and in the progress lines.
+	for _, ph := range a.Manifest.Phases {
+		if ph.Name == "load" && (len(ph.ErrorSamples) != 1 || !strings.HasPrefix(ph.ErrorSamples[0], "oom: OOM command not allowed")) {
+			t.Fatalf("load error samples %q", ph.ErrorSamples)
+		}
+	}
+	if !strings.Contains(r.stderr, "first errors: oom: OOM command not allowed") {
+		t.Fatalf("the progress lines do not say what the errors were:\n%s", r.stderr)
+	}
 	mixed := rows(a, "tiny", "mixed")
 	if mixed["SET"].ErrOOM == 0 || mixed["SET"].Count != 0 || mixed["GET"].Hits == 0 {
 		t.Fatalf("mixed: SET %d ok %d OOM, GET %d hits", mixed["SET"].Count, mixed["SET"].ErrOOM, mixed["GET"].Hits)

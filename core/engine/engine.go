@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -199,6 +201,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			errs += w.errors
 		}
 	}
+	end.ErrorSamples = e.errorSamples()
 	switch {
 	case e.abortErr != "":
 		end.Status, end.Error = core.StatusFailed, e.abortErr
@@ -210,6 +213,26 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		end.Status, end.Error = core.StatusFailed, fmt.Sprintf("load incomplete: %d of %d writes done within %s", issued, spec.Ops, spec.Duration)
 	}
 	return end
+}
+
+// errorSamples collects the workers' first errors, distinct, by class.
+func (e *phaseRun) errorSamples() []string {
+	var out []string
+	for class := range core.NumErrorClasses {
+		for _, w := range e.workers {
+			msg := w.firstErr[class]
+			if msg == "" || w.isProbe {
+				continue
+			}
+			if prefix := core.ErrorClass(class).String() + ": "; !strings.HasPrefix(msg, prefix) {
+				msg = prefix + msg // an OpError says its class already
+			}
+			if !slices.Contains(out, msg) && len(out) < core.MaxErrorSamples {
+				out = append(out, msg)
+			}
+		}
+	}
+	return out
 }
 
 // emitLoop emits intervals as soon as every worker has moved past them, and the rest
@@ -330,6 +353,7 @@ type worker struct {
 
 	quota        int64 // operations this worker may issue; -1 = no count bound
 	done, errors int64
+	firstErr     [core.NumErrorClasses]string // the first error of each class
 	lastEnd      int64
 
 	// open loop: intended time of the next send, ns from the phase start
@@ -435,6 +459,9 @@ func (w *worker) record(err error, intended, start, end int64) {
 	w.errors++
 	class := core.ClassOf(err)
 	r.Errors[class]++
+	if w.firstErr[class] == "" {
+		w.firstErr[class] = err.Error()
+	}
 	if class != core.ErrClassConnection {
 		w.connErrSince = -1
 		return

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,18 +104,23 @@ func TestOutcomesAreCountedByKind(t *testing.T) {
 		ok, hits, miss int64
 		errClass       core.ErrorClass
 		errs           int64
+		sample         string
 	}{
-		{"hit", core.OpGet, nil, 1000, 1000, 0, 0, 0},
-		{"miss is not an error", core.OpGet, core.ErrMiss, 1000, 0, 1000, 0, 0},
-		{"OOM is an error, never throughput", core.OpSet, oom, 0, 0, 0, core.ErrClassOOM, 1000},
-		{"unclassified error", core.OpSet, errors.New("boom"), 0, 0, 0, core.ErrClassOther, 1000},
-		{"timeout", core.OpSet, context.DeadlineExceeded, 0, 0, 0, core.ErrClassTimeout, 1000},
+		{"hit", core.OpGet, nil, 1000, 1000, 0, 0, 0, ""},
+		{"miss is not an error", core.OpGet, core.ErrMiss, 1000, 0, 1000, 0, 0, ""},
+		{"OOM is an error, never throughput", core.OpSet, oom, 0, 0, 0, core.ErrClassOOM, 1000, "oom: OOM command not allowed"},
+		{"unclassified error", core.OpSet, errors.New("boom"), 0, 0, 0, core.ErrClassOther, 1000, "other: boom"},
+		{"timeout", core.OpSet, context.DeadlineExceeded, 0, 0, 0, core.ErrClassTimeout, 1000, "timeout: context deadline exceeded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			end, c := run(t, spec(3, 0, 10*time.Second, 1000), tc.kind, func(*core.Op) error { return tc.result })
 			if end.Status != core.StatusOK {
 				t.Fatalf("status %s: %s", end.Status, end.Error)
+			}
+			// Three connections failing alike give one sample, not three.
+			if strings.Join(end.ErrorSamples, "|") != tc.sample {
+				t.Fatalf("error samples %q, want %q", end.ErrorSamples, tc.sample)
 			}
 			got := c.total()[tc.kind]
 			if got == nil {

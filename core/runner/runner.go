@@ -484,6 +484,7 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 }
 
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
+	end.Error, end.ErrorSamples = r.cfg.Redactor.String(end.Error), r.cfg.Redactor.Strings(end.ErrorSamples)
 	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, End: end})
 	return &r.res.Phases[len(r.res.Phases)-1]
 }

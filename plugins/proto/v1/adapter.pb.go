@@ -1411,6 +1411,8 @@ type PhaseEnd struct {
 	ElapsedNs     int64                  `protobuf:"varint,5,opt,name=elapsed_ns,json=elapsedNs,proto3" json:"elapsed_ns,omitempty"`
 	CpuUserNs     int64                  `protobuf:"varint,6,opt,name=cpu_user_ns,json=cpuUserNs,proto3" json:"cpu_user_ns,omitempty"`
 	CpuSystemNs   int64                  `protobuf:"varint,7,opt,name=cpu_system_ns,json=cpuSystemNs,proto3" json:"cpu_system_ns,omitempty"`
+	// The first distinct operation errors, "class: message".
+	ErrorSamples  []string `protobuf:"bytes,8,rep,name=error_samples,json=errorSamples,proto3" json:"error_samples,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1492,6 +1494,13 @@ func (x *PhaseEnd) GetCpuSystemNs() int64 {
 		return x.CpuSystemNs
 	}
 	return 0
+}
+
+func (x *PhaseEnd) GetErrorSamples() []string {
+	if x != nil {
+		return x.ErrorSamples
+	}
+	return nil
 }
 
 type PhaseEvent struct {
@@ -2215,7 +2224,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
 	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
-	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xe7\x01\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\x8c\x02\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -2224,7 +2233,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"elapsed_ns\x18\x05 \x01(\x03R\telapsedNs\x12\x1e\n" +
 	"\vcpu_user_ns\x18\x06 \x01(\x03R\tcpuUserNs\x12\"\n" +
-	"\rcpu_system_ns\x18\a \x01(\x03R\vcpuSystemNs\"\x83\x01\n" +
+	"\rcpu_system_ns\x18\a \x01(\x03R\vcpuSystemNs\x12#\n" +
+	"\rerror_samples\x18\b \x03(\tR\ferrorSamples\"\x83\x01\n" +
 	"\n" +
 	"PhaseEvent\x12:\n" +
 	"\binterval\x18\x01 \x01(\v2\x1c.cmpbench.plugin.v1.IntervalH\x00R\binterval\x120\n" +
