@@ -5,8 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
