@@ -319,8 +319,16 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 	case s.Endpoint != "" && s.Provision != nil:
 		errs = append(errs, fmt.Errorf("%s: has both endpoint and provision; a provisioned system listens on a port cmpbench picks", at("endpoint")))
 	case s.Endpoint != "":
+		raw, _ := s.Raw["endpoint"].(string)
 		if _, port, err := net.SplitHostPort(s.Endpoint); err != nil || port == "" {
-			errs = append(errs, fmt.Errorf("%s: endpoint %q is not host:port", at("endpoint"), s.Endpoint))
+			err := fmt.Errorf("%s: endpoint %q is not host:port", at("endpoint"), s.Endpoint)
+			switch {
+			case strings.Contains(s.Endpoint, "${"): // an unset variable, reported already
+			case strings.Contains(raw, "${"): // set from the environment: this machine's problem
+				envDependent = append(envDependent, err)
+			default:
+				errs = append(errs, err)
+			}
 		}
 	}
 	if p := s.Provision; p != nil {

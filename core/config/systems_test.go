@@ -165,7 +165,14 @@ func TestEnvironmentProblemsBelongToTheirSystem(t *testing.T) {
     tls: {enabled: true, ca_file: /nonexistent/ca.pem}
     auth:
       password: ${CMPBENCH_SURELY_UNSET_VAR}
+  managed:
+    adapter: resp
+    endpoint: ${CMPBENCH_SURELY_UNSET_ENDPOINT}
+  badenv:
+    adapter: resp
+    endpoint: ${CMPBENCH_TEST_ENDPOINT}
 `)
+	t.Setenv("CMPBENCH_TEST_ENDPOINT", "no-port-here")
 	s, err := LoadSystems(p, true)
 	if err != nil {
 		t.Fatalf("a system this machine cannot use must not stop the others: %v", err)
@@ -173,14 +180,23 @@ func TestEnvironmentProblemsBelongToTheirSystem(t *testing.T) {
 	if _, err := s.Get("here"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Get("elsewhere")
-	msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
-	for _, want := range []string{
-		"cmpbench.yaml:10: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.elsewhere.auth.password)",
-		"tls.ca_file: stat /nonexistent/ca.pem",
+	for name, wants := range map[string][]string{
+		"elsewhere": {
+			"cmpbench.yaml:10: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.elsewhere.auth.password)",
+			"tls.ca_file: stat /nonexistent/ca.pem",
+		},
+		"managed": {"cmpbench.yaml:13: environment variable CMPBENCH_SURELY_UNSET_ENDPOINT is not set (referenced by systems.managed.endpoint)"},
+		"badenv":  {`cmpbench.yaml:16: system "badenv": endpoint "no-port-here" is not host:port`},
 	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("Get error lacks %q:\n%s", want, msg)
+		_, err = s.Get(name)
+		msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
+		for _, want := range wants {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Get(%s) error lacks %q:\n%s", name, want, msg)
+			}
+		}
+		if name == "managed" && strings.Contains(msg, "host:port") {
+			t.Errorf("an unset endpoint variable is one problem, not two:\n%s", msg)
 		}
 	}
 }
