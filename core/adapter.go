@@ -2,8 +2,27 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrRefused marks an Open error where the system answered and turned the client
+// away: wrong credentials, a certificate that does not verify, a missing cluster
+// API. cmpbench retries other Open errors while a server starts; never these.
+var ErrRefused = errors.New("refused")
+
+// Refused marks err as a refusal (errors.Is(err, ErrRefused)), keeping its text.
+func Refused(err error) error {
+	if err == nil {
+		return nil
+	}
+	return refusedError{err}
+}
+
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string   { return e.err.Error() }
+func (e refusedError) Unwrap() []error { return []error{e.err, ErrRefused} }
 
 // Adapter is one system family (RESP servers, Aerospike, ...). Adapters never time,
 // log or print: the engine does. Optional features are separate interfaces found by

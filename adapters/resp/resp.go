@@ -5,6 +5,8 @@ package resp
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -85,17 +87,17 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", sys.Endpoint, err)
+		return nil, refusal(fmt.Errorf("connect %s: %w", sys.Endpoint, err))
 	}
 	if cluster && client.Mode() != rueidis.ClientModeCluster {
 		client.Close()
-		return nil, fmt.Errorf("cluster: true, but %s does not serve the cluster API", sys.Endpoint)
+		return nil, core.Refused(fmt.Errorf("cluster: true, but %s does not serve the cluster API", sys.Endpoint))
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := client.Do(pctx, client.B().Ping().Build()).Error(); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("PING %s: %w", sys.Endpoint, err)
+		return nil, refusal(fmt.Errorf("PING %s: %w", sys.Endpoint, err))
 	}
 	t := &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster}
 	if cluster {
@@ -105,6 +107,31 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		}
 	}
 	return t, nil
+}
+
+// refusal marks the errors that waiting cannot cure as refusals: the server's own
+// error reply (WRONGPASS, NOAUTH, NOPERM; not LOADING, TRYAGAIN, CLUSTERDOWN, BUSY or
+// MASTERDOWN, which pass), a certificate that does not verify, a TLS handshake the
+// server rejects or a server that does not speak TLS.
+func refusal(err error) error {
+	var (
+		reply    *rueidis.RedisError
+		verify   *tls.CertificateVerificationError
+		header   tls.RecordHeaderError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	if errors.As(err, &reply) && (reply.IsLoading() || reply.IsTryAgain() || reply.IsClusterDown() ||
+		strings.HasPrefix(reply.Error(), "BUSY") || strings.HasPrefix(reply.Error(), "MASTERDOWN")) {
+		return err
+	}
+	if errors.As(err, &reply) || errors.As(err, &verify) || errors.As(err, &header) || errors.As(err, &unknown) ||
+		errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		strings.Contains(err.Error(), "remote error: tls:") {
+		return core.Refused(err)
+	}
+	return err
 }
 
 // clusterReadyTimeout bounds the wait for a cluster to serve every slot.

@@ -3,9 +3,12 @@ package resp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
@@ -114,5 +117,33 @@ func TestReconnectAfterServerRestartIntegration(t *testing.T) {
 	}
 	if err := c.Do(context.Background(), get); err == nil || errors.Is(err, core.ErrMiss) {
 		t.Fatalf("a dead server answered: %v", err)
+	}
+}
+
+// Server error replies turn the client away for good (WRONGPASS, NOPERM), except
+// those of a server that is still getting ready. Real replies, chosen by a script.
+func TestRefusalOfServerRepliesIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Endpoint()}, ForceSingleClient: true, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for msg, refused := range map[string]bool{
+		"WRONGPASS invalid username-password pair": true,
+		"NOPERM this user has no permissions":      true,
+		"LOADING Redis is loading the dataset":     false,
+		"BUSY Redis is busy running a script":      false,
+		"MASTERDOWN Link with MASTER is down":      false,
+		"TRYAGAIN Multiple keys request":           false,
+		"CLUSTERDOWN The cluster is down":          false,
+	} {
+		err := c.Do(context.Background(), c.B().Eval().Script("return redis.error_reply(ARGV[1])").Numkeys(0).Arg(msg).Build()).Error()
+		if _, ok := rueidis.IsRedisErr(err); !ok {
+			t.Fatalf("%q: not a server reply: %v", msg, err)
+		}
+		if got := errors.Is(refusal(fmt.Errorf("PING: %w", err)), core.ErrRefused); got != refused {
+			t.Errorf("%q: refused %v", msg, got)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package resp
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"strings"
 	"testing"
@@ -50,6 +52,24 @@ func TestClassify(t *testing.T) {
 		class, miss := classify(tc.err)
 		if class != tc.class || miss != tc.miss {
 			t.Errorf("%s: class %s miss %v", tc.name, class, miss)
+		}
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	tests := []struct {
+		err     error
+		refused bool
+	}{
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
+		{errors.New("write: connection reset by peer"), false},
+		{errors.New("remote error: tls: certificate required"), true},
+		{x509.UnknownAuthorityError{}, true},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, true},
+	}
+	for _, tc := range tests {
+		if got := errors.Is(refusal(tc.err), core.ErrRefused); got != tc.refused {
+			t.Errorf("refusal(%v) = %v", tc.err, got)
 		}
 	}
 }

@@ -377,7 +377,7 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 				return fmt.Errorf("server exited during start-up (%v): %s", werr, r.srv.LogTail(500))
 			}
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() {
+		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() || errors.Is(err, core.ErrRefused) {
 			return fmt.Errorf("open %s: %w", r.target.Endpoint, err)
 		}
 		time.Sleep(100 * time.Millisecond)

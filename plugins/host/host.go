@@ -111,6 +111,9 @@ func (d *Driver) Exited() bool { return d.client.Exited() }
 // Open connects the plugin to a system.
 func (d *Driver) Open(ctx context.Context, sys core.SystemConfig) error {
 	_, err := d.rpc.Open(ctx, &pluginv1.OpenRequest{System: plugins.SystemToProto(sys)})
+	if status.Code(err) == codes.PermissionDenied {
+		return core.Refused(d.explain(err))
+	}
 	return d.explain(err)
 }
 

@@ -63,6 +63,9 @@ func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
 	sys := plugins.SystemFromProto(req.GetSystem())
 	t, err := s.adapter.Open(ctx, sys)
+	if errors.Is(err, core.ErrRefused) {
+		return nil, status.Error(codes.PermissionDenied, err.Error())
+	}
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
