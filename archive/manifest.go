@@ -73,7 +73,7 @@ type SystemInfo struct {
 	Provisioned  bool           `json:"provisioned"`
 	Launch       []string       `json:"launch,omitempty"`
 	Nodes        []string       `json:"nodes,omitempty"`
-	TLS          string         `json:"tls,omitempty"` // "verified", or "NOT VERIFIED (insecure_skip_verify)"
+	TLS          string         `json:"tls,omitempty"` // "verified[, client certificate, ...]", or "NOT VERIFIED (insecure_skip_verify)[, ...]"
 	Cluster      bool           `json:"cluster,omitempty"`
 	Binary       string         `json:"binary,omitempty"`
 	BinarySHA256 string         `json:"binary_sha256,omitempty"`

@@ -222,10 +222,7 @@ func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) a
 		s, _ := systems.Get(n)
 		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster}
 		if t := s.TLS; t != nil && t.Enabled {
-			si.TLS = "verified"
-			if t.InsecureSkipVerify {
-				si.TLS = "NOT VERIFIED (insecure_skip_verify)"
-			}
+			si.TLS = tlsSummary(t)
 		}
 		if s.Cost != nil {
 			si.CostPerMonth = s.Cost.USDPerMonth
@@ -233,6 +230,24 @@ func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) a
 		m.Systems = append(m.Systems, si)
 	}
 	return m
+}
+
+// tlsSummary says how a system's TLS is set up, for the manifest and the report.
+func tlsSummary(t *config.TLS) string {
+	parts := []string{"verified"}
+	if t.InsecureSkipVerify {
+		parts[0] = "NOT VERIFIED (insecure_skip_verify)"
+	}
+	if t.ServerName != "" {
+		parts = append(parts, "server name "+t.ServerName)
+	}
+	if t.CertFile != "" {
+		parts = append(parts, "client certificate")
+	}
+	if t.MinVersion != "" {
+		parts = append(parts, "TLS "+t.MinVersion+" or later")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // launcher starts adapters through the catalog, built-in or third-party alike.
