@@ -7,8 +7,10 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/cmpbench/cmpbench/core.Version=$(VERSION) -X github.com/cmpbench/cmpbench/core.Commit=$(COMMIT)
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian packages of the servers the smoke run and the tests start themselves.
-DEPS_BIN := redis-server memcached
+# What the smoke run and the tests need from Debian: the servers they start
+# themselves, redis-cli (redis-tools, for cluster setup) and openssl (for
+# examples/gen-certs.sh).
+DEPS_BIN := redis-server redis-cli memcached openssl
 
 .PHONY: build deps smoke lint test bench proto clean
 
@@ -19,7 +21,7 @@ deps:
 	@missing=""; for b in $(DEPS_BIN); do command -v $$b >/dev/null || missing="$$missing $$b"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing (Debian packages)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server memcached >/dev/null; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server redis-tools memcached openssl >/dev/null; \
 	  for s in redis-server memcached; do $(SUDO) systemctl disable --now $$s >/dev/null 2>&1 || true; done; \
 	fi
 
