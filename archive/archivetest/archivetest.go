@@ -57,6 +57,9 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 			Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
 			Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
 		})
+		if sys == "slow" {
+			res.Systems[si].Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
+		}
 		info := archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}, CostPerMonth: 3000}
 		if sys == "slow" {
 			info.CostPerMonth = 1000
@@ -77,6 +80,9 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 					secs = 1
 				}
 				p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
+				if pi == 1 && sys == "slow" {
+					p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
+				}
 				for iv := range secs {
 					rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
 					for _, k := range spec.Workload.OpKinds() {

@@ -218,7 +218,7 @@ func (d *data) validation(b *strings.Builder) {
 	if len(d.validations) == 0 {
 		return
 	}
-	b.WriteString("## Validation\n\nAfter the load the server's key count is set against the successful inserts, and sample records are read back and compared field by field with what the load wrote (SHA-256 of all fields). Systems cmpbench starts are then stopped cleanly, started again on the same data and checked again.\n\n")
+	b.WriteString("## Validation\n\nAfter the load the server's key count is set against the successful inserts; after a YCSB load, sample records are also read back and compared field by field with what the load wrote (SHA-256 of all fields). With a restart check, systems cmpbench starts are then stopped cleanly, started again on the same data and checked again.\n\n")
 	b.WriteString("| system | check | inserted | counted | samples checked | result |\n|---|---|--:|--:|--:|---|\n")
 	for _, v := range d.validations {
 		counted := thousands(v.Counted)
@@ -485,6 +485,9 @@ func (d *data) caveats() []string {
 		if strings.HasPrefix(s.TLS, "NOT VERIFIED") {
 			out = append(out, fmt.Sprintf("%s was reached over TLS without verifying its certificate (insecure_skip_verify): the connection was encrypted but the server not authenticated.", s.Name))
 		}
+		if len(s.Refused) > 0 {
+			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, strings.TrimRight(oneLine(strings.Join(s.Refused, "; ")), ".")))
+		}
 	}
 	if len(local) > 0 {
 		out = append(out, fmt.Sprintf("%s ran on the client host itself: server and load generator shared its %d CPUs.", strings.Join(local, ", "), d.m.Host.CPUs))
@@ -532,7 +535,7 @@ func (d *data) caveats() []string {
 				if errs > 0 {
 					line := fmt.Sprintf("%s had %s errors.", where, thousands(errs))
 					if len(r.info.ErrorSamples) > 0 {
-						line = fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), oneLine(strings.Join(r.info.ErrorSamples, "; ")))
+						line = fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), strings.TrimRight(oneLine(strings.Join(r.info.ErrorSamples, "; ")), "."))
 					}
 					out = append(out, line)
 				}
