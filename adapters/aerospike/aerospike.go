@@ -52,18 +52,30 @@ func (Adapter) Info() core.Info {
 
 // Open connects to the cluster. Options: namespace (required), set (default
 // usertable), connection_queue_size.
+// Open connects to the cluster. A configuration that cannot work and credentials
+// the server rejects are refusals (core.ErrRefused): cmpbench does not retry them.
 func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
+	t, err := openTarget(sys)
+	var aerr as.Error
+	if errors.As(err, &aerr) && aerr.Matches(types.INVALID_USER, types.INVALID_PASSWORD, types.EXPIRED_PASSWORD,
+		types.INVALID_CREDENTIAL, types.NOT_AUTHENTICATED, types.SECURITY_NOT_ENABLED, types.SECURITY_NOT_SUPPORTED) {
+		return nil, core.Refused(err)
+	}
+	return t, err
+}
+
+func openTarget(sys core.SystemConfig) (core.Target, error) {
 	ns := sys.Options["namespace"]
 	if ns == "" {
-		return nil, errors.New("aerospike needs a namespace (namespace: ycsb)")
+		return nil, core.Refused(errors.New("aerospike needs a namespace (namespace: ycsb)"))
 	}
 	host, portStr, err := net.SplitHostPort(sys.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("endpoint %q: %w", sys.Endpoint, err)
+		return nil, core.Refused(fmt.Errorf("endpoint %q: %w", sys.Endpoint, err))
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
-		return nil, fmt.Errorf("endpoint %q: bad port", sys.Endpoint)
+		return nil, core.Refused(fmt.Errorf("endpoint %q: bad port", sys.Endpoint))
 	}
 	timeout := sys.Timeout
 	if timeout <= 0 {
@@ -74,7 +86,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	cp.ConnectionQueueSize = DefaultConnectionQueue
 	if v := sys.Options["connection_queue_size"]; v != "" {
 		if cp.ConnectionQueueSize, err = strconv.Atoi(v); err != nil || cp.ConnectionQueueSize < 1 {
-			return nil, fmt.Errorf("connection_queue_size %q is not a positive number", v)
+			return nil, core.Refused(fmt.Errorf("connection_queue_size %q is not a positive number", v))
 		}
 	}
 	// Enterprise-only features, passed through as given.
@@ -83,7 +95,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	if sys.TLS.Enabled {
 		tc, err := sys.TLS.ClientConfig(host)
 		if err != nil {
-			return nil, err
+			return nil, core.Refused(err)
 		}
 		cp.TlsConfig = tc
 		h.TLSName = tc.ServerName

@@ -2,6 +2,7 @@ package aerospike
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -93,8 +94,17 @@ func TestCaptureAndStats(t *testing.T) {
 }
 
 func TestOpenNeedsANamespace(t *testing.T) {
-	if _, err := (Adapter{}).Open(context.Background(), core.SystemConfig{Endpoint: "127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "namespace") {
+	_, err := (Adapter{}).Open(context.Background(), core.SystemConfig{Endpoint: "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "namespace") {
 		t.Fatalf("open without namespace: %v", err)
+	}
+	if !errors.Is(err, core.ErrRefused) {
+		t.Fatal("a configuration error is retried as if the server were starting")
+	}
+	// A server that is not there (yet) is worth retrying.
+	_, err = (Adapter{}).Open(context.Background(), core.SystemConfig{Endpoint: "127.0.0.1:1", Timeout: 200 * time.Millisecond, Options: map[string]string{"namespace": "ycsb"}})
+	if err == nil || errors.Is(err, core.ErrRefused) {
+		t.Fatalf("open of a closed port: %v", err)
 	}
 }
 
