@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -26,13 +26,8 @@ func (t *target) nodes(ctx context.Context, masters bool) []node {
 		return []node{{t.sys.Endpoint, t.client}}
 	}
 	all := t.client.Nodes()
-	addrs := make([]string, 0, len(all))
-	for a := range all {
-		addrs = append(addrs, a)
-	}
-	sort.Strings(addrs)
 	var out []node
-	for _, a := range addrs {
+	for _, a := range slices.Sorted(maps.Keys(all)) {
 		n := node{a, all[a]}
 		if masters {
 			info, err := t.infoOf(ctx, n.client, []string{"replication"})
@@ -345,13 +340,8 @@ func RedactConfig(key string) bool {
 }
 
 func formatConfig(cfg map[string]string) string {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		v := cfg[k]
 		if RedactConfig(k) && v != "" {
 			v = "[redacted]"

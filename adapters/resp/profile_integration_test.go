@@ -3,6 +3,8 @@ package resp
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ restricted: [DEBUG, CONFIG GET, FLUSHALL]
 		t.Fatalf("INFO did not fall back to plain INFO: product %q version %q, %d bytes", cp.Product, cp.Version, len(cp.Sections["info"]))
 	}
 	if cp.Sections["config"] != "" || cp.Sections["cmd-debug-sleep-0"] != "" || cp.Sections["cmd-info-server"] == "" {
-		t.Fatalf("sections %v", keys(cp.Sections))
+		t.Fatalf("sections %v", slices.Sorted(maps.Keys(cp.Sections)))
 	}
 	refused := strings.Join(cp.Refused, "\n")
 	if !strings.Contains(refused, "DEBUG SLEEP 0: restricted by profile custom") || !strings.Contains(refused, "CONFIG GET *: restricted by profile custom") {
@@ -117,12 +119,4 @@ restricted: [DEBUG, CONFIG GET, FLUSHALL]
 	if err := tg.(core.Flusher).Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "does not allow FLUSHALL") {
 		t.Fatalf("flush: %v", err)
 	}
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
