@@ -51,9 +51,9 @@ func (Adapter) Info() core.Info {
 }
 
 // Open connects to the cluster. Options: namespace (required), set (default
-// usertable), connection_queue_size.
-// Open connects to the cluster. A configuration that cannot work and credentials
-// the server rejects are refusals (core.ErrRefused): cmpbench does not retry them.
+// usertable), connection_queue_size. A configuration that cannot work and
+// credentials the server rejects are refusals (core.ErrRefused): cmpbench does not
+// retry them.
 func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
 	t, err := openTarget(sys)
 	var aerr as.Error

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
 	"strings"
 	"time"
 
@@ -145,16 +144,16 @@ func (t *target) waitClusterOK(ctx context.Context) error {
 	defer cancel()
 	for {
 		var notOK []string
-		for addr, c := range t.client.Nodes() {
+		for _, n := range t.nodes(ctx, false) {
 			cctx, ccancel := context.WithTimeout(ctx, t.timeout)
-			info, err := c.Do(cctx, c.B().ClusterInfo().Build()).ToString()
+			info, err := n.client.Do(cctx, n.client.B().ClusterInfo().Build()).ToString()
 			ccancel()
 			if err != nil {
-				notOK = append(notOK, fmt.Sprintf("%s: CLUSTER INFO: %v", addr, err))
+				notOK = append(notOK, fmt.Sprintf("%s: CLUSTER INFO: %v", n.addr, err))
 				continue
 			}
 			if state := ParseInfo(strings.TrimPrefix(info, "txt:"))[".cluster_state"]; state != "ok" {
-				notOK = append(notOK, fmt.Sprintf("%s: cluster_state:%s", addr, state))
+				notOK = append(notOK, fmt.Sprintf("%s: cluster_state:%s", n.addr, state))
 			}
 		}
 		if len(notOK) == 0 {
@@ -162,7 +161,6 @@ func (t *target) waitClusterOK(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			sort.Strings(notOK)
 			return fmt.Errorf("the cluster is not ready (%s)", strings.Join(notOK, "; "))
 		case <-time.After(100 * time.Millisecond):
 		}

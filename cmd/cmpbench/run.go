@@ -276,11 +276,12 @@ func newRunID(t time.Time, suite string) string {
 
 func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 	fmt.Fprintf(w, "Suite %s (%s), scale %g, seed %d\n\n", p.Suite.Name, p.Suite.Source, p.Scale, p.Seed)
+	red := systems.Redactor()
 	for _, n := range p.Systems {
 		s, _ := systems.Get(n)
 		where := "endpoint " + s.Endpoint
 		if s.Provisioned() {
-			where = "started by cmpbench: " + systems.Redactor().String(core.ShellQuote(s.Provision.Command))
+			where = "started by cmpbench: " + red.String(core.ShellQuote(s.Provision.Command))
 		}
 		fmt.Fprintf(w, "System %s (adapter %s; %s)\n", n, s.Adapter, where)
 	}

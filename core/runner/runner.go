@@ -146,20 +146,20 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		}
 		if r.srv != nil {
 			if exited, werr := r.srv.Exited(); exited {
-				r.skipFrom(i, core.StatusFailed, fmt.Sprintf("server exited (%v): %s", werr, red.String(r.srv.LogTail(300))))
+				r.skipFrom(i, core.StatusFailed, fmt.Sprintf("server exited (%v): %s", werr, r.srv.LogTail(300)))
 				return
 			}
 		}
 		if r.drv == nil || r.drv.Exited() {
 			// The previous phase's plugin crashed: a new process for the next phase.
 			if err := r.launch(ctx, 10*time.Second); err != nil {
-				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: red.String("relaunch plugin: " + err.Error()), Started: time.Now(), Ended: time.Now()})
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: "relaunch plugin: " + err.Error(), Started: time.Now(), Ended: time.Now()})
 				continue
 			}
 		}
 		if st.Spec.Kind == core.PhaseLoad {
 			if err := r.ensureEmpty(ctx); err != nil {
-				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: red.String(err.Error()), Started: time.Now(), Ended: time.Now()})
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
 				r.skipFrom(i+1, core.StatusSkipped, "the load was refused")
 				return
 			}
@@ -167,7 +167,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		p := r.runPhase(ctx, st)
 		if st.Checks.Validate && p.End.Status == core.StatusOK {
 			if problem := r.checkLoad(ctx, st, p); problem != "" {
-				r.skipFrom(i+1, core.StatusSkipped, "validation failed: "+red.String(problem))
+				r.skipFrom(i+1, core.StatusSkipped, "validation failed: "+problem)
 				return
 			}
 		}
@@ -447,7 +447,6 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	if r.drv != nil {
 		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
 	}
-	end.Error = r.cfg.Redactor.String(end.Error)
 	if secs := end.Elapsed.Seconds(); secs > 0 {
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
 		p.CoresAllowed = sampler.CoresAllowed(pid)
@@ -483,6 +482,8 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 	return []core.StatsSample{{At: at, Point: point, Stats: st}}
 }
 
+// addPhase records how a phase ended; every phase's error text passes here, and is
+// redacted here.
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
 	end.Error, end.ErrorSamples = r.cfg.Redactor.String(end.Error), r.cfg.Redactor.Strings(end.ErrorSamples)
 	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, End: end})
