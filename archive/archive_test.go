@@ -6,22 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
 func write(t *testing.T, red *redact.Redactor) string {
 	t.Helper()
-	res, m := archivetest.Run()
-	p, err := archive.Create(t.TempDir(), res, m, red)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := p.Commit()
+	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{}, red)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,25 +117,50 @@ func TestNewerFormatIsRefused(t *testing.T) {
 }
 
 func TestCommitRefusesASecret(t *testing.T) {
-	res, m := archivetest.Run()
-	res.Systems[0].Capture.Sections["info"] = "masterauth:leaked-secret-1"
 	red := redact.New("leaked-secret-1")
+	h := archivetest.Header(archivetest.Options{})
 	// Captures are redacted on their way in; a secret in the manifest is caught at Commit.
-	m.CommandLine = []string{"cmpbench", "--password", "leaked-secret-1"}
+	h.CommandLine = []string{"cmpbench", "--password", "leaked-secret-1"}
 	out := t.TempDir()
-	p, err := archive.Create(out, res, m, red)
+	w, err := archive.Create(out, h, red)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Commit(); err == nil || !strings.Contains(err.Error(), "manifest.json contains a secret") {
+	if err := archivetest.Feed(w, archivetest.Options{InfoExtra: "masterauth:leaked-secret-1\n"}, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(core.RunComplete, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err == nil || !strings.Contains(err.Error(), "manifest.json contains a secret") {
 		t.Fatalf("commit: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, res.RunID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(out, h.RunID)); !os.IsNotExist(err) {
 		t.Fatal("an archive with a secret got its final name")
 	}
-	info, _ := os.ReadFile(filepath.Join(p.Dir, "systems/fast/info.txt"))
-	if strings.Contains(string(info), "leaked-secret-1") {
-		t.Fatal("capture written unredacted")
+	info, _ := os.ReadFile(filepath.Join(w.Dir(), "systems/fast/info.txt"))
+	if !strings.Contains(string(info), "masterauth:[redacted]") || strings.Contains(string(info), "leaked-secret-1") {
+		t.Fatalf("capture written unredacted: %q", info)
+	}
+	assertInProgress(t, w.Dir())
+}
+
+// assertInProgress checks that a directory does not claim to be a finished archive.
+func assertInProgress(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, archive.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m archive.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != archive.StatusInProgress {
+		t.Fatalf("%s claims status %q", dir, m.Status)
+	}
+	if _, err := archive.Open(dir); err == nil || !strings.Contains(err.Error(), "cmpbench recover") {
+		t.Fatalf("open of an unfinished run: %v", err)
 	}
 }
 
@@ -209,23 +231,128 @@ func TestHlogExportReadsBack(t *testing.T) {
 	}
 }
 
-func TestWriteFailureLeavesNoFinalDirectory(t *testing.T) {
-	// A full disk, simulated with /dev/full under one of the archive's file names.
+func TestDiskFullLeavesNothingThatClaimsComplete(t *testing.T) {
+	// A full disk, simulated with /dev/full under one of the archive's file names, at
+	// each step of finishing; afterwards, with space again, the run is recovered.
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
-	res, m := archivetest.Run()
-	out := t.TempDir()
-	pending := filepath.Join(out, archive.PendingName(res.RunID))
-	os.MkdirAll(pending, 0o755)
-	if err := os.Symlink("/dev/full", filepath.Join(pending, archive.IntervalsFile)); err != nil {
+	for _, file := range []string{archive.IntervalsFile, "report.md", archive.SumsFile} {
+		t.Run(file, func(t *testing.T) {
+			out := t.TempDir()
+			h := archivetest.Header(archivetest.Options{})
+			w, err := archive.Create(out, h, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
+				t.Fatal(err)
+			}
+			full := filepath.Join(w.Dir(), file)
+			if err := os.Symlink("/dev/full", full); err != nil {
+				t.Fatal(err)
+			}
+			_, err = w.Finish(core.RunComplete, time.Now())
+			if err == nil {
+				if err = w.AddFile("report.md", []byte("# report\n")); err == nil {
+					_, err = w.Commit()
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), "no space left") {
+				t.Fatalf("finishing on a full disk: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(out, h.RunID)); !os.IsNotExist(err) {
+				t.Fatal("a directory exists under the final name")
+			}
+			assertInProgress(t, w.Dir())
+			if got := archive.InProgress(out); len(got) != 1 || got[0] != w.Dir() {
+				t.Fatalf("in-progress runs: %v", got)
+			}
+
+			os.Remove(full)
+			dir := recoverRun(t, w.Dir())
+			a, err := archive.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Manifest.Status != core.RunInterrupted || len(a.Manifest.Phases) != 6 || len(a.Summary) != 10 {
+				t.Fatalf("recovered: status %s, %d phases, %d summary rows", a.Manifest.Status, len(a.Manifest.Phases), len(a.Summary))
+			}
+		})
+	}
+}
+
+// recoverRun finishes an in-progress directory as `cmpbench recover` does.
+func recoverRun(t *testing.T, pending string) string {
+	t.Helper()
+	w, err := archive.Recover(pending, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := archive.Create(out, res, m, nil)
-	if err == nil || !strings.Contains(err.Error(), "no space left") {
-		t.Fatalf("create on a full disk: %v", err)
+	if _, err := w.Finish(core.RunInterrupted, w.Ended()); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, res.RunID)); !os.IsNotExist(err) {
-		t.Fatal("a directory exists under the final name")
+	dir, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := archive.Verify(dir); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Fatalf("%d entries beside the recovered archive", len(entries))
+	}
+	return dir
+}
+
+func TestRecoverKeepsFinishedPhasesAndMarksThePartialOne(t *testing.T) {
+	out := t.TempDir()
+	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run dies in the middle of the third phase (the first system's fixed-rate
+	// phase): no Finish, no Commit, the spools left open as a SIGKILL leaves them.
+	if err := archivetest.Feed(w, archivetest.Options{}, 2); err != nil {
+		t.Fatal(err)
+	}
+	assertInProgress(t, w.Dir())
+	dir := recoverRun(t, w.Dir())
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a.Manifest
+	if m.Status != core.RunInterrupted || len(m.Phases) != 3 {
+		t.Fatalf("status %s, %d phases", m.Status, len(m.Phases))
+	}
+	for i, p := range m.Phases {
+		want := core.StatusOK
+		if i == 2 {
+			want = core.StatusInterrupted
+		}
+		if p.Status != want || p.Partial != (i == 2) {
+			t.Errorf("phase %d %s: status %s partial %v", i, p.Name, p.Status, p.Partial)
+		}
+	}
+	part := m.Phases[2]
+	if part.Intervals != 1 || part.ElapsedNs != int64(time.Second) || !strings.Contains(part.Error, "recovered") {
+		t.Fatalf("partial phase %+v", part)
+	}
+	var rows int
+	for _, r := range a.Summary {
+		if r.Phase == part.Name && r.System == part.System {
+			rows++
+			if r.Status != string(core.StatusInterrupted) || r.Count == 0 || r.Sustained == nil || *r.Sustained || len(r.LagHDR) == 0 {
+				t.Errorf("partial phase row %+v", r)
+			}
+		}
+	}
+	if rows != 2 {
+		t.Fatalf("%d summary rows for the partial phase", rows)
+	}
+	iv, _ := a.Intervals()
+	if len(iv) != 1+6+2 { // load, closed loop, half of the fixed-rate phase
+		t.Fatalf("%d interval rows", len(iv))
 	}
 }

@@ -11,7 +11,14 @@ import (
 )
 
 // FormatVersion is the archive format this code writes and the newest it reads.
+// Version 1 grew within itself before any release: columns and manifest fields added
+// since its first archives are optional, so every version 1 archive still reads.
 const FormatVersion = 1
+
+// StatusInProgress is the status of a run's manifest until the archive is finished:
+// a directory that says so is a run still going, or one whose cmpbench died
+// (`cmpbench recover` finishes it). A finished archive never says it.
+const StatusInProgress core.RunStatus = "in_progress"
 
 // File names inside an archive.
 const (
@@ -134,4 +141,13 @@ type PhaseInfo struct {
 	ClientCores  float64 `json:"client_cores"`
 	CoresAllowed int     `json:"cores_allowed"`
 	ClientBound  bool    `json:"client_bound"`
+	// HostCPUNs is the CPU the cmpbench host process used during the phase.
+	HostCPUNs int64 `json:"host_cpu_ns,omitempty"`
+	// ClientLagged: the client's own send delay was a material share of the
+	// response time (core.ClientLagged).
+	ClientLagged bool `json:"client_lagged,omitempty"`
+	// Partial marks a phase recovered from a run that died during it.
+	Partial bool `json:"partial,omitempty"`
+	// Notes are facts about the phase worth a line (the open-file limit, ...).
+	Notes []string `json:"notes,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,7 +20,8 @@ import (
 )
 
 // The archive's Parquet tables are slices of structs whose fields carry a
-// `parquet:"column"` tag: string, int, int64, float64, bool, *bool and *float64
+// `parquet:"column"` tag (`parquet:"column,optional"` for a column added later, which
+// older tables lack): string, int, int64, float64, bool, *bool and *float64
 // (nullable) and []byte; embedded structs contribute their columns in place. One codec writes and
 // reads them all, so that the writer, the reader and the CSV export cannot drift apart.
 
@@ -28,6 +30,9 @@ type column struct {
 	index    []int // field path, for reflect.Value.FieldByIndex
 	typ      arrow.DataType
 	nullable bool
+	// optional columns were added to format version 1 after its first archives:
+	// a table without them reads as zero values.
+	optional bool
 }
 
 var (
@@ -51,11 +56,12 @@ func columns(t reflect.Type) ([]column, error) {
 			}
 			continue
 		}
-		name := f.Tag.Get("parquet")
-		if name == "" {
+		tag := f.Tag.Get("parquet")
+		if tag == "" {
 			continue
 		}
-		c := column{name: name, index: []int{i}}
+		name, opt, _ := strings.Cut(tag, ",")
+		c := column{name: name, index: []int{i}, optional: opt == "optional"}
 		switch {
 		case f.Type == boolPtr:
 			c.typ, c.nullable = arrow.FixedWidthTypes.Boolean, true
@@ -82,26 +88,58 @@ func columns(t reflect.Type) ([]column, error) {
 	return cols, nil
 }
 
-// writeParquet writes rows (a slice of tagged structs) with zstd compression and the
-// given file metadata.
-func writeParquet(path string, rows any, meta map[string]string) (err error) {
-	rv := reflect.ValueOf(rows)
-	cols, err := columns(rv.Type().Elem())
+// tableWriter writes a table in batches, so that a table of any size is written
+// with the memory of one batch.
+type tableWriter struct {
+	f    *os.File
+	fw   *pqarrow.FileWriter
+	cols []column
+	b    *array.RecordBuilder
+	meta map[string]string
+}
+
+// createTable starts a table of rows of type T (a tagged struct) at path.
+func createTable[T any](path string, meta map[string]string) (*tableWriter, error) {
+	var zero T
+	cols, err := columns(reflect.TypeOf(zero))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
 	}
 	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(1<<16),
+		parquet.WithCreatedBy("cmpbench"),
+	)
+	// The Parquet writer closes what it writes to; hide Close so that the file can
+	// still be synced.
+	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &tableWriter{f: f, fw: fw, cols: cols, b: array.NewRecordBuilder(memory.DefaultAllocator, schema), meta: meta}, nil
+}
+
+// write appends rows, a slice of the table's row type.
+func (t *tableWriter) write(rows any) error {
+	rv := reflect.ValueOf(rows)
+	if rv.Len() == 0 {
+		return nil
+	}
 	for r := range rv.Len() {
 		row := rv.Index(r)
-		for i, c := range cols {
+		for i, c := range t.cols {
 			v := row.FieldByIndex(c.index)
-			switch fb := b.Field(i).(type) {
+			switch fb := t.b.Field(i).(type) {
 			case *array.StringBuilder:
 				fb.Append(v.String())
 			case *array.Int64Builder:
@@ -130,43 +168,37 @@ func writeParquet(path string, rows any, meta map[string]string) (err error) {
 			}
 		}
 	}
-	rec := b.NewRecordBatch()
+	rec := t.b.NewRecordBatch()
 	defer rec.Release()
+	return t.fw.WriteBuffered(rec)
+}
 
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(1<<16),
-		parquet.WithCreatedBy("cmpbench"),
-	)
-	// The Parquet writer closes what it writes to; hide Close so that the file can
-	// still be synced.
-	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return err
-	}
-	if err := fw.WriteBuffered(rec); err != nil {
-		fw.Close()
-		return err
-	}
-	for _, k := range sortedKeys(meta) {
-		if err := fw.AppendKeyValueMetadata(k, meta[k]); err != nil {
-			fw.Close()
-			return err
+// close writes the file metadata and footer and syncs the file.
+func (t *tableWriter) close() error {
+	defer t.b.Release()
+	var err error
+	for _, k := range sortedKeys(t.meta) {
+		if err = t.fw.AppendKeyValueMetadata(k, t.meta[k]); err != nil {
+			break
 		}
 	}
-	if err := fw.Close(); err != nil {
-		return err
+	if cerr := t.fw.Close(); err == nil {
+		err = cerr
 	}
-	return f.Sync()
+	if err == nil {
+		err = t.f.Sync()
+	}
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// abort gives up on the table.
+func (t *tableWriter) abort() {
+	t.b.Release()
+	_ = t.fw.Close()
+	_ = t.f.Close()
 }
 
 // readParquet reads a table into out (a pointer to a slice of tagged structs) and
@@ -204,6 +236,9 @@ func readParquet(path string, out any) (map[string]string, error) {
 	for _, c := range cols {
 		idx := schema.FieldIndices(c.name)
 		if len(idx) == 0 {
+			if c.optional {
+				continue
+			}
 			return nil, fmt.Errorf("column %q is missing", c.name)
 		}
 		r := 0

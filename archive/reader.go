@@ -18,8 +18,18 @@ type Archive struct {
 	Summary  []SummaryRow
 }
 
-// ReadManifest reads and checks manifest.json; a newer format version is refused.
+// ReadManifest reads and checks manifest.json: a newer format version is refused,
+// and so is a run that has not finished.
 func ReadManifest(dir string) (Manifest, error) {
+	m, err := readManifestFile(dir)
+	if err == nil && m.Status == StatusInProgress {
+		err = fmt.Errorf("%s is a run that has not finished: still going, or its cmpbench died; `cmpbench recover %s` turns it into an archive", dir, dir)
+	}
+	return m, err
+}
+
+// readManifestFile reads manifest.json whatever the run's status.
+func readManifestFile(dir string) (Manifest, error) {
 	var m Manifest
 	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {

@@ -1,14 +1,11 @@
 package archive
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/core/plan"
 )
 
 // SustainedFraction is the share of the target rate a fixed-rate phase must achieve
@@ -38,6 +35,14 @@ func countsOf(o *core.OpInterval) Counts {
 		ErrProtocol: o.Errors[core.ErrClassProtocol], ErrOther: o.Errors[core.ErrClassOther],
 		ErrNotFound: o.Errors[core.ErrClassNotFound], ErrExists: o.Errors[core.ErrClassExists],
 	}
+}
+
+// errorsOf is the inverse of countsOf for the error classes.
+func (c Counts) errorsOf() (e [core.NumErrorClasses]int64) {
+	e[core.ErrClassOOM], e[core.ErrClassTimeout], e[core.ErrClassConnection] = c.ErrOOM, c.ErrTimeout, c.ErrConn
+	e[core.ErrClassProtocol], e[core.ErrClassOther] = c.ErrProtocol, c.ErrOther
+	e[core.ErrClassNotFound], e[core.ErrClassExists] = c.ErrNotFound, c.ErrExists
+	return e
 }
 
 // SummaryRow is one phase x op of summary.parquet. Latencies are nanoseconds; only
@@ -72,9 +77,19 @@ type SummaryRow struct {
 	SvcP9999    int64   `parquet:"svc_p9999_ns"`
 	SvcMax      int64   `parquet:"svc_max_ns"`
 	RespHDR     []byte  `parquet:"resp_hdr"`
-	SvcHDR      []byte  `parquet:"svc_hdr"`
+	SvcHDR      []byte  `parquet:"svc_hdr"`      // empty when equal to resp_hdr (closed loop)
 	ClientCPUS  float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
 	ClientBound bool    `parquet:"client_bound"` // it used more than 90% of the cores it may use
+	// Send lag (fixed-rate phases): the client's own delay before each send.
+	LagP50       int64   `parquet:"lag_p50_ns,optional"`
+	LagP90       int64   `parquet:"lag_p90_ns,optional"`
+	LagP99       int64   `parquet:"lag_p99_ns,optional"`
+	LagP999      int64   `parquet:"lag_p999_ns,optional"`
+	LagP9999     int64   `parquet:"lag_p9999_ns,optional"`
+	LagMax       int64   `parquet:"lag_max_ns,optional"`
+	LagHDR       []byte  `parquet:"lag_hdr,optional"`
+	ClientLagged bool    `parquet:"client_lagged,optional"` // see core.ClientLagged
+	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
 }
 
 // IntervalRow is one phase x interval x op of intervals.parquet.
@@ -98,104 +113,107 @@ type IntervalRow struct {
 	SvcMax   int64  `parquet:"svc_max_ns"`
 	RespHDR  []byte `parquet:"resp_hdr"`
 	SvcHDR   []byte `parquet:"svc_hdr"` // empty when equal to resp_hdr (closed loop)
+	LagP50   int64  `parquet:"lag_p50_ns,optional"`
+	LagP99   int64  `parquet:"lag_p99_ns,optional"`
+	LagP999  int64  `parquet:"lag_p999_ns,optional"`
+	LagMax   int64  `parquet:"lag_max_ns,optional"`
+	LagHDR   []byte `parquet:"lag_hdr,optional"`
 }
 
-func quantile(h *hdrhistogram.Histogram, q float64) int64 {
-	if h == nil || h.TotalCount() == 0 {
-		return 0
+// summaryRows lays out a phase's totals.
+func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
+	if len(totals) == 0 {
+		return nil
 	}
-	return h.ValueAtQuantile(q)
-}
-
-func maxOf(h *hdrhistogram.Histogram) int64 {
-	if h == nil || h.TotalCount() == 0 {
-		return 0
+	secs := float64(pi.ElapsedNs) / 1e9
+	var ok int64
+	for _, t := range totals {
+		ok += t.OK
 	}
-	return h.Max()
-}
-
-// summaryRows computes summary.parquet from the phases' intervals.
-func summaryRows(phases []core.PhaseRun) ([]SummaryRow, error) {
-	var rows []SummaryRow
-	for i := range phases {
-		p := &phases[i]
-		totals := p.Total()
-		if len(totals) == 0 {
-			continue
+	achieved := 0.0
+	if secs > 0 {
+		achieved = float64(ok) / secs
+	}
+	open := pi.Rate > 0
+	var sustained *bool
+	if open {
+		s := pi.Status == core.StatusOK && achieved >= SustainedFraction*pi.Rate
+		sustained = &s
+	}
+	rows := make([]SummaryRow, 0, len(totals))
+	for _, t := range totals {
+		r := SummaryRow{
+			System: pi.System, PhaseIndex: pi.Index, Phase: pi.Name, Repetition: pi.Repetition, Kind: string(pi.Kind),
+			Workload: pi.Workload, Shape: pi.Shape, Op: t.Op.String(),
+			Connections: pi.Connections, TargetRate: pi.Rate, AchievedRate: achieved, Sustained: sustained,
+			Status: string(pi.Status), DurationS: secs, Counts: countsOf(&t),
+			RespP50: t.Response.P50, RespP90: t.Response.P90, RespP99: t.Response.P99,
+			RespP999: t.Response.P999, RespP9999: t.Response.P9999, RespMax: t.Response.Max,
+			SvcP50: t.Service.P50, SvcP90: t.Service.P90, SvcP99: t.Service.P99,
+			SvcP999: t.Service.P999, SvcP9999: t.Service.P9999, SvcMax: t.Service.Max,
+			RespHDR: t.Response.HDR, SvcHDR: t.Service.HDR,
+			LagP50: t.Lag.P50, LagP90: t.Lag.P90, LagP99: t.Lag.P99, LagP999: t.Lag.P999, LagP9999: t.Lag.P9999, LagMax: t.Lag.Max, LagHDR: t.Lag.HDR,
+			ClientCPUS: float64(pi.CPUUserNs+pi.CPUSystemNs) / 1e9, ClientBound: pi.ClientBound,
+			ClientLagged: pi.ClientLagged, HostCPUS: float64(pi.HostCPUNs) / 1e9,
 		}
-		secs := p.End.Elapsed.Seconds()
-		var ok int64
-		for _, t := range totals {
-			ok += t.OK
+		if !open {
+			r.SvcHDR = nil // equal to resp_hdr
 		}
-		achieved := 0.0
 		if secs > 0 {
-			achieved = float64(ok) / secs
+			r.Throughput = float64(t.OK) / secs
 		}
-		var sustained *bool
-		if p.Spec.OpenLoop() {
-			s := p.End.Status == core.StatusOK && achieved >= SustainedFraction*p.Spec.Rate
-			sustained = &s
-		}
-		for _, t := range totals {
-			resp, err := core.EncodeHist(t.Response)
-			if err != nil {
-				return nil, err
-			}
-			var svc []byte
-			if t.Service != t.Response {
-				if svc, err = core.EncodeHist(t.Service); err != nil {
-					return nil, err
-				}
-			}
-			r := SummaryRow{
-				System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition, Kind: string(p.Spec.Kind),
-				Workload: p.Spec.Workload.Describe(), Shape: plan.Shape(p.Spec), Op: t.Op.String(),
-				Connections: p.Spec.Connections, TargetRate: p.Spec.Rate, AchievedRate: achieved, Sustained: sustained,
-				Status: string(p.End.Status), DurationS: secs, Counts: countsOf(&t),
-				RespP50: quantile(t.Response, 50), RespP90: quantile(t.Response, 90), RespP99: quantile(t.Response, 99),
-				RespP999: quantile(t.Response, 99.9), RespP9999: quantile(t.Response, 99.99), RespMax: maxOf(t.Response),
-				SvcP50: quantile(t.Service, 50), SvcP90: quantile(t.Service, 90), SvcP99: quantile(t.Service, 99),
-				SvcP999: quantile(t.Service, 99.9), SvcP9999: quantile(t.Service, 99.99), SvcMax: maxOf(t.Service),
-				RespHDR: resp, SvcHDR: svc,
-				ClientCPUS: (p.End.CPUUser + p.End.CPUSystem).Seconds(), ClientBound: p.ClientBound,
-			}
-			if secs > 0 {
-				r.Throughput = float64(t.OK) / secs
-			}
-			rows = append(rows, r)
-		}
+		rows = append(rows, r)
 	}
-	return rows, nil
+	return rows
 }
 
-// intervalRows lays out every interval of every phase.
-func intervalRows(phases []core.PhaseRun) ([]IntervalRow, error) {
-	var rows []IntervalRow
-	for _, p := range phases {
-		for _, iv := range p.Intervals {
-			for _, o := range iv.Ops {
-				resp, err := core.EncodeHist(o.Response)
-				if err != nil {
-					return nil, err
-				}
-				var svc []byte
-				if o.Service != o.Response {
-					if svc, err = core.EncodeHist(o.Service); err != nil {
-						return nil, err
-					}
-				}
-				rows = append(rows, IntervalRow{
-					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition, Interval: iv.Index,
-					StartNs: int64(iv.Start), EndNs: int64(iv.End), Op: o.Op.String(), Counts: countsOf(&o),
-					RespP50: quantile(o.Response, 50), RespP99: quantile(o.Response, 99), RespP999: quantile(o.Response, 99.9), RespMax: maxOf(o.Response),
-					SvcP50: quantile(o.Service, 50), SvcP99: quantile(o.Service, 99), SvcP999: quantile(o.Service, 99.9), SvcMax: maxOf(o.Service),
-					RespHDR: resp, SvcHDR: svc,
-				})
-			}
+// phaseID names a phase in every table.
+type phaseID struct {
+	System     string
+	Index      int
+	Name       string
+	Repetition int
+}
+
+func idOf(p *core.PhaseRun) phaseID {
+	return phaseID{System: p.System, Index: p.Index, Name: p.Spec.Name, Repetition: p.Repetition}
+}
+
+// intervalRows lays out one interval.
+func intervalRows(id phaseID, iv *core.IntervalReport, open bool) []IntervalRow {
+	rows := make([]IntervalRow, 0, len(iv.Ops))
+	for i := range iv.Ops {
+		o := &iv.Ops[i]
+		r := IntervalRow{
+			System: id.System, PhaseIndex: id.Index, Phase: id.Name, Repetition: id.Repetition, Interval: iv.Index,
+			StartNs: int64(iv.Start), EndNs: int64(iv.End), Op: o.Op.String(), Counts: countsOf(o),
+			RespP50: o.Response.P50, RespP99: o.Response.P99, RespP999: o.Response.P999, RespMax: o.Response.Max,
+			SvcP50: o.Service.P50, SvcP99: o.Service.P99, SvcP999: o.Service.P999, SvcMax: o.Service.Max,
+			RespHDR: o.Response.HDR, SvcHDR: o.Service.HDR,
+			LagP50: o.Lag.P50, LagP99: o.Lag.P99, LagP999: o.Lag.P999, LagMax: o.Lag.Max, LagHDR: o.Lag.HDR,
 		}
+		if !open {
+			r.SvcHDR = nil // equal to resp_hdr
+		}
+		rows = append(rows, r)
 	}
-	return rows, nil
+	return rows
+}
+
+// opInterval is the inverse of intervalRows for one row, with the histograms that
+// recovery merges (percentiles are not needed for that).
+func (r *IntervalRow) opInterval() (core.OpInterval, error) {
+	op, err := core.ParseOpKind(r.Op)
+	if err != nil {
+		return core.OpInterval{}, err
+	}
+	o := core.OpInterval{Op: op, OK: r.Count, Hits: r.Hits, Misses: r.Misses, Bytes: r.Bytes, Errors: r.Counts.errorsOf(),
+		Response: core.Latency{HDR: r.RespHDR}, Lag: core.Latency{HDR: r.LagHDR}}
+	o.Service = o.Response
+	if len(r.SvcHDR) > 0 {
+		o.Service = core.Latency{HDR: r.SvcHDR}
+	}
+	return o, nil
 }
 
 // ProbeRow is one side-probe request of probe.parquet; times are ns from the phase
@@ -214,18 +232,14 @@ type ProbeRow struct {
 	ServiceNs  int64  `parquet:"service_ns"`
 }
 
-func probeRows(phases []core.PhaseRun) []ProbeRow {
-	var rows []ProbeRow
-	for _, p := range phases {
-		for _, iv := range p.Intervals {
-			for _, r := range iv.Probe {
-				rows = append(rows, ProbeRow{
-					System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name, Repetition: p.Repetition,
-					IntendedNs: int64(r.Intended), StartNs: int64(r.Start), EndNs: int64(r.End),
-					Op: r.Op.String(), Outcome: r.OutcomeName(),
-					ResponseNs: int64(r.End - r.Intended), ServiceNs: int64(r.End - r.Start),
-				})
-			}
+func probeRows(id phaseID, iv *core.IntervalReport) []ProbeRow {
+	rows := make([]ProbeRow, len(iv.Probe))
+	for i, r := range iv.Probe {
+		rows[i] = ProbeRow{
+			System: id.System, PhaseIndex: id.Index, Phase: id.Name, Repetition: id.Repetition,
+			IntendedNs: int64(r.Intended), StartNs: int64(r.Start), EndNs: int64(r.End),
+			Op: r.Op.String(), Outcome: r.OutcomeName(),
+			ResponseNs: int64(r.End - r.Intended), ServiceNs: int64(r.End - r.Start),
 		}
 	}
 	return rows
@@ -245,28 +259,21 @@ type ServerStatRow struct {
 	ValueFloat *float64 `parquet:"value_float"` // when the value is a number
 }
 
-func serverStatRows(phases []core.PhaseRun) []ServerStatRow {
+func serverStatRows(p *core.PhaseRun) []ServerStatRow {
 	var rows []ServerStatRow
-	for _, p := range phases {
-		for _, smp := range p.ServerStats {
-			keys := make([]string, 0, len(smp.Stats))
-			for k := range smp.Stats {
-				keys = append(keys, k)
+	for _, smp := range p.ServerStats {
+		for _, k := range sortedKeys(smp.Stats) {
+			v := smp.Stats[k]
+			section, key, ok := strings.Cut(k, ".")
+			if !ok {
+				section, key = "", k
 			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				v := smp.Stats[k]
-				section, key, ok := strings.Cut(k, ".")
-				if !ok {
-					section, key = "", k
-				}
-				row := ServerStatRow{TimeUnixNs: smp.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
-					Repetition: p.Repetition, Point: smp.Point, Section: section, Key: key, Value: v}
-				if f, err := strconv.ParseFloat(v, 64); err == nil {
-					row.ValueFloat = &f
-				}
-				rows = append(rows, row)
+			row := ServerStatRow{TimeUnixNs: smp.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+				Repetition: p.Repetition, Point: smp.Point, Section: section, Key: key, Value: v}
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				row.ValueFloat = &f
 			}
+			rows = append(rows, row)
 		}
 	}
 	return rows
@@ -285,13 +292,11 @@ type ClientStatRow struct {
 	RSSBytes   int64   `parquet:"rss_bytes"`
 }
 
-func clientStatRows(phases []core.PhaseRun) []ClientStatRow {
-	var rows []ClientStatRow
-	for _, p := range phases {
-		for _, s := range p.ClientStats {
-			rows = append(rows, ClientStatRow{TimeUnixNs: s.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
-				Repetition: p.Repetition, Process: s.Process, Pid: s.Pid, CPUPercent: s.CPUPercent, RSSBytes: int64(s.RSSBytes)})
-		}
+func clientStatRows(p *core.PhaseRun) []ClientStatRow {
+	rows := make([]ClientStatRow, len(p.ClientStats))
+	for i, s := range p.ClientStats {
+		rows[i] = ClientStatRow{TimeUnixNs: s.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+			Repetition: p.Repetition, Process: s.Process, Pid: s.Pid, CPUPercent: s.CPUPercent, RSSBytes: int64(s.RSSBytes)}
 	}
 	return rows
 }
@@ -301,6 +306,6 @@ func sortedKeys(m map[string]string) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }

@@ -5,143 +5,211 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
-// Pending is an archive being written. It lives under a temporary name next to its
-// final place until Commit renames it, so that a directory under a final name is
-// always complete.
-type Pending struct {
-	Dir   string // where files are being written
-	final string
-	red   *redact.Redactor
+// A run's archive is written while the run goes on. Create makes the in-progress
+// directory (a hidden name next to the final one) before any system is contacted;
+// each system's captures land there when it starts, each interval's rows are
+// appended to spool files as it arrives, and each phase's totals, its server and
+// client samples and an updated manifest are synced to disk when it ends. The
+// manifest says "in_progress" until Commit renames the directory to its final
+// name, so that a crash leaves every finished phase on disk under a name that
+// never claims to be complete; Recover finishes such a directory later.
+
+// Header is what is known about a run before it starts.
+type Header struct {
+	RunID    string
+	Cmpbench BuildInfo
+	Host     core.HostFacts
+	// CommandLine is the cmpbench command line, secrets redacted.
+	CommandLine []string
+	Seed        uint64
+	Scale       float64
+	Repeat      int
+	Suite       SuiteInfo
+	// Systems are the systems' definitions as written, in run order.
+	Systems []SystemInfo
+	Started time.Time
 }
 
-// PendingName is the temporary name of the archive of runID.
+// Writer writes one run's archive as the run goes. Its methods are the runner's
+// sink; they may be called from several goroutines.
+type Writer struct {
+	mu     sync.Mutex
+	dir    string // the in-progress directory
+	final  string
+	red    *redact.Redactor
+	m      Manifest
+	defs   map[string]SystemInfo
+	spools map[string]*spool
+	vals   []core.Validation
+	// running is the index in m.Phases of the phase that runs, or -1; its
+	// intervals start at runningFrom in the intervals spool.
+	running     int
+	runningFrom int64
+}
+
+// PendingName is the in-progress name of the archive of runID.
 func PendingName(runID string) string { return "." + runID + ".partial" }
 
-// Create writes the run's tables, captures and manifest into a temporary directory
-// under outDir. m carries what the caller knows (command line, host, suite, system
-// definitions); the rest comes from res.
-func Create(outDir string, res *core.RunResult, m Manifest, red *redact.Redactor) (*Pending, error) {
+// spoolAside is where Commit moves the spools while it finishes.
+func spoolAside(runID string) string { return "." + runID + ".spool" }
+
+// Create makes the in-progress directory of a run under outDir and writes its first
+// manifest, so that an unusable outDir shows before anything else happens.
+func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, err
 	}
-	final := filepath.Join(outDir, res.RunID)
+	final := filepath.Join(outDir, h.RunID)
 	if _, err := os.Stat(final); err == nil {
 		return nil, fmt.Errorf("archive %s already exists", final)
 	}
-	p := &Pending{Dir: filepath.Join(outDir, PendingName(res.RunID)), final: final, red: red}
-	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+	w := &Writer{dir: filepath.Join(outDir, PendingName(h.RunID)), final: final, red: red, defs: map[string]SystemInfo{}, running: -1}
+	if err := os.Mkdir(w.dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := p.write(res, m); err != nil {
-		return p, fmt.Errorf("writing archive %s: %w", p.Dir, err)
+	if err := os.Mkdir(filepath.Join(w.dir, SpoolDir), 0o755); err != nil {
+		return nil, err
 	}
-	return p, nil
+	w.m = Manifest{
+		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
+		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{},
+	}
+	for _, s := range h.Systems {
+		w.defs[s.Name] = s
+	}
+	if err := w.openSpools(); err != nil {
+		return nil, err
+	}
+	if err := w.saveManifest(); err != nil {
+		w.closeSpools()
+		return nil, err
+	}
+	return w, nil
 }
 
-func (p *Pending) write(res *core.RunResult, m Manifest) error {
-	m.FormatVersion = FormatVersion
-	m.RunID, m.Status, m.Started, m.Ended = res.RunID, res.Status, res.Started, res.Ended
-	meta := map[string]string{"cmpbench.run_id": res.RunID, "cmpbench.format_version": strconv.Itoa(FormatVersion)}
-
-	sum, err := summaryRows(res.Phases)
-	if err != nil {
-		return err
-	}
-	if err := writeParquet(filepath.Join(p.Dir, SummaryFile), sum, meta); err != nil {
-		return fmt.Errorf("%s: %w", SummaryFile, err)
-	}
-	iv, err := intervalRows(res.Phases)
-	if err != nil {
-		return err
-	}
-	for _, t := range []struct {
-		name string
-		rows any
-	}{
-		{IntervalsFile, iv},
-		{ProbeFile, probeRows(res.Phases)},
-		{ServerStats, serverStatRows(res.Phases)},
-		{ClientStats, clientStatRows(res.Phases)},
-	} {
-		if err := writeParquet(filepath.Join(p.Dir, t.name), t.rows, meta); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-	}
-
-	defs := map[string]SystemInfo{}
-	for _, s := range m.Systems {
-		defs[s.Name] = s
-	}
-	m.Systems, m.Plugins = nil, nil
-	for _, sr := range res.Systems {
-		si := defs[sr.Name]
-		si.Name, si.Adapter, si.Endpoint, si.Provisioned = sr.Name, sr.Adapter, sr.Endpoint, sr.Provisioned
-		si.Launch, si.Nodes, si.Binary, si.BinarySHA256 = sr.Launch, sr.Nodes, sr.Binary, sr.BinarySHA256
-		si.Product, si.Version, si.VersionField = sr.Capture.Product, sr.Capture.Version, sr.Capture.VersionField
-		si.Refused, si.CaptureError, si.Error = sr.Capture.Refused, sr.CaptureError, sr.Error
-		files, err := p.writeCaptures(sr)
+func (w *Writer) openSpools() error {
+	w.spools = map[string]*spool{}
+	for _, name := range []string{spoolSummary, spoolIntervals, spoolProbe, spoolServerStats, spoolClientStats} {
+		s, err := openSpool(filepath.Join(w.dir, SpoolDir, name))
 		if err != nil {
+			w.closeSpools()
 			return err
 		}
-		si.Files = files
-		m.Systems = append(m.Systems, si)
-		if sr.Plugin.Path != "" {
-			pl := sr.Plugin
-			m.Plugins = append(m.Plugins, PluginInfo{Adapter: pl.Adapter, System: sr.Name, Builtin: pl.Builtin, Path: pl.Path,
-				SHA256: pl.SHA256, Version: pl.Version, SDKVersion: pl.SDKVersion, Protocol: pl.Protocol})
-		}
+		w.spools[name] = s
 	}
-	m.Phases = nil
-	for _, ph := range res.Phases {
-		s := ph.Spec
-		pi := PhaseInfo{
-			Index: ph.Index, Repetition: ph.Repetition, System: ph.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: plan.Shape(s),
-			Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
-			IntervalNs: int64(s.Interval), Seed: s.Seed, Memtier: s.Workload.Memtier,
-			Status: ph.End.Status, Error: ph.End.Error, ErrorSamples: ph.End.ErrorSamples, Started: ph.End.Started, Ended: ph.End.Ended, ElapsedNs: int64(ph.End.Elapsed),
-			CPUUserNs: int64(ph.End.CPUUser), CPUSystemNs: int64(ph.End.CPUSystem), Intervals: len(ph.Intervals),
-			ClientCores: ph.ClientCores, CoresAllowed: ph.CoresAllowed, ClientBound: ph.ClientBound,
-		}
-		if pr := s.Probe; pr != nil {
-			pi.ProbeRate, pi.ProbeOp = pr.Rate, pr.Op.String()
-		}
-		m.Phases = append(m.Phases, pi)
+	return nil
+}
+
+func (w *Writer) closeSpools() error {
+	var errs []error
+	for name, s := range w.spools {
+		errs = append(errs, s.close())
+		delete(w.spools, name)
 	}
-	vals := res.Validations
-	if vals == nil {
-		vals = []core.Validation{}
-	}
-	vb, err := json.MarshalIndent(vals, "", "  ")
+	return errors.Join(errs...)
+}
+
+// Dir is the in-progress directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// saveManifest replaces manifest.json atomically.
+func (w *Writer) saveManifest() error {
+	b, err := json.MarshalIndent(w.m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(p.Dir, ValidationFile), []byte(p.red.String(string(vb))+"\n")); err != nil {
+	return replaceFile(filepath.Join(w.dir, ManifestFile), append(b, '\n'))
+}
+
+// replaceFile writes data to path through a synced temporary file and a rename, so
+// that path holds either its old or its new content.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := writeFile(tmp, data); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	return writeFile(filepath.Join(p.Dir, ManifestFile), append(b, '\n'))
+	return syncDir(filepath.Dir(path))
+}
+
+// SystemStarted records what the run learned about a system when it started, and
+// writes its captures under systems/<name>/.
+func (w *Writer) SystemStarted(sr core.SystemRun) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.setSystem(sr)
+	if sr.Plugin.Path != "" {
+		pl := sr.Plugin
+		w.m.Plugins = append(w.m.Plugins, PluginInfo{Adapter: pl.Adapter, System: sr.Name, Builtin: pl.Builtin, Path: pl.Path,
+			SHA256: pl.SHA256, Version: pl.Version, SDKVersion: pl.SDKVersion, Protocol: pl.Protocol})
+	}
+	if err := w.writeCaptures(sr); err != nil {
+		return err
+	}
+	return w.saveManifest()
+}
+
+// SystemEnded records how a system ended: its error, its server's log.
+func (w *Writer) SystemEnded(sr core.SystemRun) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.setSystem(sr)
+	if err := w.writeCaptures(sr); err != nil {
+		return err
+	}
+	return w.saveManifest()
+}
+
+// system is the manifest entry of a system that setSystem has recorded.
+func (w *Writer) system(name string) *SystemInfo {
+	for n := range w.m.Systems {
+		if w.m.Systems[n].Name == name {
+			return &w.m.Systems[n]
+		}
+	}
+	return nil
+}
+
+func (w *Writer) setSystem(sr core.SystemRun) {
+	si := w.defs[sr.Name]
+	if cur := w.system(sr.Name); cur != nil {
+		si = *cur
+	}
+	si.Name, si.Adapter, si.Endpoint, si.Provisioned = sr.Name, sr.Adapter, sr.Endpoint, sr.Provisioned
+	si.Launch, si.Nodes, si.Binary, si.BinarySHA256 = sr.Launch, sr.Nodes, sr.Binary, sr.BinarySHA256
+	si.Product, si.Version, si.VersionField = sr.Capture.Product, sr.Capture.Version, sr.Capture.VersionField
+	si.Refused, si.CaptureError, si.Error = sr.Capture.Refused, sr.CaptureError, sr.Error
+	if si.Files == nil {
+		si.Files = []string{}
+	}
+	if cur := w.system(sr.Name); cur != nil {
+		*cur = si
+	} else {
+		w.m.Systems = append(w.m.Systems, si)
+	}
 }
 
 // writeCaptures stores a system's text captures under systems/<name>/.
-func (p *Pending) writeCaptures(sr core.SystemRun) ([]string, error) {
-	dir := filepath.Join(p.Dir, SystemsDir, sr.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+func (w *Writer) writeCaptures(sr core.SystemRun) error {
 	texts := map[string]string{}
 	for name, text := range sr.Capture.Sections {
 		texts[name+".txt"] = text
@@ -149,47 +217,301 @@ func (p *Pending) writeCaptures(sr core.SystemRun) ([]string, error) {
 	if sr.ServerLog != "" {
 		texts["server.log"] = sr.ServerLog
 	}
-	var files []string
-	for name, text := range texts {
-		if err := writeFile(filepath.Join(dir, name), []byte(p.red.String(text))); err != nil {
-			return nil, err
-		}
-		files = append(files, name)
+	if len(texts) == 0 {
+		return nil
 	}
-	sort.Strings(files)
-	return files, nil
+	dir := filepath.Join(w.dir, SystemsDir, sr.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	si := w.system(sr.Name)
+	for name, text := range texts {
+		if err := writeFile(filepath.Join(dir, name), []byte(w.red.String(text))); err != nil {
+			return err
+		}
+		if !slices.Contains(si.Files, name) {
+			si.Files = append(si.Files, name)
+		}
+	}
+	sort.Strings(si.Files)
+	return nil
 }
 
-// Commit checks that no secret reached any file, writes SHA256SUMS and moves the
-// archive to its final name, which it returns.
-func (p *Pending) Commit() (string, error) {
-	files, err := listFiles(p.Dir)
+// phaseInfo describes a phase in the manifest.
+func phaseInfo(p *core.PhaseRun) PhaseInfo {
+	s := p.Spec
+	pi := PhaseInfo{
+		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: p.Shape,
+		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
+		IntervalNs: int64(s.Interval), Seed: s.Seed, Memtier: s.Workload.Memtier,
+		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
+		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
+		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
+		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Partial: p.Partial, Notes: p.End.Notes,
+	}
+	if pr := s.Probe; pr != nil {
+		pi.ProbeRate, pi.ProbeOp = pr.Rate, pr.Op.String()
+	}
+	return pi
+}
+
+// PhaseStarted records that a phase began: if the run dies during it, recovery knows
+// what the intervals on disk belong to.
+func (w *Writer) PhaseStarted(p *core.PhaseRun) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pi := phaseInfo(p)
+	pi.Status = core.StatusRunning
+	w.m.Phases = append(w.m.Phases, pi)
+	sp := w.spools[spoolIntervals]
+	if err := sp.flush(false); err != nil {
+		return err
+	}
+	from, err := sp.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	w.running, w.runningFrom = len(w.m.Phases)-1, from
+	return w.saveManifest()
+}
+
+// PhaseTotals merges the running phase's intervals from the spool: for a phase
+// whose plugin died before it could send its totals.
+func (w *Writer) PhaseTotals(p *core.PhaseRun) ([]core.OpInterval, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.spools[spoolIntervals].flush(false); err != nil {
+		return nil, err
+	}
+	var from int64
+	if w.running >= 0 {
+		from = w.runningFrom
+	}
+	res, _, _, err := w.totalsFromSpool(idOf(p), p.Spec.OpenLoop(), from)
+	return res, err
+}
+
+// totalsFromSpool merges the spooled intervals of one phase, reading from offset
+// from; it also returns how many intervals there were and where the last ended.
+func (w *Writer) totalsFromSpool(id phaseID, open bool, from int64) (totals []core.OpInterval, intervals int, lastEnd int64, err error) {
+	t := core.NewTotals(open)
+	seen := map[int]bool{}
+	err = readSpoolFrom(filepath.Join(w.dir, SpoolDir, spoolIntervals), from, func(r *IntervalRow) error {
+		if r.System != id.System || r.PhaseIndex != id.Index || r.Repetition != id.Repetition {
+			return nil
+		}
+		o, err := r.opInterval()
+		if err != nil {
+			return err
+		}
+		seen[r.Interval] = true
+		lastEnd = max(lastEnd, r.EndNs)
+		return t.Add(&core.IntervalReport{Index: r.Interval, Ops: []core.OpInterval{o}})
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	totals, err = t.Result()
+	return totals, len(seen), lastEnd, err
+}
+
+// Interval appends one interval's rows to the spools.
+func (w *Writer) Interval(p *core.PhaseRun, r *core.IntervalReport) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := idOf(p)
+	if err := addRows(w.spools[spoolIntervals], intervalRows(id, r, p.Spec.OpenLoop())); err != nil {
+		return err
+	}
+	if len(r.Probe) > 0 {
+		if err := addRows(w.spools[spoolProbe], probeRows(id, r)); err != nil {
+			return err
+		}
+	}
+	// To the kernel at once (a killed cmpbench loses nothing); to the disk when the
+	// phase ends.
+	if err := w.spools[spoolIntervals].flush(false); err != nil {
+		return err
+	}
+	return w.spools[spoolProbe].flush(false)
+}
+
+// PhaseEnded writes a phase's totals and samples and syncs everything the phase
+// wrote. A phase that never started (skipped) is recorded too.
+func (w *Writer) PhaseEnded(p *core.PhaseRun) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pi := phaseInfo(p)
+	if i := w.running; i >= 0 && samePhase(&w.m.Phases[i], &pi) {
+		w.m.Phases[i] = pi
+		w.running = -1
+	} else {
+		w.m.Phases = append(w.m.Phases, pi)
+	}
+	if err := addRows(w.spools[spoolSummary], summaryRows(&pi, p.Totals)); err != nil {
+		return err
+	}
+	if err := addRows(w.spools[spoolServerStats], serverStatRows(p)); err != nil {
+		return err
+	}
+	if err := addRows(w.spools[spoolClientStats], clientStatRows(p)); err != nil {
+		return err
+	}
+	for _, s := range w.spools {
+		if err := s.flush(true); err != nil {
+			return err
+		}
+	}
+	return w.saveManifest()
+}
+
+func samePhase(a, b *PhaseInfo) bool {
+	return a.System == b.System && a.Index == b.Index && a.Repetition == b.Repetition
+}
+
+// Validation records one check of loaded data.
+func (w *Writer) Validation(v core.Validation) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.vals = append(w.vals, v)
+	return w.writeValidations()
+}
+
+// AmendValidation replaces the last validation recorded.
+func (w *Writer) AmendValidation(v core.Validation) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.vals) == 0 {
+		w.vals = append(w.vals, v)
+	} else {
+		w.vals[len(w.vals)-1] = v
+	}
+	return w.writeValidations()
+}
+
+func (w *Writer) writeValidations() error {
+	vals := w.vals
+	if vals == nil {
+		vals = []core.Validation{}
+	}
+	vb, err := json.MarshalIndent(vals, "", "  ")
+	if err != nil {
+		return err
+	}
+	return replaceFile(filepath.Join(w.dir, ValidationFile), []byte(w.red.String(string(vb))+"\n"))
+}
+
+// Finish writes the Parquet tables from the spools and returns the archive as it
+// will be, with its final status, for the report to be drawn from. The manifest on
+// disk still says in_progress until Commit.
+func (w *Writer) Finish(status core.RunStatus, ended time.Time) (*Archive, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.closeSpools(); err != nil {
+		return nil, err
+	}
+	meta := map[string]string{"cmpbench.run_id": w.m.RunID, "cmpbench.format_version": strconv.Itoa(FormatVersion)}
+	spoolPath := func(name string) string { return filepath.Join(w.dir, SpoolDir, name) }
+	for _, t := range []struct {
+		table string
+		write func(string, string, map[string]string) error
+		spool string
+	}{
+		{SummaryFile, spoolToTable[SummaryRow], spoolSummary},
+		{IntervalsFile, spoolToTable[IntervalRow], spoolIntervals},
+		{ProbeFile, spoolToTable[ProbeRow], spoolProbe},
+		{ServerStats, spoolToTable[ServerStatRow], spoolServerStats},
+		{ClientStats, spoolToTable[ClientStatRow], spoolClientStats},
+	} {
+		if err := t.write(spoolPath(t.spool), filepath.Join(w.dir, t.table), meta); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.table, err)
+		}
+	}
+	if err := w.writeValidations(); err != nil {
+		return nil, err
+	}
+	w.m.Status, w.m.Ended = status, ended
+	a := &Archive{Dir: w.dir, Manifest: w.m}
+	if err := a.readTable(SummaryFile, &a.Summary); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AddFile writes a generated file (report, chart) into the archive before Commit.
+func (w *Writer) AddFile(name string, data []byte) error {
+	return WriteGenerated(w.dir, name, data)
+}
+
+// Commit checks that no secret reached any file, writes the final manifest and
+// SHA256SUMS and moves the archive to its final name, which it returns. Until the
+// very last rename, the directory's manifest says in_progress; if anything fails,
+// the directory is left as it was, to be finished by Recover.
+func (w *Writer) Commit() (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	aside := filepath.Join(filepath.Dir(w.dir), spoolAside(w.m.RunID))
+	spoolDir := filepath.Join(w.dir, SpoolDir)
+	files, err := listFiles(w.dir)
 	if err != nil {
 		return "", err
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(p.Dir, f))
+		b, err := os.ReadFile(filepath.Join(w.dir, f))
 		if err != nil {
 			return "", err
 		}
-		if p.red.Leaks(b) {
-			return "", fmt.Errorf("refusing to finish the archive: %s contains a secret (left in %s)", f, p.Dir)
+		if w.red.Leaks(b) {
+			return "", fmt.Errorf("refusing to finish the archive: %s contains a secret (left in %s)", f, w.dir)
 		}
 	}
-	sums, err := checksums(p.Dir, files)
+	final, err := json.MarshalIndent(w.m, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	if err := writeFile(filepath.Join(p.Dir, SumsFile), sums); err != nil {
+	final = append(final, '\n')
+	// The spools leave the archive (they are not part of it) but stay next to it
+	// until the end, for Recover.
+	if err := os.Rename(spoolDir, aside); err != nil {
 		return "", err
 	}
-	if err := syncDir(p.Dir); err != nil {
+	undo := func(err error) (string, error) {
+		_ = os.Rename(aside, spoolDir)
 		return "", err
 	}
-	if err := os.Rename(p.Dir, p.final); err != nil {
-		return "", err
+	tmp := filepath.Join(w.dir, ManifestFile+".final")
+	if err := writeFile(tmp, final); err != nil {
+		os.Remove(tmp)
+		return undo(err)
 	}
-	return p.final, syncDir(filepath.Dir(p.final))
+	files, err = listFiles(w.dir)
+	if err != nil {
+		os.Remove(tmp)
+		return undo(err)
+	}
+	sums, err := checksums(w.dir, files, map[string]string{ManifestFile + ".final": ManifestFile})
+	if err == nil {
+		err = writeFile(filepath.Join(w.dir, SumsFile), sums)
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(w.dir, ManifestFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		os.Remove(filepath.Join(w.dir, SumsFile))
+		return undo(err)
+	}
+	err = syncDir(w.dir)
+	if err == nil {
+		err = os.Rename(w.dir, w.final)
+	}
+	if err != nil {
+		// Never leave a directory that claims to be complete under the temporary name.
+		_ = w.saveManifest()
+		return undo(err)
+	}
+	_ = os.RemoveAll(aside)
+	return w.final, syncDir(filepath.Dir(w.final))
 }
 
 // listFiles returns every regular file below dir, slash-separated and sorted,
@@ -214,15 +536,33 @@ func listFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// checksums is SHA256SUMS for files, in the format `sha256sum -c` reads.
-func checksums(dir string, files []string) ([]byte, error) {
-	var b bytes.Buffer
+// checksums is SHA256SUMS for files, in the format `sha256sum -c` reads; rename
+// lists files that are summed under another name.
+func checksums(dir string, files []string, rename map[string]string) ([]byte, error) {
+	type line struct{ name, sum string }
+	replaced := map[string]bool{}
+	for _, to := range rename {
+		replaced[to] = true
+	}
+	var lines []line
 	for _, f := range files {
+		name, renamed := rename[f]
+		if !renamed {
+			if replaced[f] {
+				continue // the file a renamed one replaces
+			}
+			name = f
+		}
 		sum, err := core.FileSHA256(filepath.Join(dir, f))
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "%s  %s\n", sum, f)
+		lines = append(lines, line{name, sum})
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].name < lines[j].name })
+	var b bytes.Buffer
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%s  %s\n", l.sum, l.name)
 	}
 	return b.Bytes(), nil
 }

@@ -50,6 +50,42 @@ type Conn interface {
 	Close() error
 }
 
+// RawConn is implemented by connections that the engine can drive itself: it writes
+// the requests and reads the replies on the connection's non-blocking socket, so that
+// one event loop per core serves many connections (as memtier_benchmark's libevent
+// loop does) instead of one parked goroutine each. The adapter still never times
+// anything: it only encodes requests and parses replies. Do must keep working on a
+// RawConn that the engine does not drive (the side probe, other engines).
+type RawConn interface {
+	Conn
+	// Raw returns the socket and codec, or ok false when this connection cannot be
+	// driven raw (TLS, a cluster client): then the engine calls Do.
+	Raw() (io RawIO, ok bool)
+}
+
+// RawIO is what the engine needs to drive a connection.
+type RawIO struct {
+	// FD is the connected socket, in non-blocking mode, owned by the Conn: the
+	// engine reads and writes it but never closes it (Close does).
+	FD int
+	// Timeout bounds one reply; a later reply is a timeout error, and the engine
+	// closes the connection (a late reply would be read as the next one's).
+	Timeout time.Duration
+	Codec   Codec
+}
+
+// Codec encodes requests and parses replies of one protocol. Both calls must not
+// allocate in the steady state.
+type Codec interface {
+	// AppendRequest appends the request of op to dst and returns it.
+	AppendRequest(dst []byte, op *Op) []byte
+	// ParseReply parses one reply at the start of src. n is the bytes it took, 0 when
+	// src does not hold a whole reply yet. err is the outcome, as Do would return it:
+	// nil, ErrMiss, or an error carrying its class; a reply that cannot be parsed is
+	// an ErrClassProtocol error with n > 0, and the engine closes the connection.
+	ParseReply(src []byte, op *Op) (n int, err error)
+}
+
 // Counter is implemented by targets that can count their keys or records. Counting
 // may be expensive (a scan); the engine never counts inside a measured window.
 type Counter interface {

@@ -9,6 +9,9 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestSplit(t *testing.T) {
@@ -55,35 +58,91 @@ func TestClassOf(t *testing.T) {
 	}
 }
 
-func TestMergeIsExact(t *testing.T) {
-	// Per-worker histograms merged per interval, then per phase, equal one histogram
-	// of every value.
-	all := NewHistogram()
-	var parts []*OpInterval
+func TestTotalsMergeExactly(t *testing.T) {
+	// Intervals encoded apart, summed by Totals in sparse form, equal one histogram of
+	// every value: percentiles, maximum and the encoded histogram itself.
+	all, allLag := NewHistogram(), NewHistogram()
+	tt := NewTotals(true)
 	for w := range 5 {
-		o := &OpInterval{Op: OpGet, Service: NewHistogram()}
+		svc, lag := NewHistogram(), NewHistogram()
 		for i := range 10_000 {
 			v := int64((i*7919+w*104729)%5_000_000 + 1)
-			o.Service.RecordValue(v)
+			svc.RecordValue(v)
 			all.RecordValue(v)
-			o.OK++
+			lag.RecordValue(int64(i%300 + 1))
+			allLag.RecordValue(int64(i%300 + 1))
 		}
-		parts = append(parts, o)
+		o := OpInterval{Op: OpGet, OK: 10_000, Hits: 9_000, Misses: 1_000}
+		o.Errors[ErrClassTimeout] = 2
+		var err error
+		if o.Service, err = Summarize(svc); err != nil {
+			t.Fatal(err)
+		}
+		o.Response = o.Service
+		if o.Lag, err = Summarize(lag); err != nil {
+			t.Fatal(err)
+		}
+		if err := tt.Add(&IntervalReport{Index: w, Ops: []OpInterval{o}}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var total OpInterval
-	for _, p := range parts {
-		total.Merge(p)
+	res, err := tt.Result()
+	if err != nil || len(res) != 1 {
+		t.Fatalf("%v %d", err, len(res))
 	}
-	if total.OK != 50_000 || !total.Service.Equals(all) {
-		t.Fatal("merged histogram differs from the histogram of all values")
+	got := res[0]
+	if got.OK != 50_000 || got.Hits != 45_000 || got.Misses != 5_000 || got.Errors[ErrClassTimeout] != 10 {
+		t.Fatalf("counts %+v", got)
 	}
-	enc, err := EncodeHist(total.Service)
+	want, _ := Summarize(all)
+	wantLag, _ := Summarize(allLag)
+	for _, c := range []struct {
+		name      string
+		got, want Latency
+	}{{"service", got.Service, want}, {"response", got.Response, want}, {"lag", got.Lag, wantLag}} {
+		g, w := c.got, c.want
+		if g.Count != w.Count || g.P50 != w.P50 || g.P90 != w.P90 || g.P99 != w.P99 || g.P999 != w.P999 || g.P9999 != w.P9999 || g.Max != w.Max {
+			t.Errorf("%s: merged %+v, all values %+v", c.name, g, w)
+		}
+		h, err := g.Histogram()
+		if err != nil || !h.Equals(mustHist(t, w)) {
+			t.Errorf("%s: merged histogram differs from the histogram of all values (%v)", c.name, err)
+		}
+	}
+}
+
+func mustHist(t *testing.T, l Latency) *hdrhistogram.Histogram {
+	t.Helper()
+	h, err := l.Histogram()
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeHist(enc)
-	if err != nil || !back.Equals(all) {
-		t.Fatalf("encode/decode round trip: %v", err)
+	return h
+}
+
+func TestClientLagged(t *testing.T) {
+	us := int64(time.Microsecond)
+	tests := []struct {
+		name      string
+		lag, svc  int64
+		want      bool
+		closedRun bool
+	}{
+		{"lag below the service time", 150 * us, 300 * us, false, false},
+		{"lag above the service time but below the floor", 180 * us, 100 * us, false, false},
+		{"lag above both", 900 * us, 300 * us, true, false},
+		{"closed loop has no lag", 0, 300 * us, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := OpInterval{Op: OpGet, Service: Latency{Count: 10, P99: tc.svc}}
+			if !tc.closedRun {
+				o.Lag = Latency{Count: 10, P99: tc.lag}
+			}
+			if got := ClientLagged([]OpInterval{o}); got != tc.want {
+				t.Fatalf("ClientLagged = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -1,39 +1,6 @@
 package core
 
-import (
-	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-)
-
-// Histogram bounds: nanoseconds from 1 ns to 60 s at 3 significant digits.
-const (
-	HistMin    = 1
-	HistMax    = int64(60 * time.Second)
-	HistDigits = 3
-)
-
-// NewHistogram returns an empty latency histogram with the bounds every part uses.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(HistMin, HistMax, HistDigits)
-}
-
-// EncodeHist encodes a histogram in the standard compressed form ("HISTFAAA...");
-// nil and empty histograms encode as nothing.
-func EncodeHist(h *hdrhistogram.Histogram) ([]byte, error) {
-	if h == nil || h.TotalCount() == 0 {
-		return nil, nil
-	}
-	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-}
-
-// DecodeHist is the inverse of EncodeHist.
-func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	return hdrhistogram.Decode(b)
-}
+import "time"
 
 // MaxErrorSamples bounds PhaseEnd.ErrorSamples.
 const MaxErrorSamples = 5
@@ -47,9 +14,11 @@ type OpInterval struct {
 	Bytes  int64 // value bytes written, or payload bytes read
 	Errors [NumErrorClasses]int64
 	// Response is measured from the intended send time (open loop) and Service from
-	// the actual send; in closed loop both are the same. Only successes are recorded.
-	Response *hdrhistogram.Histogram
-	Service  *hdrhistogram.Histogram
+	// the actual send; in closed loop both are the same. Lag is the client's own
+	// delay in open loop: from the moment it could have sent (the later of the
+	// intended time and the moment its connection became free) to the actual send;
+	// empty in closed loop. Only successes are timed.
+	Response, Service, Lag Latency
 }
 
 // ErrorTotal sums the errors of every class.
@@ -61,8 +30,8 @@ func (o *OpInterval) ErrorTotal() int64 {
 	return n
 }
 
-// Merge adds other into o. Histograms merge exactly.
-func (o *OpInterval) Merge(other *OpInterval) {
+// AddCounts adds other's counters, not its latencies, into o.
+func (o *OpInterval) AddCounts(other *OpInterval) {
 	o.OK += other.OK
 	o.Hits += other.Hits
 	o.Misses += other.Misses
@@ -70,19 +39,6 @@ func (o *OpInterval) Merge(other *OpInterval) {
 	for i := range o.Errors {
 		o.Errors[i] += other.Errors[i]
 	}
-	o.Response = mergeHist(o.Response, other.Response)
-	o.Service = mergeHist(o.Service, other.Service)
-}
-
-func mergeHist(into, from *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	if from == nil || from.TotalCount() == 0 {
-		return into
-	}
-	if into == nil {
-		into = NewHistogram()
-	}
-	into.Merge(from)
-	return into
 }
 
 // IntervalReport is one reporting interval of a phase: the unit that crosses the plugin
@@ -137,6 +93,9 @@ const (
 	StatusFailed      PhaseStatus = "failed"
 	StatusInterrupted PhaseStatus = "interrupted"
 	StatusSkipped     PhaseStatus = "skipped"
+	// StatusRunning is the status of a phase in the archive while it runs; a
+	// finished archive never holds it.
+	StatusRunning PhaseStatus = "running"
 )
 
 // PhaseEnd is how a phase ended, as the engine saw it.
@@ -152,4 +111,9 @@ type PhaseEnd struct {
 	Elapsed        time.Duration
 	// CPU used by the process that generated the load, during the phase.
 	CPUUser, CPUSystem time.Duration
+	// Notes are facts about the phase worth a line, e.g. the open-file limit.
+	Notes []string
+	// Totals holds one OpInterval per op kind of the workload: every interval
+	// merged. Plugins built before engine.lag do not send it.
+	Totals []OpInterval
 }

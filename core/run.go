@@ -43,14 +43,21 @@ type SystemRun struct {
 	Error string
 }
 
-// PhaseRun is one phase of one system as it ran.
+// PhaseRun is one phase of one system as it ran. Its intervals are not kept: they
+// go to the archive as they arrive, and Totals sums them.
 type PhaseRun struct {
 	System     string
 	Index      int // the phase's position in the suite
 	Repetition int
 	Spec       PhaseSpec
-	End        PhaseEnd
-	Intervals  []IntervalReport
+	// Shape describes the phase's load in words ("20000 ops/s, 50 conns"), as the plan
+	// printed it; the archive records it as written.
+	Shape string
+	End   PhaseEnd
+	// Totals holds one OpInterval per op kind, in OpKind order: every interval merged.
+	Totals []OpInterval
+	// Intervals is how many intervals arrived.
+	Intervals int
 	// ServerStats are the system's counters before, during and after the phase.
 	ServerStats []StatsSample
 	// ClientStats are the load-generating processes' CPU and memory, per interval.
@@ -61,6 +68,32 @@ type PhaseRun struct {
 	ClientCores  float64
 	CoresAllowed int
 	ClientBound  bool
+	// HostCPU is the CPU the cmpbench process itself used during the phase: the
+	// client's cost is the plugin's and the host's together.
+	HostCPU time.Duration
+	// ClientLagged is set when the client's own send delay is a material share of
+	// the response time (see ClientLagged).
+	ClientLagged bool
+	// Partial is set on a phase recovered from a run that died during it: its
+	// numbers cover the intervals that reached the disk.
+	Partial bool
+}
+
+// LagFloor is the send lag below which a phase is never called client-lagged: on
+// loopback, scheduling noise alone reaches tens of microseconds.
+const LagFloor = 200 * time.Microsecond
+
+// ClientLagged reports whether, for some op, the client's send lag p99 exceeds
+// both the service time p99 and LagFloor. Response time is lag plus queueing plus
+// service time; when the client's own delay outweighs the server's service time at
+// the 99th percentile, the response-time tail describes the client, not the server.
+func ClientLagged(totals []OpInterval) bool {
+	for _, t := range totals {
+		if t.Lag.Count > 0 && t.Lag.P99 > max(t.Service.P99, int64(LagFloor)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ClientBoundFraction of the allowed cores, used on average, marks a phase
@@ -84,28 +117,8 @@ type ProcessSample struct {
 	RSSBytes   uint64
 }
 
-// Total merges every interval into one OpInterval per op kind, in OpKind order.
-func (p *PhaseRun) Total() []OpInterval {
-	var byKind [NumOpKinds]*OpInterval
-	for _, r := range p.Intervals {
-		for i := range r.Ops {
-			o := &r.Ops[i]
-			if byKind[o.Op] == nil {
-				byKind[o.Op] = &OpInterval{Op: o.Op}
-			}
-			byKind[o.Op].Merge(o)
-		}
-	}
-	var out []OpInterval
-	for _, o := range byKind {
-		if o != nil {
-			out = append(out, *o)
-		}
-	}
-	return out
-}
-
-// RunResult is everything a run measured and captured, before it is archived.
+// RunResult is what a run did: its systems, phases (totals, not intervals) and
+// validations, for the end-of-run summary; the archive has the rest.
 type RunResult struct {
 	RunID          string
 	Status         RunStatus
@@ -113,4 +126,7 @@ type RunResult struct {
 	Systems        []SystemRun
 	Phases         []PhaseRun
 	Validations    []Validation
+	// SinkError says why keeping the results failed (a full disk), which stopped
+	// the run.
+	SinkError string
 }

@@ -134,39 +134,88 @@ func pattern(s string) core.KeyPattern {
 	return core.KeyPattern(s[0])
 }
 
-// IntervalToProto converts an interval, encoding its histograms.
-func IntervalToProto(r core.IntervalReport) (*pluginv1.Interval, error) {
-	m := &pluginv1.Interval{Index: int64(r.Index), StartNs: int64(r.Start), EndNs: int64(r.End)}
-	for i := range r.Ops {
-		o := &r.Ops[i]
-		po := &pluginv1.OpInterval{Op: uint32(o.Op), Ok: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.Errors[:]}
-		var err error
-		if po.ResponseHdr, err = core.EncodeHist(o.Response); err != nil {
-			return nil, err
-		}
-		if o.Service != o.Response {
-			if po.ServiceHdr, err = core.EncodeHist(o.Service); err != nil {
-				return nil, err
-			}
-		}
-		m.Ops = append(m.Ops, po)
-	}
-	for _, p := range r.Probe {
-		m.Probe = append(m.Probe, &pluginv1.ProbeRecord{
+// IntervalToProto converts an interval; its histograms are already encoded.
+func IntervalToProto(r core.IntervalReport) *pluginv1.Interval {
+	m := &pluginv1.Interval{Index: int64(r.Index), StartNs: int64(r.Start), EndNs: int64(r.End), Ops: opsToProto(r.Ops)}
+	m.Probe = make([]*pluginv1.ProbeRecord, len(r.Probe))
+	for i, p := range r.Probe {
+		m.Probe[i] = &pluginv1.ProbeRecord{
 			IntendedNs: int64(p.Intended), StartNs: int64(p.Start), EndNs: int64(p.End),
 			Op: uint32(p.Op), Outcome: uint32(p.Outcome), Class: uint32(p.Class),
-		})
+		}
 	}
-	return m, nil
+	return m
 }
 
-// IntervalFromProto is the inverse of IntervalToProto.
+func opsToProto(ops []core.OpInterval) []*pluginv1.OpInterval {
+	out := make([]*pluginv1.OpInterval, len(ops))
+	for i := range ops {
+		o := &ops[i]
+		po := &pluginv1.OpInterval{Op: uint32(o.Op), Ok: o.OK, Hits: o.Hits, Misses: o.Misses, Bytes: o.Bytes, Errors: o.Errors[:],
+			Response: latencyToProto(o.Response), Lag: latencyToProto(o.Lag)}
+		if !sameLatency(o.Response, o.Service) {
+			po.Service = latencyToProto(o.Service)
+		}
+		out[i] = po
+	}
+	return out
+}
+
+func sameLatency(a, b core.Latency) bool {
+	return a.Count == b.Count && len(a.HDR) == len(b.HDR) && (len(a.HDR) == 0 || &a.HDR[0] == &b.HDR[0])
+}
+
+func latencyToProto(l core.Latency) *pluginv1.Latency {
+	if l.Count == 0 {
+		return nil
+	}
+	return &pluginv1.Latency{Hdr: l.HDR, Count: l.Count, P50Ns: l.P50, P90Ns: l.P90, P99Ns: l.P99, P999Ns: l.P999, P9999Ns: l.P9999, MaxNs: l.Max}
+}
+
+func latencyFromProto(m *pluginv1.Latency) core.Latency {
+	if m == nil {
+		return core.Latency{}
+	}
+	return core.Latency{HDR: m.GetHdr(), Count: m.GetCount(), P50: m.GetP50Ns(), P90: m.GetP90Ns(), P99: m.GetP99Ns(),
+		P999: m.GetP999Ns(), P9999: m.GetP9999Ns(), Max: m.GetMaxNs()}
+}
+
+// latencyFromHDR reads an encoded histogram of a plugin built before capability
+// engine.lag, which sent no percentiles.
+func latencyFromHDR(b []byte) (core.Latency, error) {
+	h, err := core.DecodeHist(b)
+	if err != nil {
+		return core.Latency{}, err
+	}
+	return core.Summarize(h)
+}
+
+// IntervalFromProto is the inverse of IntervalToProto. Histograms stay encoded.
 func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
 	r := core.IntervalReport{Index: int(m.GetIndex()), Start: time.Duration(m.GetStartNs()), End: time.Duration(m.GetEndNs())}
-	for _, po := range m.GetOps() {
+	var err error
+	if r.Ops, err = opsFromProto(m.GetOps()); err != nil {
+		return r, fmt.Errorf("interval %d: %w", r.Index, err)
+	}
+	if len(m.GetProbe()) > 0 {
+		r.Probe = make([]core.ProbeRecord, len(m.GetProbe()))
+		for i, p := range m.GetProbe() {
+			r.Probe[i] = core.ProbeRecord{
+				Intended: time.Duration(p.GetIntendedNs()), Start: time.Duration(p.GetStartNs()), End: time.Duration(p.GetEndNs()),
+				Op: core.OpKind(p.GetOp()), Outcome: core.Outcome(p.GetOutcome()), Class: core.ErrorClass(p.GetClass()),
+			}
+		}
+	}
+	return r, nil
+}
+
+// opsFromProto reads the counts and latencies of op kinds.
+func opsFromProto(ms []*pluginv1.OpInterval) ([]core.OpInterval, error) {
+	var out []core.OpInterval
+	for _, po := range ms {
 		o := core.OpInterval{Op: core.OpKind(po.GetOp()), OK: po.GetOk(), Hits: po.GetHits(), Misses: po.GetMisses(), Bytes: po.GetBytes()}
 		if o.Op >= core.NumOpKinds {
-			return r, fmt.Errorf("interval %d: unknown op kind %d", r.Index, po.GetOp())
+			return nil, fmt.Errorf("unknown op kind %d", po.GetOp())
 		}
 		// Classes this host does not know yet are counted as "other", never dropped.
 		for c, n := range po.GetErrors() {
@@ -176,25 +225,26 @@ func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
 				o.Errors[core.ErrClassOther] += n
 			}
 		}
-		var err error
-		if o.Response, err = core.DecodeHist(po.GetResponseHdr()); err != nil {
-			return r, fmt.Errorf("interval %d %s response histogram: %w", r.Index, o.Op, err)
-		}
+		o.Response, o.Lag = latencyFromProto(po.GetResponse()), latencyFromProto(po.GetLag())
 		o.Service = o.Response
-		if len(po.GetServiceHdr()) > 0 {
-			if o.Service, err = core.DecodeHist(po.GetServiceHdr()); err != nil {
-				return r, fmt.Errorf("interval %d %s service histogram: %w", r.Index, o.Op, err)
+		if po.GetService() != nil {
+			o.Service = latencyFromProto(po.GetService())
+		}
+		if po.GetResponse() == nil && len(po.GetResponseHdr()) > 0 {
+			var err error
+			if o.Response, err = latencyFromHDR(po.GetResponseHdr()); err != nil {
+				return nil, fmt.Errorf("%s response histogram: %w", o.Op, err)
+			}
+			o.Service = o.Response
+			if len(po.GetServiceHdr()) > 0 {
+				if o.Service, err = latencyFromHDR(po.GetServiceHdr()); err != nil {
+					return nil, fmt.Errorf("%s service histogram: %w", o.Op, err)
+				}
 			}
 		}
-		r.Ops = append(r.Ops, o)
+		out = append(out, o)
 	}
-	for _, p := range m.GetProbe() {
-		r.Probe = append(r.Probe, core.ProbeRecord{
-			Intended: time.Duration(p.GetIntendedNs()), Start: time.Duration(p.GetStartNs()), End: time.Duration(p.GetEndNs()),
-			Op: core.OpKind(p.GetOp()), Outcome: core.Outcome(p.GetOutcome()), Class: core.ErrorClass(p.GetClass()),
-		})
-	}
-	return r, nil
+	return out, nil
 }
 
 // PhaseEndToProto converts how a phase ended.
@@ -202,19 +252,24 @@ func PhaseEndToProto(e core.PhaseEnd) *pluginv1.PhaseEnd {
 	return &pluginv1.PhaseEnd{
 		Status: string(e.Status), Error: e.Error,
 		StartedUnixNs: e.Started.UnixNano(), EndedUnixNs: e.Ended.UnixNano(), ElapsedNs: int64(e.Elapsed),
-		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem), ErrorSamples: e.ErrorSamples,
+		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem), ErrorSamples: e.ErrorSamples, Notes: e.Notes,
+		Totals: opsToProto(e.Totals),
 	}
 }
 
 // PhaseEndFromProto is the inverse of PhaseEndToProto.
-func PhaseEndFromProto(m *pluginv1.PhaseEnd) core.PhaseEnd {
+func PhaseEndFromProto(m *pluginv1.PhaseEnd) (core.PhaseEnd, error) {
+	totals, err := opsFromProto(m.GetTotals())
+	if err != nil {
+		return core.PhaseEnd{}, fmt.Errorf("phase totals: %w", err)
+	}
 	return core.PhaseEnd{
 		Status: core.PhaseStatus(m.GetStatus()), Error: m.GetError(),
 		Started: time.Unix(0, m.GetStartedUnixNs()), Ended: time.Unix(0, m.GetEndedUnixNs()),
 		Elapsed: time.Duration(m.GetElapsedNs()),
 		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
-		ErrorSamples: m.GetErrorSamples(),
-	}
+		ErrorSamples: m.GetErrorSamples(), Notes: m.GetNotes(), Totals: totals,
+	}, nil
 }
 
 // ValidationToProto converts a validation's findings.

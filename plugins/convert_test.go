@@ -1,47 +1,77 @@
 package plugins
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/cmpbench/cmpbench/core"
+	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 )
 
 func TestIntervalRoundTripIsExact(t *testing.T) {
-	resp, svc := core.NewHistogram(), core.NewHistogram()
+	resp, svc, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
 	for i := range int64(5000) {
 		resp.RecordValue(1000 + i*37)
 		svc.RecordValue(900 + i*31)
+		lag.RecordValue(10 + i%70)
 	}
+	sum := func(h *hdrhistogram.Histogram) core.Latency {
+		l, err := core.Summarize(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	r, s, l := sum(resp), sum(svc), sum(lag)
 	in := core.IntervalReport{Index: 3, Start: 3 * time.Second, End: 4 * time.Second, Ops: []core.OpInterval{
-		{Op: core.OpGet, OK: 5000, Hits: 4000, Misses: 1000, Bytes: 123, Errors: [core.NumErrorClasses]int64{1, 2, 3, 4, 5}, Response: resp, Service: svc},
-		{Op: core.OpSet, OK: 5000, Response: svc, Service: svc}, // closed loop: one histogram
-	}}
-	m, err := IntervalToProto(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Ops[1].ServiceHdr) != 0 {
+		{Op: core.OpGet, OK: 5000, Hits: 4000, Misses: 1000, Bytes: 123, Errors: [core.NumErrorClasses]int64{1, 2, 3, 4, 5}, Response: r, Service: s, Lag: l},
+		{Op: core.OpSet, OK: 5000, Response: s, Service: s}, // closed loop: one histogram
+	}, Probe: []core.ProbeRecord{{Intended: 1, Start: 2, End: 3, Op: core.OpGet, Outcome: core.OutcomeMiss}}}
+	m := IntervalToProto(in)
+	if m.Ops[1].Service != nil || m.Ops[1].Lag != nil {
 		t.Fatal("closed-loop service histogram sent twice")
 	}
 	out, err := IntervalFromProto(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, s := out.Ops[0], out.Ops[1]
+	g, st := out.Ops[0], out.Ops[1]
 	if g.OK != 5000 || g.Hits != 4000 || g.Misses != 1000 || g.Bytes != 123 || g.Errors != in.Ops[0].Errors {
 		t.Fatalf("counts %+v", g)
 	}
-	if !g.Response.Equals(resp) || !g.Service.Equals(svc) || s.Response != s.Service || !s.Service.Equals(svc) {
-		t.Fatal("histograms changed crossing the boundary")
+	if !reflect.DeepEqual(g.Response, r) || !reflect.DeepEqual(g.Service, s) || !reflect.DeepEqual(g.Lag, l) ||
+		!reflect.DeepEqual(st.Response, s) || !reflect.DeepEqual(st.Service, s) || st.Lag.Count != 0 {
+		t.Fatal("latencies changed crossing the boundary")
 	}
-	if out.Index != 3 || out.End != 4*time.Second {
+	if out.Index != 3 || out.End != 4*time.Second || len(out.Probe) != 1 || out.Probe[0] != in.Probe[0] {
 		t.Fatalf("%+v", out)
 	}
 }
 
+func TestIntervalFromAPluginWithoutLag(t *testing.T) {
+	// A plugin built before engine.lag sends bare encoded histograms; the host reads
+	// the percentiles from them.
+	resp := core.NewHistogram()
+	for i := range int64(1000) {
+		resp.RecordValue(1000 + i)
+	}
+	enc, _ := core.EncodeHist(resp)
+	m := &pluginv1.Interval{Ops: []*pluginv1.OpInterval{{Op: uint32(core.OpGet), Ok: 1000, ResponseHdr: enc}}}
+	out, err := IntervalFromProto(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := out.Ops[0]
+	if o.Response.Count != 1000 || o.Response.P50 != resp.ValueAtQuantile(50) || o.Service.P99 != resp.ValueAtQuantile(99) || o.Lag.Count != 0 {
+		t.Fatalf("%+v", o)
+	}
+}
+
 func TestUnknownErrorClassesCountAsOther(t *testing.T) {
-	m, _ := IntervalToProto(core.IntervalReport{Ops: []core.OpInterval{{Op: core.OpGet}}})
+	m := IntervalToProto(core.IntervalReport{Ops: []core.OpInterval{{Op: core.OpGet}}})
 	m.Ops[0].Errors = append(m.Ops[0].Errors, 9) // a class from a newer plugin
 	out, err := IntervalFromProto(m)
 	if err != nil || out.Ops[0].Errors[core.ErrClassOther] != 9 {

@@ -175,10 +175,18 @@ type target struct {
 	cluster bool
 }
 
-// Connect dedicates one connection of the client to one worker. A cluster worker
-// sends each request on a pooled connection to the key's shard instead: a dedicated
-// rueidis connection is bound to one slot.
-func (t *target) Connect(context.Context) (core.Conn, error) {
+// Connect opens one connection for one worker: a raw socket that the engine drives
+// itself (plain TCP to one server), else a rueidis connection dedicated to the
+// worker. A cluster worker sends each request on a pooled connection to the key's
+// shard instead: a dedicated rueidis connection is bound to one slot.
+func (t *target) Connect(ctx context.Context) (core.Conn, error) {
+	if t.useRaw() {
+		c, err := t.dialRaw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	if t.cluster {
 		return &conn{client: t.client, dc: t.client, release: func() {}, profile: t.profile, shared: true}, nil
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/redact"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -20,14 +23,97 @@ type Options struct {
 	// of throughput from one repetition to the next.
 	Repeat int
 	Jitter float64
+	// InfoExtra is appended to the first system's INFO capture.
+	InfoExtra string
 }
 
-// Run is a two-system run with a load, a closed-loop and a fixed-rate phase whose
-// latencies are generated from fixed formulas; "slow" misses its fixed rate.
-func Run() (*core.RunResult, archive.Manifest) { return Make(Options{}) }
+// RunID is the run id of every generated run.
+const RunID = "20261201-100000-smoke-abcdef"
 
-// Make is Run varied by o.
-func Make(opt Options) (*core.RunResult, archive.Manifest) {
+// Write writes the archive of the generated run under out, through the same
+// archive.Writer calls a real run makes (without a report), and returns its
+// directory.
+func Write(out string, opt Options, red *redact.Redactor) (string, error) {
+	w, err := archive.Create(out, Header(opt), red)
+	if err != nil {
+		return "", err
+	}
+	if err := Feed(w, opt, -1); err != nil {
+		return "", err
+	}
+	if _, err := w.Finish(core.RunComplete, t0.Add(40*time.Second)); err != nil {
+		return "", err
+	}
+	return w.Commit()
+}
+
+// Header is the header of the generated run.
+func Header(opt Options) archive.Header {
+	_, h := generate(opt)
+	return h
+}
+
+// Feed hands the generated run to w as a runner would. With stopAfter >= 0 it stops
+// in the middle of phase number stopAfter (counting every system's phases), after
+// half its intervals, as a run that died there.
+func Feed(w *archive.Writer, opt Options, stopAfter int) error {
+	res, _ := generate(opt)
+	n := 0
+	for _, sys := range res.Systems {
+		if err := w.SystemStarted(sys); err != nil {
+			return err
+		}
+		for _, gp := range res.phases {
+			if gp.p.System != sys.Name {
+				continue
+			}
+			p := gp.p
+			if err := w.PhaseStarted(&p); err != nil {
+				return err
+			}
+			totals := core.NewTotals(p.Spec.OpenLoop())
+			for i := range gp.intervals {
+				if n == stopAfter && i == len(gp.intervals)/2 {
+					return nil
+				}
+				if err := totals.Add(&gp.intervals[i]); err != nil {
+					return err
+				}
+				if err := w.Interval(&p, &gp.intervals[i]); err != nil {
+					return err
+				}
+			}
+			var err error
+			if p.Totals, err = totals.Result(); err != nil {
+				return err
+			}
+			p.ClientLagged = core.ClientLagged(p.Totals)
+			if err := w.PhaseEnded(&p); err != nil {
+				return err
+			}
+			n++
+		}
+		if err := w.SystemEnded(sys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// generated is a generated run.
+type generated struct {
+	Systems []core.SystemRun
+	phases  []genPhase
+}
+
+type genPhase struct {
+	p         core.PhaseRun
+	intervals []core.IntervalReport
+}
+
+// generate makes a two-system run with a load, a closed-loop and a fixed-rate phase
+// whose latencies follow fixed formulas; "slow" misses its fixed rate. o varies it.
+func generate(opt Options) (*generated, archive.Header) {
 	if opt.Throughput == 0 {
 		opt.Throughput = 1
 	}
@@ -35,8 +121,9 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 		opt.Latency = 1
 	}
 	opt.Repeat = max(opt.Repeat, 1)
-	res := &core.RunResult{RunID: "20261201-100000-smoke-abcdef", Status: core.RunComplete, Started: t0, Ended: t0.Add(40 * time.Second)}
-	m := archive.Manifest{
+	res := &generated{}
+	m := archive.Header{
+		RunID: RunID, Started: t0, CommandLine: []string{"cmpbench", "run", "--systems", "fast,slow", "--suite", "smoke"},
 		Cmpbench: archive.BuildInfo{Version: "v0.1.0", Commit: "0123456789abcdef0123"},
 		Host:     core.HostFacts{Hostname: "bench1", OS: "linux", Platform: "debian", PlatformVersion: "12", Kernel: "6.1", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2, MemoryBytes: 24 << 30, GoVersion: "go1.26.8"},
 		Seed:     1, Scale: 1, Repeat: opt.Repeat,
@@ -57,6 +144,9 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 			Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
 			Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
 		})
+		if si == 0 {
+			res.Systems[si].Capture.Sections["info"] += opt.InfoExtra
+		}
 		if sys == "slow" {
 			res.Systems[si].Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
 		}
@@ -72,7 +162,8 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 			}
 			for rp := range reps {
 				spec.Seed = uint64(pi + 1)
-				p := core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec}
+				p := core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
+				var intervals []core.IntervalReport
 				factor := opt.Throughput * (1 + opt.Jitter*float64(rp))
 				start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
 				secs := 3
@@ -97,21 +188,24 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 							}
 						}
 						n = int64(float64(n) * factor)
-						o := core.OpInterval{Op: k, OK: n, Service: core.NewHistogram()}
+						o := core.OpInterval{Op: k, OK: n}
 						if k == core.OpGet {
 							o.Hits, o.Misses = n-n/10, n/10
 						} else {
 							o.Bytes = n * 256
 						}
+						svc, resp, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
 						for i := range n {
-							o.Service.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * opt.Latency))
+							svc.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * opt.Latency))
 						}
+						o.Service = summarize(svc)
 						o.Response = o.Service
 						if spec.OpenLoop() {
-							o.Response = core.NewHistogram()
 							for i := range n {
-								o.Response.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * opt.Latency))
+								resp.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * opt.Latency))
+								lag.RecordValue(int64(20_000 + (i*31)%30_000))
 							}
+							o.Response, o.Lag = summarize(resp), summarize(lag)
 						}
 						if pi == 1 && sys == "slow" && k == core.OpSet {
 							o.Errors[core.ErrClassOOM] = 7
@@ -129,12 +223,13 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 							rep.Probe = append(rep.Probe, core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK})
 						}
 					}
-					p.Intervals = append(p.Intervals, rep)
+					intervals = append(intervals, rep)
 				}
+				p.Intervals = len(intervals)
 				if spec.Kind == core.PhaseMeasured {
 					// The server counted what the client sent: successes, errors and probe GETs.
 					var gets, sets int64
-					for _, iv := range p.Intervals {
+					for _, iv := range intervals {
 						for _, o := range iv.Ops {
 							if o.Op == core.OpGet {
 								gets += o.OK + o.ErrorTotal()
@@ -156,7 +251,7 @@ func Make(opt Options) (*core.RunResult, archive.Manifest) {
 					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
 					p.ClientCores, p.CoresAllowed = 0.5, 2
 				}
-				res.Phases = append(res.Phases, p)
+				res.phases = append(res.phases, genPhase{p, intervals})
 			}
 		}
 	}
@@ -169,4 +264,19 @@ func sha(i int) string {
 		s += string(rune('0' + i))
 	}
 	return s + s
+}
+
+func summarize(h *hdrhistogram.Histogram) core.Latency {
+	l, err := core.Summarize(h)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func shape(s core.PhaseSpec) string {
+	if s.OpenLoop() {
+		return fmt.Sprintf("%.0f ops/s, %d conns", s.Rate, s.Connections)
+	}
+	return fmt.Sprintf("closed loop, %d conns", s.Connections)
 }

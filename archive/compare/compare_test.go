@@ -10,12 +10,7 @@ import (
 
 func open(t *testing.T, o archivetest.Options) *archive.Archive {
 	t.Helper()
-	res, m := archivetest.Make(o)
-	p, err := archive.Create(t.TempDir(), res, m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := p.Commit()
+	dir, err := archivetest.Write(t.TempDir(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

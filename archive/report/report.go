@@ -24,48 +24,28 @@ type File struct {
 
 // Generate renders report.md and the charts it shows.
 func Generate(a *archive.Archive) ([]File, error) {
+	files, _, err := Render(a)
+	return files, err
+}
+
+// Render draws report.md and its charts, and the result tables for the console, from
+// the archive read once.
+func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	d, err := load(a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	charts, err := d.charts()
 	if err != nil {
-		return nil, fmt.Errorf("charts: %w", err)
+		return nil, nil, fmt.Errorf("charts: %w", err)
 	}
-	files := []File{{archive.ReportFile, d.markdown(charts)}}
+	files = []File{{archive.ReportFile, d.markdown(charts)}}
 	for _, c := range charts {
 		files = append(files, File{c.file, c.svg})
 	}
-	return files, nil
-}
-
-// Write regenerates the report files of the archive in dir.
-func Write(dir string) error {
-	a, err := archive.Open(dir)
-	if err != nil {
-		return err
-	}
-	files, err := Generate(a)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := archive.WriteGenerated(dir, f.Name, f.Data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Tables renders one table per measured phase, systems side by side.
-func Tables(a *archive.Archive) ([]byte, error) {
-	d, err := load(a)
-	if err != nil {
-		return nil, err
-	}
 	var b strings.Builder
 	d.tables(&b)
-	return []byte(b.String()), nil
+	return files, []byte(b.String()), nil
 }
 
 func (d *data) markdown(charts []chart) []byte {

@@ -9,24 +9,42 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/core"
 )
+
+var a0end = time.Date(2026, 12, 1, 10, 0, 40, 0, time.UTC)
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// fixture writes the generated run's archive with its report, as `cmpbench run`
+// finishes one.
 func fixture(t *testing.T) string {
 	t.Helper()
-	res, m := archivetest.Run()
-	p, err := archive.Create(t.TempDir(), res, m, nil)
+	w, err := archive.Create(t.TempDir(), archivetest.Header(archivetest.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(p.Dir); err != nil {
+	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := p.Commit()
+	a, err := w.Finish(core.RunComplete, a0end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := Render(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := w.AddFile(f.Name, f.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := w.Commit()
 	if err != nil {
 		t.Fatal(err)
 	}

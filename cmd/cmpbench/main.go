@@ -82,6 +82,7 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newCompareCmd(),
 		newVerifyCmd(),
+		newRecoverCmd(g),
 		newSystemsCmd(g),
 		newSuitesCmd(),
 		newAdaptersCmd(g),

@@ -71,12 +71,15 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	}
 	var ok, errs int64
 	var parts []string
-	for _, t := range r.Total() {
+	for _, t := range r.Totals {
 		ok += t.OK
 		errs += t.ErrorTotal()
-		if t.Response != nil && t.Response.TotalCount() > 0 {
-			parts = append(parts, fmt.Sprintf("%s p99 %.3f ms", t.Op, float64(t.Response.ValueAtQuantile(99))/1e6))
+		if t.Response.Count > 0 {
+			parts = append(parts, fmt.Sprintf("%s p99 %.3f ms", t.Op, float64(t.Response.P99)/1e6))
 		}
+	}
+	if r.ClientLagged {
+		parts = append(parts, "CLIENT-LAGGED: the client's own send delay is a material part of the response time")
 	}
 	rate := 0.0
 	if s := r.End.Elapsed.Seconds(); s > 0 {
@@ -92,6 +95,9 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	}
 	if len(r.End.ErrorSamples) > 0 {
 		line += "; first errors: " + strings.Join(r.End.ErrorSamples, " | ")
+	}
+	for _, n := range r.End.Notes {
+		line += "; " + n
 	}
 	fmt.Fprintln(p.w, p.red.String(line))
 }

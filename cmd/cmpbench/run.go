@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
@@ -150,16 +151,32 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	}
 	red := systems.Redactor()
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The run's directory comes first: an unusable --out is bad input, found before
+	// any server starts or any system is contacted.
+	out, err := filepath.Abs(g.out)
+	if err != nil {
+		return badInput{err}
+	}
 	runID := newRunID(time.Now(), suite.Name)
-	work, err := os.MkdirTemp("", "cmpbench-"+runID+"-")
+	w, err := archive.Create(out, header(runID, p, systems, red), red)
+	if err != nil {
+		return inputErr("--out %s: cannot write the run there: %w", g.out, err)
+	}
+	for _, d := range archive.InProgress(out) {
+		if d != w.Dir() {
+			fmt.Fprintf(stderr, "note: %s is a run that did not finish; `cmpbench recover %s` turns what it measured into an archive\n", d, d)
+		}
+	}
+
+	ctx, stop := stopOnSignals(ctx)
+	defer stop()
+	work, err := newWorkDir(runID)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
 
-	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps))
+	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases; writing %s\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps), w.Dir())
 	res := runner.Run(ctx, runner.Config{
 		RunID:         runID,
 		Plan:          p,
@@ -167,25 +184,16 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 		Launch:        launcher(cat),
 		Redactor:      red,
 		WorkDir:       work,
+		Sink:          w,
 		Observer:      newProgress(stderr, red),
 		StatsInterval: f.stats,
 	})
-
-	out, err := filepath.Abs(g.out)
-	if err != nil {
-		return err
+	if res.SinkError != "" {
+		return fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, w.Dir(), w.Dir())
 	}
-	dir, err := writeArchive(out, res, manifestBase(p, systems, red), red)
+	dir, tables, err := finishArchive(w, res.Status, time.Now())
 	if err != nil {
-		return err
-	}
-	a, err := archive.Open(dir)
-	if err != nil {
-		return err
-	}
-	tables, err := report.Tables(a)
-	if err != nil {
-		return err
+		return fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, w.Dir(), w.Dir())
 	}
 	stdout.Write(tables)
 	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", runID, res.Status, dir, filepath.Join(dir, archive.ReportFile))
@@ -195,21 +203,77 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	return nil
 }
 
-// writeArchive writes the archive and its report, and moves it to its final name.
-func writeArchive(out string, res *core.RunResult, m archive.Manifest, red *redact.Redactor) (string, error) {
-	pending, err := archive.Create(out, res, m, red)
-	if err != nil {
-		return "", err
+// stopOnSignals returns a context that ends on SIGINT and SIGTERM, on SIGHUP (the
+// terminal closed) and on SIGPIPE when it means that our output went away
+// (`cmpbench run 2>&1 | head`): the run then ends as interrupted, keeping what it
+// measured and stopping every server and plugin. A SIGPIPE from a socket whose peer
+// went away (a plugin that crashed) is not an interrupt.
+func stopOnSignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				if s == syscall.SIGPIPE && !outputGone() {
+					continue
+				}
+				cancel(fmt.Errorf("%s signal", s))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
 	}
-	if err := report.Write(pending.Dir); err != nil {
-		return "", fmt.Errorf("report (archive left in %s): %w", pending.Dir, err)
-	}
-	return pending.Commit()
 }
 
-func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) archive.Manifest {
+// outputGone reports whether stdout or stderr is a pipe or socket whose reader is
+// gone.
+func outputGone() bool {
+	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, f := range fds {
+		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finishArchive writes an archive's tables, draws its report and console tables
+// from what was written, and commits it under its final name.
+func finishArchive(w *archive.Writer, status core.RunStatus, ended time.Time) (dir string, tables []byte, err error) {
+	a, err := w.Finish(status, ended)
+	if err != nil {
+		return "", nil, err
+	}
+	files, tables, err := report.Render(a)
+	if err != nil {
+		return "", nil, fmt.Errorf("report: %w", err)
+	}
+	for _, f := range files {
+		if err := w.AddFile(f.Name, f.Data); err != nil {
+			return "", nil, err
+		}
+	}
+	dir, err = w.Commit()
+	return dir, tables, err
+}
+
+// header is what the archive records about the run before it starts.
+func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Redactor) archive.Header {
 	version, commit := core.BuildVersion()
-	m := archive.Manifest{
+	h := archive.Header{
+		RunID:       runID,
+		Started:     time.Now(),
 		Cmpbench:    archive.BuildInfo{Version: version, Commit: commit},
 		Host:        core.CollectHostFacts(),
 		CommandLine: red.Strings(os.Args),
@@ -227,9 +291,9 @@ func manifestBase(p *plan.Plan, systems *config.Systems, red *redact.Redactor) a
 		if s.Cost != nil {
 			si.CostPerMonth = s.Cost.USDPerMonth
 		}
-		m.Systems = append(m.Systems, si)
+		h.Systems = append(h.Systems, si)
 	}
-	return m
+	return h
 }
 
 // tlsSummary says how a system's TLS is set up, for the manifest and the report.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -62,17 +64,33 @@ func (c *collected) emit(r core.IntervalReport) {
 	c.mu.Unlock()
 }
 
-// total merges every interval per op kind.
-func (c *collected) total() map[core.OpKind]*core.OpInterval {
-	out := map[core.OpKind]*core.OpInterval{}
-	for _, r := range c.intervals {
-		for i := range r.Ops {
-			o := &r.Ops[i]
-			if out[o.Op] == nil {
-				out[o.Op] = &core.OpInterval{Op: o.Op}
-			}
-			out[o.Op].Merge(o)
+// total is every interval of one op kind merged, with its histograms decoded.
+type total struct {
+	core.OpInterval
+	resp, svc, lag *hdrhistogram.Histogram
+}
+
+// total merges every interval per op kind, as the host does.
+func (c *collected) total() map[core.OpKind]*total {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tt := core.NewTotals(true)
+	for i := range c.intervals {
+		if err := tt.Add(&c.intervals[i]); err != nil {
+			panic(err)
 		}
+	}
+	res, err := tt.Result()
+	if err != nil {
+		panic(err)
+	}
+	out := map[core.OpKind]*total{}
+	for _, o := range res {
+		t := &total{OpInterval: o}
+		t.resp, _ = o.Response.Histogram()
+		t.svc, _ = o.Service.Histogram()
+		t.lag, _ = o.Lag.Histogram()
+		out[o.Op] = t
 	}
 	return out
 }
@@ -129,10 +147,7 @@ func TestOutcomesAreCountedByKind(t *testing.T) {
 			if got.OK != tc.ok || got.Hits != tc.hits || got.Misses != tc.miss || got.Errors[tc.errClass] != tc.errs || got.ErrorTotal() != tc.errs {
 				t.Fatalf("got ok=%d hits=%d misses=%d errors=%v", got.OK, got.Hits, got.Misses, got.Errors)
 			}
-			var recorded int64
-			if got.Service != nil {
-				recorded = got.Service.TotalCount()
-			}
+			recorded := got.Service.Count
 			if recorded != tc.ok {
 				t.Fatalf("histogram holds %d values, want one per success (%d)", recorded, tc.ok)
 			}
@@ -199,7 +214,7 @@ func TestStallShowsAsEmptyIntervals(t *testing.T) {
 	if empty < 3 {
 		t.Fatalf("a 450 ms stall left %d empty 100 ms intervals, want at least 3", empty)
 	}
-	if max := c.total()[core.OpGet].Service.Max(); max < int64(440*time.Millisecond) {
+	if max := c.total()[core.OpGet].Service.Max; max < int64(440*time.Millisecond) {
 		t.Fatalf("max latency %s hides the stall", time.Duration(max))
 	}
 }
@@ -275,10 +290,10 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	if achieved < rate*0.98 || achieved > rate*1.02 {
 		t.Fatalf("achieved %.0f ops/s for a target of %d", achieved, rate)
 	}
-	if got.Response == nil || got.Response == got.Service {
-		t.Fatal("open loop must record response time separately from service time")
+	if got.resp == nil || got.lag == nil || got.resp.Equals(got.svc) {
+		t.Fatal("open loop must record response time and lag apart from service time")
 	}
-	if got.Response.ValueAtQuantile(50) < got.Service.ValueAtQuantile(50) {
+	if got.Response.P50 < got.Service.P50 {
 		t.Fatal("response time below service time")
 	}
 }
@@ -297,11 +312,16 @@ func TestOpenLoopResponseTimeIncludesQueueing(t *testing.T) {
 		return nil
 	})
 	got := c.total()[core.OpGet]
-	if p := got.Response.ValueAtQuantile(99); p < int64(100*time.Millisecond) {
+	if p := got.Response.P99; p < int64(100*time.Millisecond) {
 		t.Fatalf("p99 response %s hides the 300 ms stall (coordinated omission)", time.Duration(p))
 	}
-	if p := got.Service.ValueAtQuantile(90); p > int64(50*time.Millisecond) {
+	if p := got.Service.P90; p > int64(50*time.Millisecond) {
 		t.Fatalf("p90 service %s: queueing leaked into service time", time.Duration(p))
+	}
+	// Waiting for a connection held by a stalled server is queueing, not the
+	// client's own lag.
+	if p := got.Lag.Max; p > int64(50*time.Millisecond) {
+		t.Fatalf("lag max %s: queueing behind the stall counted as client lag", time.Duration(p))
 	}
 }
 

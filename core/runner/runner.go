@@ -40,6 +40,22 @@ type Driver interface {
 // Launcher starts the plugin of an adapter.
 type Launcher func(ctx context.Context, adapter string) (Driver, core.PluginRef, error)
 
+// Sink receives what a run produces as it happens, to keep it: the archive writer.
+// An error stops the run: nothing more could be kept.
+type Sink interface {
+	SystemStarted(core.SystemRun) error
+	PhaseStarted(*core.PhaseRun) error
+	Interval(*core.PhaseRun, *core.IntervalReport) error
+	PhaseEnded(*core.PhaseRun) error
+	// PhaseTotals merges the intervals the sink kept of the running phase: for a
+	// plugin that crashed, or one built before the engine sent its totals.
+	PhaseTotals(*core.PhaseRun) ([]core.OpInterval, error)
+	Validation(core.Validation) error
+	// AmendValidation replaces the last validation (a finding added after it).
+	AmendValidation(core.Validation) error
+	SystemEnded(core.SystemRun) error
+}
+
 // Observer is told what happens, for progress display and tests. Calls come from
 // one goroutine.
 type Observer interface {
@@ -60,6 +76,7 @@ type Config struct {
 	Redactor *redact.Redactor
 	// WorkDir holds the data directories of provisioned servers.
 	WorkDir  string
+	Sink     Sink // nil keeps nothing but the RunResult
 	Observer Observer
 	// StatsInterval is how often server stats are sampled during a phase (default
 	// DefaultStatsInterval); they are always sampled just before and after it.
@@ -69,16 +86,29 @@ type Config struct {
 // DefaultStatsInterval is how often server stats are sampled during a phase.
 const DefaultStatsInterval = 5 * time.Second
 
-// Run executes the plan. It always returns a result holding every phase that ran,
-// and leaves no server or plugin process running.
+// Run executes the plan. It always returns a result holding every phase that ran
+// (without their intervals, which went to the sink), and leaves no server or plugin
+// process running.
 func Run(ctx context.Context, cfg Config) *core.RunResult {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
+	if cfg.Sink == nil {
+		cfg.Sink = nopSink{}
+	}
 	if cfg.StatsInterval <= 0 {
 		cfg.StatsInterval = DefaultStatsInterval
 	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	res := &core.RunResult{RunID: cfg.RunID, Started: time.Now()}
+	sinkFailed := func(err error) {
+		if err != nil && res.SinkError == "" {
+			res.SinkError = err.Error()
+			cfg.Observer.Warn("keeping the results failed, so the run stops: " + err.Error())
+			stop(fmt.Errorf("keeping the results failed: %w", err))
+		}
+	}
 	for _, name := range cfg.Plan.Systems {
 		var steps []plan.Step
 		for _, st := range cfg.Plan.Steps {
@@ -86,7 +116,7 @@ func Run(ctx context.Context, cfg Config) *core.RunResult {
 				steps = append(steps, st)
 			}
 		}
-		r := &systemRunner{cfg: cfg, steps: steps, res: res}
+		r := &systemRunner{cfg: cfg, steps: steps, res: res, sinkFailed: sinkFailed}
 		r.run(ctx, name)
 	}
 	res.Ended = time.Now()
@@ -106,7 +136,10 @@ func Run(ctx context.Context, cfg Config) *core.RunResult {
 			res.Status = core.RunFailed
 		}
 	}
-	if ctx.Err() != nil {
+	switch {
+	case res.SinkError != "":
+		res.Status = core.RunFailed
+	case ctx.Err() != nil:
 		res.Status = core.RunInterrupted
 	}
 	return res
@@ -123,6 +156,7 @@ type systemRunner struct {
 	info   *core.SystemRun
 
 	statsWarned bool
+	sinkFailed  func(error)
 }
 
 // cleanupTimeout bounds closing plugins and stopping servers after an interrupt.
@@ -205,7 +239,7 @@ func (r *systemRunner) ensureEmpty(ctx context.Context) error {
 // it on the same data and validates again. It returns the first problem, or "".
 func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.PhaseRun) string {
 	var expected int64
-	for _, t := range load.Total() {
+	for _, t := range load.Totals {
 		expected += t.OK
 	}
 	after := r.validate(ctx, st, expected, "after load")
@@ -283,14 +317,19 @@ func (r *systemRunner) validate(ctx context.Context, st plan.Step, expected int6
 
 func (r *systemRunner) addValidation(v core.Validation) {
 	r.res.Validations = append(r.res.Validations, v)
+	r.sinkFailed(r.cfg.Sink.Validation(v))
 }
 
 func (r *systemRunner) lastValidation() core.Validation {
 	return r.res.Validations[len(r.res.Validations)-1]
 }
 
+// amendValidation changes the last validation; the sink gets the amended one as a
+// correction of the last.
 func (r *systemRunner) amendValidation(f func(*core.Validation)) {
-	f(&r.res.Validations[len(r.res.Validations)-1])
+	v := &r.res.Validations[len(r.res.Validations)-1]
+	f(v)
+	r.sinkFailed(r.cfg.Sink.AmendValidation(*v))
 }
 
 func (r *systemRunner) start(ctx context.Context, name string) error {
@@ -337,6 +376,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: capture: %s", name, r.info.CaptureError))
 	}
 	r.info.Capture = redactCapture(cp, r.cfg.Redactor)
+	r.sinkFailed(r.cfg.Sink.SystemStarted(*r.info))
 	r.cfg.Observer.SystemStarted(*r.info, pid)
 	return nil
 }
@@ -396,9 +436,14 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built without the side probe; %s runs without it", st.System, info.Name, spec.Name))
 		spec.Probe = nil
 	}
+	if spec.OpenLoop() && !slices.Contains(info.Capabilities, engine.CapLag) {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built with an engine that does not record send lag; %s cannot be checked for client lag", st.System, info.Name, spec.Name))
+	}
 	pid := r.drv.Pid()
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec)}
+	p.End.Started = time.Now()
+	r.sinkFailed(r.cfg.Sink.PhaseStarted(p))
 	r.cfg.Observer.PhaseStarted(st, pid)
-	var p core.PhaseRun
 	p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "before")...)
 
 	var mu sync.Mutex // the samplers append while the phase runs
@@ -421,7 +466,9 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	if interval <= 0 {
 		interval = core.DefaultInterval
 	}
-	clientLoop := sampler.Start(interval, func(at time.Time) {
+	// Half an interval out of step with the plugin's intervals, so that sampling
+	// never adds to the work every process does at an interval's end.
+	clientLoop := sampler.StartAfter(interval/2, interval, func(at time.Time) {
 		for _, sp := range procs {
 			if s, err := sp.Sample(at); err == nil {
 				mu.Lock()
@@ -431,10 +478,13 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		}
 	})
 
+	hostCPU0 := sampler.SelfCPU()
 	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
-		p.Intervals = append(p.Intervals, rep)
+		p.Intervals++
+		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
 		r.cfg.Observer.Interval(st, rep)
 	})
+	p.HostCPU = sampler.SelfCPU() - hostCPU0
 	clientLoop.Stop()
 	statsLoop.Stop()
 	if err != nil {
@@ -452,11 +502,17 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		p.CoresAllowed = sampler.CoresAllowed(pid)
 		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
 	}
-	ph := r.addPhase(st, end)
-	ph.Intervals, ph.ServerStats, ph.ClientStats = p.Intervals, p.ServerStats, p.ClientStats
-	ph.ClientCores, ph.CoresAllowed, ph.ClientBound = p.ClientCores, p.CoresAllowed, p.ClientBound
-	r.cfg.Observer.PhaseEnded(st, ph)
-	return ph
+	// The engine merged the phase's intervals as it went; a plugin that died (or
+	// one from before engine.lag) did not say, and what arrived is merged here.
+	p.Totals = end.Totals
+	if len(p.Totals) == 0 && p.Intervals > 0 {
+		if p.Totals, err = r.cfg.Sink.PhaseTotals(p); err != nil && end.Status == core.StatusOK {
+			end.Status, end.Error = core.StatusFailed, "merging the phase's intervals: "+err.Error()
+		}
+	}
+	end.Totals = nil
+	p.ClientLagged = core.ClientLagged(p.Totals)
+	return r.endPhase(p, end)
 }
 
 // sampleStats reads the server's counters; a failure is a warning, never the
@@ -482,18 +538,37 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 	return []core.StatsSample{{At: at, Point: point, Stats: st}}
 }
 
-// addPhase records how a phase ended; every phase's error text passes here, and is
-// redacted here.
+// addPhase records a phase that did not run, or failed before it started.
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec)}
+	return r.endPhase(p, end)
+}
+
+// endPhase records how a phase ended; every phase's error text passes here, and is
+// redacted here.
+func (r *systemRunner) endPhase(p *core.PhaseRun, end core.PhaseEnd) *core.PhaseRun {
 	end.Error, end.ErrorSamples = r.cfg.Redactor.String(end.Error), r.cfg.Redactor.Strings(end.ErrorSamples)
-	r.res.Phases = append(r.res.Phases, core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, End: end})
-	return &r.res.Phases[len(r.res.Phases)-1]
+	p.End = end
+	r.sinkFailed(r.cfg.Sink.PhaseEnded(p))
+	r.res.Phases = append(r.res.Phases, *p)
+	ph := &r.res.Phases[len(r.res.Phases)-1]
+	r.cfg.Observer.PhaseEnded(r.step(p), ph)
+	return ph
+}
+
+// step is the plan step of a phase.
+func (r *systemRunner) step(p *core.PhaseRun) plan.Step {
+	for _, st := range r.steps {
+		if st.Index == p.Index && st.Repetition == p.Repetition {
+			return st
+		}
+	}
+	return plan.Step{System: p.System, Index: p.Index, Repetition: p.Repetition, Spec: p.Spec}
 }
 
 func (r *systemRunner) skipFrom(i int, status core.PhaseStatus, why string) {
 	for _, st := range r.steps[i:] {
-		p := r.addPhase(st, core.PhaseEnd{Status: status, Error: why})
-		r.cfg.Observer.PhaseEnded(st, p)
+		r.addPhase(st, core.PhaseEnd{Status: status, Error: why})
 	}
 }
 
@@ -513,6 +588,7 @@ func (r *systemRunner) stop() {
 		}
 		r.info.ServerLog = r.cfg.Redactor.String(r.srv.LogTail(64 << 10))
 	}
+	r.sinkFailed(r.cfg.Sink.SystemEnded(*r.info))
 }
 
 func redactCapture(c core.Capture, red *redact.Redactor) core.Capture {
@@ -533,3 +609,14 @@ func (nopObserver) Interval(plan.Step, core.IntervalReport) {}
 func (nopObserver) PhaseEnded(plan.Step, *core.PhaseRun)    {}
 func (nopObserver) Note(string)                             {}
 func (nopObserver) Warn(string)                             {}
+
+type nopSink struct{}
+
+func (nopSink) SystemStarted(core.SystemRun) error                    { return nil }
+func (nopSink) PhaseStarted(*core.PhaseRun) error                     { return nil }
+func (nopSink) Interval(*core.PhaseRun, *core.IntervalReport) error   { return nil }
+func (nopSink) PhaseEnded(*core.PhaseRun) error                       { return nil }
+func (nopSink) PhaseTotals(*core.PhaseRun) ([]core.OpInterval, error) { return nil, nil }
+func (nopSink) Validation(core.Validation) error                      { return nil }
+func (nopSink) AmendValidation(core.Validation) error                 { return nil }
+func (nopSink) SystemEnded(core.SystemRun) error                      { return nil }

@@ -22,12 +22,22 @@ type Every struct {
 }
 
 // Start begins calling fn every d.
-func Start(d time.Duration, fn func(at time.Time)) *Every {
+func Start(d time.Duration, fn func(at time.Time)) *Every { return StartAfter(0, d, fn) }
+
+// StartAfter begins calling fn every d, the first time after first+d.
+func StartAfter(first, d time.Duration, fn func(at time.Time)) *Every {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Every{cancel: cancel}
 	e.done.Add(1)
 	go func() {
 		defer e.done.Done()
+		if first > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(first):
+			}
+		}
 		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
@@ -96,4 +106,13 @@ func CoresAllowed(pid int) int {
 		return 0
 	}
 	return set.Count()
+}
+
+// SelfCPU is the CPU this process has used so far, user and system.
+func SelfCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -53,6 +53,7 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 		logger = hclog.NewNullLogger()
 	}
 	stderr := &tail{max: 16 << 10}
+	dieWithHost(opts.Cmd)
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  plugins.Handshake,
 		VersionedPlugins: plugins.VersionedPlugins(nil),
@@ -176,7 +177,11 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 			}
 			onInterval(r)
 		case *pluginv1.PhaseEvent_End:
-			return plugins.PhaseEndFromProto(e.End), nil
+			end, err := plugins.PhaseEndFromProto(e.End)
+			if err != nil {
+				return fail(err)
+			}
+			return end, nil
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -27,12 +28,32 @@ import (
 // Serve runs the plugin server for adapter until the host ends it. Nothing may be
 // written to stdout before or during Serve: go-plugin uses it for its handshake.
 func Serve(adapter core.Adapter) {
+	watchHost()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  plugins.Handshake,
 		VersionedPlugins: plugins.VersionedPlugins(NewServer(adapter)),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
 	})
+}
+
+// watchHost ends the plugin when the process that started it goes away: a plugin
+// never outlives its host, even where the kernel cannot be asked to see to it (on
+// Linux the host also sets the parent-death signal).
+func watchHost() {
+	host := os.Getppid()
+	if host <= 1 {
+		return // started by init or a container runtime: nobody to watch
+	}
+	go func() {
+		for {
+			time.Sleep(250 * time.Millisecond)
+			if os.Getppid() != host {
+				fmt.Fprintln(os.Stderr, "cmpbench plugin: the host process is gone; exiting")
+				os.Exit(3)
+			}
+		}
+	}()
 }
 
 // Server implements the plugin protocol on top of an adapter. It is exported for
@@ -147,10 +168,7 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 			if sendErr != nil {
 				return
 			}
-			m, err := plugins.IntervalToProto(r)
-			if err == nil {
-				err = stream.Send(&pluginv1.PhaseEvent{Event: &pluginv1.PhaseEvent_Interval{Interval: m}})
-			}
+			err := stream.Send(&pluginv1.PhaseEvent{Event: &pluginv1.PhaseEvent_Interval{Interval: plugins.IntervalToProto(r)}})
 			if err != nil {
 				sendErr = fmt.Errorf("sending interval %d: %w", r.Index, err)
 				cancel(sendErr)

@@ -1142,23 +1142,132 @@ func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
 	return nil
 }
 
-type OpInterval struct {
+// Latency is one distribution: its HdrHistogram and the percentiles read from it,
+// so that the host never decodes a histogram to print a number.
+type Latency struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Op            uint32                 `protobuf:"varint,1,opt,name=op,proto3" json:"op,omitempty"`
-	Ok            int64                  `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
-	Hits          int64                  `protobuf:"varint,3,opt,name=hits,proto3" json:"hits,omitempty"`
-	Misses        int64                  `protobuf:"varint,4,opt,name=misses,proto3" json:"misses,omitempty"`
-	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	Errors        []int64                `protobuf:"varint,6,rep,packed,name=errors,proto3" json:"errors,omitempty"`                      // by core.ErrorClass
-	ResponseHdr   []byte                 `protobuf:"bytes,7,opt,name=response_hdr,json=responseHdr,proto3" json:"response_hdr,omitempty"` // HdrHistogram V2 compressed encoding
-	ServiceHdr    []byte                 `protobuf:"bytes,8,opt,name=service_hdr,json=serviceHdr,proto3" json:"service_hdr,omitempty"`    // empty when equal to response (closed loop)
+	Hdr           []byte                 `protobuf:"bytes,1,opt,name=hdr,proto3" json:"hdr,omitempty"` // HdrHistogram V2 compressed encoding; empty = no values
+	Count         int64                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	P50Ns         int64                  `protobuf:"varint,3,opt,name=p50_ns,json=p50Ns,proto3" json:"p50_ns,omitempty"`
+	P90Ns         int64                  `protobuf:"varint,4,opt,name=p90_ns,json=p90Ns,proto3" json:"p90_ns,omitempty"`
+	P99Ns         int64                  `protobuf:"varint,5,opt,name=p99_ns,json=p99Ns,proto3" json:"p99_ns,omitempty"`
+	P999Ns        int64                  `protobuf:"varint,6,opt,name=p999_ns,json=p999Ns,proto3" json:"p999_ns,omitempty"`
+	P9999Ns       int64                  `protobuf:"varint,7,opt,name=p9999_ns,json=p9999Ns,proto3" json:"p9999_ns,omitempty"`
+	MaxNs         int64                  `protobuf:"varint,8,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Latency) Reset() {
+	*x = Latency{}
+	mi := &file_v1_adapter_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Latency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Latency) ProtoMessage() {}
+
+func (x *Latency) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Latency.ProtoReflect.Descriptor instead.
+func (*Latency) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Latency) GetHdr() []byte {
+	if x != nil {
+		return x.Hdr
+	}
+	return nil
+}
+
+func (x *Latency) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Latency) GetP50Ns() int64 {
+	if x != nil {
+		return x.P50Ns
+	}
+	return 0
+}
+
+func (x *Latency) GetP90Ns() int64 {
+	if x != nil {
+		return x.P90Ns
+	}
+	return 0
+}
+
+func (x *Latency) GetP99Ns() int64 {
+	if x != nil {
+		return x.P99Ns
+	}
+	return 0
+}
+
+func (x *Latency) GetP999Ns() int64 {
+	if x != nil {
+		return x.P999Ns
+	}
+	return 0
+}
+
+func (x *Latency) GetP9999Ns() int64 {
+	if x != nil {
+		return x.P9999Ns
+	}
+	return 0
+}
+
+func (x *Latency) GetMaxNs() int64 {
+	if x != nil {
+		return x.MaxNs
+	}
+	return 0
+}
+
+type OpInterval struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Op     uint32                 `protobuf:"varint,1,opt,name=op,proto3" json:"op,omitempty"`
+	Ok     int64                  `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	Hits   int64                  `protobuf:"varint,3,opt,name=hits,proto3" json:"hits,omitempty"`
+	Misses int64                  `protobuf:"varint,4,opt,name=misses,proto3" json:"misses,omitempty"`
+	Bytes  int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Errors []int64                `protobuf:"varint,6,rep,packed,name=errors,proto3" json:"errors,omitempty"` // by core.ErrorClass
+	// Plugins built before capability "engine.lag" send only these two: HdrHistogram
+	// V2 compressed encodings; service_hdr empty when equal to response (closed loop).
+	ResponseHdr []byte `protobuf:"bytes,7,opt,name=response_hdr,json=responseHdr,proto3" json:"response_hdr,omitempty"`
+	ServiceHdr  []byte `protobuf:"bytes,8,opt,name=service_hdr,json=serviceHdr,proto3" json:"service_hdr,omitempty"`
+	// Plugins with capability "engine.lag" send these instead. service is absent when
+	// equal to response (closed loop); lag is the client's own send delay (open loop).
+	Response      *Latency `protobuf:"bytes,9,opt,name=response,proto3" json:"response,omitempty"`
+	Service       *Latency `protobuf:"bytes,10,opt,name=service,proto3" json:"service,omitempty"`
+	Lag           *Latency `protobuf:"bytes,11,opt,name=lag,proto3" json:"lag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1279,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1292,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1242,6 +1351,27 @@ func (x *OpInterval) GetServiceHdr() []byte {
 	return nil
 }
 
+func (x *OpInterval) GetResponse() *Latency {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *OpInterval) GetService() *Latency {
+	if x != nil {
+		return x.Service
+	}
+	return nil
+}
+
+func (x *OpInterval) GetLag() *Latency {
+	if x != nil {
+		return x.Lag
+	}
+	return nil
+}
+
 type ProbeRecord struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	IntendedNs    int64                  `protobuf:"varint,1,opt,name=intended_ns,json=intendedNs,proto3" json:"intended_ns,omitempty"`
@@ -1256,7 +1386,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1398,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1411,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1339,7 +1469,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1481,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1494,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1412,14 +1542,19 @@ type PhaseEnd struct {
 	CpuUserNs     int64                  `protobuf:"varint,6,opt,name=cpu_user_ns,json=cpuUserNs,proto3" json:"cpu_user_ns,omitempty"`
 	CpuSystemNs   int64                  `protobuf:"varint,7,opt,name=cpu_system_ns,json=cpuSystemNs,proto3" json:"cpu_system_ns,omitempty"`
 	// The first distinct operation errors, "class: message".
-	ErrorSamples  []string `protobuf:"bytes,8,rep,name=error_samples,json=errorSamples,proto3" json:"error_samples,omitempty"`
+	ErrorSamples []string `protobuf:"bytes,8,rep,name=error_samples,json=errorSamples,proto3" json:"error_samples,omitempty"`
+	// Facts about the phase worth a line (e.g. the open-file limit).
+	Notes []string `protobuf:"bytes,9,rep,name=notes,proto3" json:"notes,omitempty"`
+	// Every interval merged, one per op kind (capability "engine.lag"), so that the
+	// host never merges histograms.
+	Totals        []*OpInterval `protobuf:"bytes,10,rep,name=totals,proto3" json:"totals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1566,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1579,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1503,6 +1638,20 @@ func (x *PhaseEnd) GetErrorSamples() []string {
 	return nil
 }
 
+func (x *PhaseEnd) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *PhaseEnd) GetTotals() []*OpInterval {
+	if x != nil {
+		return x.Totals
+	}
+	return nil
+}
+
 type PhaseEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -1516,7 +1665,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1677,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1690,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1594,7 +1743,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1755,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1768,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1637,7 +1786,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1798,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1811,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 type CountRequest struct {
@@ -1673,7 +1822,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1834,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1847,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 type CountResponse struct {
@@ -1710,7 +1859,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1871,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1884,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -1753,7 +1902,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1914,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1927,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 type FlushResponse struct {
@@ -1789,7 +1938,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1950,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1963,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 type ValidateRequest struct {
@@ -1827,7 +1976,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +1988,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +2001,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -1882,7 +2031,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2043,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2056,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -1957,7 +2106,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2118,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2131,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2021,7 +2170,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2182,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2195,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 type CloseResponse struct {
@@ -2057,7 +2206,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2218,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2231,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2199,7 +2348,16 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"\bworkload\"F\n" +
 	"\x0fRunPhaseRequest\x123\n" +
-	"\x05phase\x18\x01 \x01(\v2\x1d.cmpbench.plugin.v1.PhaseSpecR\x05phase\"\xca\x01\n" +
+	"\x05phase\x18\x01 \x01(\v2\x1d.cmpbench.plugin.v1.PhaseSpecR\x05phase\"\xc1\x01\n" +
+	"\aLatency\x12\x10\n" +
+	"\x03hdr\x18\x01 \x01(\fR\x03hdr\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x15\n" +
+	"\x06p50_ns\x18\x03 \x01(\x03R\x05p50Ns\x12\x15\n" +
+	"\x06p90_ns\x18\x04 \x01(\x03R\x05p90Ns\x12\x15\n" +
+	"\x06p99_ns\x18\x05 \x01(\x03R\x05p99Ns\x12\x17\n" +
+	"\ap999_ns\x18\x06 \x01(\x03R\x06p999Ns\x12\x19\n" +
+	"\bp9999_ns\x18\a \x01(\x03R\ap9999Ns\x12\x15\n" +
+	"\x06max_ns\x18\b \x01(\x03R\x05maxNs\"\xe9\x02\n" +
 	"\n" +
 	"OpInterval\x12\x0e\n" +
 	"\x02op\x18\x01 \x01(\rR\x02op\x12\x0e\n" +
@@ -2210,7 +2368,11 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x06errors\x18\x06 \x03(\x03R\x06errors\x12!\n" +
 	"\fresponse_hdr\x18\a \x01(\fR\vresponseHdr\x12\x1f\n" +
 	"\vservice_hdr\x18\b \x01(\fR\n" +
-	"serviceHdr\"\xa0\x01\n" +
+	"serviceHdr\x127\n" +
+	"\bresponse\x18\t \x01(\v2\x1b.cmpbench.plugin.v1.LatencyR\bresponse\x125\n" +
+	"\aservice\x18\n" +
+	" \x01(\v2\x1b.cmpbench.plugin.v1.LatencyR\aservice\x12-\n" +
+	"\x03lag\x18\v \x01(\v2\x1b.cmpbench.plugin.v1.LatencyR\x03lag\"\xa0\x01\n" +
 	"\vProbeRecord\x12\x1f\n" +
 	"\vintended_ns\x18\x01 \x01(\x03R\n" +
 	"intendedNs\x12\x19\n" +
@@ -2224,7 +2386,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
 	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
-	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\x8c\x02\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xda\x02\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -2234,7 +2396,10 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"elapsed_ns\x18\x05 \x01(\x03R\telapsedNs\x12\x1e\n" +
 	"\vcpu_user_ns\x18\x06 \x01(\x03R\tcpuUserNs\x12\"\n" +
 	"\rcpu_system_ns\x18\a \x01(\x03R\vcpuSystemNs\x12#\n" +
-	"\rerror_samples\x18\b \x03(\tR\ferrorSamples\"\x83\x01\n" +
+	"\rerror_samples\x18\b \x03(\tR\ferrorSamples\x12\x14\n" +
+	"\x05notes\x18\t \x03(\tR\x05notes\x126\n" +
+	"\x06totals\x18\n" +
+	" \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x06totals\"\x83\x01\n" +
 	"\n" +
 	"PhaseEvent\x12:\n" +
 	"\binterval\x18\x01 \x01(\v2\x1c.cmpbench.plugin.v1.IntervalH\x00R\binterval\x120\n" +
@@ -2289,7 +2454,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2306,67 +2471,72 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*YCSBSpec)(nil),          // 12: cmpbench.plugin.v1.YCSBSpec
 	(*PhaseSpec)(nil),         // 13: cmpbench.plugin.v1.PhaseSpec
 	(*RunPhaseRequest)(nil),   // 14: cmpbench.plugin.v1.RunPhaseRequest
-	(*OpInterval)(nil),        // 15: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),       // 16: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),          // 17: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),          // 18: cmpbench.plugin.v1.PhaseEnd
-	(*PhaseEvent)(nil),        // 19: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),  // 20: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil), // 21: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),      // 22: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),     // 23: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),      // 24: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),     // 25: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),   // 26: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),       // 27: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),  // 28: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),      // 29: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),     // 30: cmpbench.plugin.v1.CloseResponse
-	nil,                       // 31: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                       // 32: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                       // 33: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*Latency)(nil),           // 15: cmpbench.plugin.v1.Latency
+	(*OpInterval)(nil),        // 16: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),       // 17: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),          // 18: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),          // 19: cmpbench.plugin.v1.PhaseEnd
+	(*PhaseEvent)(nil),        // 20: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),  // 21: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil), // 22: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),      // 23: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),     // 24: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),      // 25: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),     // 26: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),   // 27: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),       // 28: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),  // 29: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),      // 30: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),     // 31: cmpbench.plugin.v1.CloseResponse
+	nil,                       // 32: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                       // 33: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                       // 34: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	3,  // 1: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	31, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	32, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	4,  // 3: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	32, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	33, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	33, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	34, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	11, // 6: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
 	12, // 7: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
 	13, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	15, // 9: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	16, // 10: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	17, // 11: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	18, // 12: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	13, // 13: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	27, // 14: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 15: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	5,  // 16: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	7,  // 17: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	9,  // 18: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	14, // 19: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	20, // 20: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	29, // 21: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	22, // 22: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	24, // 23: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	26, // 24: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	1,  // 25: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	6,  // 26: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	8,  // 27: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	10, // 28: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	19, // 29: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	21, // 30: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	30, // 31: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	23, // 32: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	25, // 33: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	28, // 34: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	25, // [25:35] is the sub-list for method output_type
-	15, // [15:25] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	15, // 9: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
+	15, // 10: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
+	15, // 11: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
+	16, // 12: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	17, // 13: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	16, // 14: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	18, // 15: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	19, // 16: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	13, // 17: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	28, // 18: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 19: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	5,  // 20: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	7,  // 21: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	9,  // 22: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	14, // 23: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	21, // 24: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	30, // 25: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	23, // 26: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	25, // 27: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	27, // 28: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	1,  // 29: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	6,  // 30: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	8,  // 31: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	10, // 32: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	20, // 33: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	22, // 34: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	31, // 35: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	24, // 36: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	26, // 37: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	29, // 38: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	29, // [29:39] is the sub-list for method output_type
+	19, // [19:29] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2378,7 +2548,7 @@ func file_v1_adapter_proto_init() {
 		(*PhaseSpec_Memtier)(nil),
 		(*PhaseSpec_Ycsb)(nil),
 	}
-	file_v1_adapter_proto_msgTypes[19].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[20].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -2388,7 +2558,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,273 @@
+package resp
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// codec encodes requests as RESP arrays of bulk strings and parses RESP2 replies
+// (and RESP3's, should a server send them) in place, without allocating unless a
+// reply is an error.
+type codec struct {
+	profile *Profile
+}
+
+// AppendRequest implements core.Codec.
+func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
+	switch op.Kind {
+	case core.OpGet:
+		dst = appendHeader(dst, 2)
+		dst = appendBulkString(dst, "GET")
+		return appendBulk(dst, op.Key)
+	case core.OpSet:
+		dst = appendHeader(dst, 3)
+		dst = appendBulkString(dst, "SET")
+		dst = appendBulk(dst, op.Key)
+		return appendBulk(dst, op.Value)
+	case core.OpRead:
+		dst = appendHeader(dst, 2)
+		dst = appendBulkString(dst, "HGETALL")
+		return appendBulk(dst, op.Key)
+	case core.OpUpdate:
+		return c.appendRecord(dst, c.profile.Commands.Update, op)
+	case core.OpInsert:
+		return c.appendRecord(dst, c.profile.Commands.Insert, op)
+	}
+	// Never sent: Target.Connect refuses workloads with other kinds through the
+	// adapter's Info. A PING keeps the stream in step if it ever happened.
+	dst = appendHeader(dst, 1)
+	return appendBulkString(dst, "PING")
+}
+
+// appendRecord writes every field of op with a profile's command.
+func (c codec) appendRecord(dst []byte, command []string, op *core.Op) []byte {
+	dst = appendHeader(dst, len(command)+1+2*len(op.Fields))
+	for _, w := range command {
+		dst = appendBulkString(dst, w)
+	}
+	dst = appendBulk(dst, op.Key)
+	for i, f := range op.Fields {
+		dst = appendBulk(dst, f)
+		dst = appendBulk(dst, op.Values[i])
+	}
+	return dst
+}
+
+func appendHeader(dst []byte, n int) []byte {
+	dst = append(dst, '*')
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, '\r', '\n')
+}
+
+func appendBulk(dst, b []byte) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(b)), 10)
+	dst = append(dst, '\r', '\n')
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+func appendBulkString(dst []byte, s string) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(s)), 10)
+	dst = append(dst, '\r', '\n')
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
+
+// errMalformed marks a reply that is not RESP.
+var errMalformed = errors.New("malformed reply")
+
+// ParseReply implements core.Codec: the outcome of op from the reply at the start
+// of src, as the rueidis connection's Do reports it.
+func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
+	n := skip(src, 0)
+	switch {
+	case n == needMore:
+		return 0, nil
+	case n < 0:
+		return len(src), &core.OpError{Class: core.ErrClassProtocol, Err: fmt.Errorf("%w: %q", errMalformed, truncate(src, 40))}
+	}
+	reply := src[:n]
+	switch reply[0] {
+	case '-', '!':
+		msg := errorText(reply)
+		class := core.ErrClassOther
+		if strings.HasPrefix(msg, "OOM") {
+			class = core.ErrClassOOM
+		}
+		return n, &core.OpError{Class: class, Err: replyError(msg)}
+	case '_':
+		return n, core.ErrMiss
+	case '$':
+		l, _ := lineInt(reply, 0)
+		if l < 0 {
+			return n, core.ErrMiss
+		}
+		if op.Kind.IsRead() {
+			op.RespBytes = int(l)
+		}
+		return n, nil
+	case '*', '%':
+		count, _ := lineInt(reply, 0)
+		if count < 0 {
+			return n, core.ErrMiss
+		}
+		if op.Kind != core.OpRead {
+			return n, nil
+		}
+		fields, bytes := recordFields(reply)
+		op.RespBytes = bytes
+		if fields < len(op.Fields) {
+			return n, incomplete(op, fields)
+		}
+		return n, nil
+	}
+	return n, nil
+}
+
+// recordFields counts the field/value pairs of a HGETALL reply (a RESP2 array of
+// fields and values, or a RESP3 map) and sums the values' lengths.
+func recordFields(reply []byte) (fields, valueBytes int) {
+	count, next := lineInt(reply, 0)
+	elems := int(count)
+	if reply[0] == '%' {
+		elems *= 2
+	}
+	i := next
+	for k := range elems {
+		if k%2 == 1 && i < len(reply) && reply[i] == '$' {
+			if l, _ := lineInt(reply, i); l > 0 {
+				valueBytes += int(l)
+			}
+		}
+		i = skip(reply, i)
+	}
+	return elems / 2, valueBytes
+}
+
+// replyError is an error reply of the server.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+func errorText(reply []byte) string {
+	if reply[0] == '!' { // RESP3 blob error: $-like
+		_, next := lineInt(reply, 0)
+		return strings.TrimRight(string(reply[next:]), "\r\n")
+	}
+	return strings.TrimRight(string(reply[1:]), "\r\n")
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// What skip and lineInt return instead of an index.
+const (
+	needMore  = -1 // the value has not fully arrived
+	malformed = -2 // not RESP
+)
+
+// skip returns the index just after the RESP value that starts at b[i], needMore
+// when b ends before it does, malformed when it is not RESP.
+func skip(b []byte, i int) int {
+	if i >= len(b) {
+		return needMore
+	}
+	n, next := lineInt(b, i)
+	if next == needMore {
+		return needMore
+	}
+	switch b[i] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return next
+	case '$', '!', '=':
+		if next == malformed {
+			return malformed
+		}
+		if n < 0 {
+			return next // null bulk string
+		}
+		end := next + int(n) + 2
+		if end > len(b) {
+			return needMore
+		}
+		if b[end-2] != '\r' || b[end-1] != '\n' {
+			return malformed
+		}
+		return end
+	case '*', '~', '>', '%', '|':
+		if next == malformed {
+			return malformed
+		}
+		elems := int(n)
+		if b[i] == '%' || b[i] == '|' {
+			elems *= 2
+		}
+		j := next
+		for range max(elems, 0) {
+			if j = skip(b, j); j < 0 {
+				return j
+			}
+		}
+		if b[i] == '|' { // an attribute comes before the reply it describes
+			return skip(b, j)
+		}
+		return j
+	}
+	return malformed
+}
+
+// lineInt reads the line that starts at b[i] (after its type byte) as an integer
+// and returns it with the index after the line's CRLF; next is needMore when the
+// line has not fully arrived, malformed when a length is not a number. Lines that
+// are not lengths return n = 0.
+func lineInt(b []byte, i int) (n int64, next int) {
+	j := i + 1
+	for ; j+1 < len(b); j++ {
+		if b[j] == '\r' && b[j+1] == '\n' {
+			break
+		}
+	}
+	if j+1 >= len(b) {
+		return 0, needMore
+	}
+	switch b[i] {
+	case '$', '!', '=', '*', '~', '>', '%', '|':
+		v, ok := parseInt(b[i+1 : j])
+		if !ok {
+			return 0, malformed
+		}
+		return v, j + 2
+	}
+	return 0, j + 2
+}
+
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, len(b) > 0
+}

@@ -1,0 +1,120 @@
+package archive
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+// Recover reopens the in-progress directory of a run whose cmpbench died (SIGKILL,
+// power loss, a disk that filled up while finishing) so that it can be finished as
+// an archive with status interrupted: every phase that ended is kept as it was; a
+// phase that was running keeps the intervals that reached the disk and is marked
+// partial. The caller finishes it like a run: Finish, the report, Commit.
+func Recover(dir string, red *redact.Redactor) (*Writer, error) {
+	m, err := readManifestFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Status != StatusInProgress {
+		return nil, fmt.Errorf("%s: status %q: only a run that did not finish (status %s) can be recovered", dir, m.Status, StatusInProgress)
+	}
+	if m.FormatVersion > FormatVersion {
+		return nil, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
+	}
+	parent := filepath.Dir(dir)
+	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1}
+	if _, err := os.Stat(w.final); err == nil {
+		return nil, fmt.Errorf("archive %s already exists", w.final)
+	}
+	spoolDir := filepath.Join(dir, SpoolDir)
+	if _, err := os.Stat(spoolDir); errors.Is(err, os.ErrNotExist) {
+		// Commit had moved the spools aside when it stopped.
+		if err := os.Rename(filepath.Join(parent, spoolAside(m.RunID)), spoolDir); err != nil {
+			return nil, fmt.Errorf("%s: its spool files are missing: %w", dir, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ValidationFile)); err == nil {
+		if err := json.Unmarshal(b, &w.vals); err != nil {
+			return nil, fmt.Errorf("%s: %w", ValidationFile, err)
+		}
+	}
+	// Leftovers of a Commit that stopped half-way are rewritten by the next one.
+	for _, f := range []string{SumsFile, ManifestFile + ".final", ManifestFile + ".tmp", ValidationFile + ".tmp"} {
+		_ = os.Remove(filepath.Join(dir, f))
+	}
+	if err := w.openSpools(); err != nil {
+		return nil, err
+	}
+	for i := range w.m.Phases {
+		pi := &w.m.Phases[i]
+		if pi.Status != core.StatusRunning {
+			continue
+		}
+		if err := w.recoverPhase(pi); err != nil {
+			w.closeSpools()
+			return nil, fmt.Errorf("phase %s of %s: %w", pi.Name, pi.System, err)
+		}
+	}
+	if err := w.saveManifest(); err != nil {
+		w.closeSpools()
+		return nil, err
+	}
+	return w, nil
+}
+
+// recoverPhase sums the intervals of a phase that was running when the run died.
+func (w *Writer) recoverPhase(pi *PhaseInfo) error {
+	id := phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}
+	res, intervals, lastEnd, err := w.totalsFromSpool(id, pi.Rate > 0, 0)
+	if err != nil {
+		return err
+	}
+	pi.Status, pi.Partial, pi.Intervals = core.StatusInterrupted, true, intervals
+	pi.ElapsedNs = lastEnd
+	pi.Ended = pi.Started.Add(time.Duration(lastEnd))
+	pi.Error = fmt.Sprintf("cmpbench stopped during this phase (recovered): the %d intervals that reached the disk are kept", intervals)
+	if err := addRows(w.spools[spoolSummary], summaryRows(pi, res)); err != nil {
+		return err
+	}
+	return w.spools[spoolSummary].flush(true)
+}
+
+// Ended is when the recovered run was last seen working: the end of its last
+// phase, or its start.
+func (w *Writer) Ended() time.Time {
+	end := w.m.Started
+	for _, p := range w.m.Phases {
+		if p.Ended.After(end) {
+			end = p.Ended
+		}
+	}
+	return end
+}
+
+// InProgress lists the in-progress run directories under outDir: runs going on now,
+// or runs whose cmpbench died, which `cmpbench recover` can finish.
+func InProgress(outDir string) []string {
+	entries, err := os.ReadDir(outDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".partial") {
+			continue
+		}
+		dir := filepath.Join(outDir, e.Name())
+		if m, err := readManifestFile(dir); err == nil && m.Status == StatusInProgress {
+			out = append(out, dir)
+		}
+	}
+	return out
+}

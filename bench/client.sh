@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The client's own cost and fidelity, measured in one run against a local
+# redis-server this script starts (see bench/README.md for what each number means
+# and what was measured):
+#
+#   1. closed loop, 50 connections, SET:GET 1:10, 256 B values, 100,000 keys:
+#      CPU-seconds per million operations of cmpbench's whole process tree (host and
+#      plugin) and, when memtier_benchmark is on PATH, of memtier_benchmark -t 2 -c 25
+#      with the same parameters, alternating, ROUNDS times; then once more each with
+#      a CPU hog (a busy shell loop) sharing the cores;
+#   2. a fixed 20,000 ops/s over 50 connections: response vs service p99, the send
+#      lag, and the side probe's lag by position within the interval;
+#   3. 1,000 connections at a fixed 50,000 ops/s (sustained?), and the plugin's
+#      memory per 1,000 connections (5,000 connections held, against 50);
+#   4. the host's memory over a long synthetic run (bench/hostpath).
+#
+#   bench/client.sh [seconds]        # seconds per closed-loop and fixed-rate phase (default 20)
+#
+# The machines here are small and noisy: compare the ratios within one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+rounds=${ROUNDS:-2}
+work=$(mktemp -d)
+hog_pid=
+cleanup() {
+  [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null
+  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
+# 5,000 connections need as many descriptors in cmpbench and in redis-server.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+[ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 6000 ] || echo "note: open-file limit $(ulimit -n): the 5,000-connection step will fail"
+make -s build
+go build -o "$work/archivestat" ./bench/archivestat
+go build -o "$work/hostpath" ./bench/hostpath
+stat=$work/archivestat
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --maxclients 10000 --dir "$work" >"$work/redis.log" 2>&1 &
+redis_pid=$!
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+cat >"$work/cmpbench.yaml" <<YAML
+systems:
+  bench:
+    adapter: resp
+    endpoint: 127.0.0.1:$port
+    disposable: true
+YAML
+suite() { # name phases...
+  local name=$1; shift
+  { echo "name: $name"; echo "defaults:"; echo "  memtier: {key_prefix: kv_, value_size: 256}"; echo "phases:"; printf '  - %s\n' "$@"; } >"$work/$name.yaml"
+}
+run() { # suite → archive path on stdout
+  ./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/$1.yaml" >"$work/$1.out" 2>"$work/$1.err" || {
+    cat "$work/$1.err" >&2; return 1; }
+  sed -n 's/^Archive: //p' "$work/$1.out"
+}
+field() { # key line → value
+  sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"
+}
+
+load="{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 100000}}"
+suite closed "$load" "{name: measure, connections: 50, duration: ${secs}s, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 100000}}"
+
+memtier() { # → "ops cpu_s"
+  local t0 t1
+  TIMEFORMAT='%U %S'
+  { time memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis -t 2 -c 25 --ratio=1:10 \
+      --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
+      --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
+  python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+totals = j["ALL STATS"]["Totals"]
+ops = totals.get("Count") or round(totals["Ops/sec"] * j["ALL STATS"]["Runtime"]["Total duration"] / 1000)
+u, s = open(sys.argv[2]).read().split()
+print(int(ops), float(u) + float(s))
+PY
+}
+
+declare -a c_cpu c_rate m_cpu m_rate
+echo "== 1. closed loop, 50 connections, 1:10, 256 B, 100,000 keys, ${secs} s per run"
+round() { # label
+  local a line
+  a=$(run closed)
+  line=$("$stat" phase "$a" measure)
+  c_cpu+=("$(field cpu_s_per_mop "$line")"); c_rate+=("$(field ops_per_s "$line")")
+  printf '   %-9s cmpbench: %8s ops/s, %6s CPU-s per million ops (plugin %s s + host %s s)\n' "$1" \
+    "$(field ops_per_s "$line")" "$(field cpu_s_per_mop "$line")" "$(field plugin_cpu_s "$line")" "$(field host_cpu_s "$line")"
+  if command -v memtier_benchmark >/dev/null; then
+    read -r ops cpu < <(memtier)
+    m_cpu+=("$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")"); m_rate+=("$(python3 -c "print(f'{$ops / $secs:.0f}')")")
+    printf '   %-9s memtier:  %8s ops/s, %6s CPU-s per million ops\n' "$1" "${m_rate[-1]}" "${m_cpu[-1]}"
+  fi
+}
+for r in $(seq "$rounds"); do round "round $r"; done
+have_memtier=false
+command -v memtier_benchmark >/dev/null && have_memtier=true
+if $have_memtier; then
+  python3 - "${c_cpu[*]}" "${m_cpu[*]}" "${c_rate[*]}" "${m_rate[*]}" <<'PY'
+import sys, statistics as st
+c, m, cr, mr = ([float(x) for x in a.split()] for a in sys.argv[1:5])
+print(f"   cmpbench / memtier, median of {len(c)} rounds: CPU per op {st.median(c)/st.median(m):.2f}x, throughput {st.median(cr)/st.median(mr):.2f}x")
+PY
+else
+  echo "   memtier_benchmark is not on PATH: no comparison in this run"
+fi
+quiet_c=${c_rate[-1]}; quiet_m=${m_rate[-1]:-0}
+( while :; do :; done ) & hog_pid=$!
+round "with hog"
+kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
+if $have_memtier; then
+  python3 -c "
+c, m = ${c_rate[-1]}/$quiet_c, ${m_rate[-1]}/$quiet_m
+print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of its quiet run; CPU per op cmpbench/memtier {${c_cpu[-1]}/${m_cpu[-1]}:.2f}x')"
+fi
+
+echo "== 2. fixed 20,000 ops/s, 50 connections, 1:10, 256 B, 10,000 keys, ${secs} s"
+suite fixed "{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 10000}}" \
+  "{name: fixed, connections: 50, duration: ${secs}s, rate: 20000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}"
+a=$(run fixed)
+line=$("$stat" phase "$a" fixed)
+python3 -c "
+print('   achieved %s ops/s (sustained %s), client-lagged %s' % ('$(field ops_per_s "$line")', '$(field sustained "$line")', '$(field client_lagged "$line")'))
+r, s = $(field GET_resp_p99_us "$line"), $(field GET_svc_p99_us "$line")
+print(f'   GET response p99 {r/1e3:.3f} ms, service p99 {s/1e3:.3f} ms: {r/s:.2f}x')
+print('   send lag GET p50 %.1f us, p99 %.1f us' % ($(field GET_lag_p50_us "$line"), $(field GET_lag_p99_us "$line")))
+print('   client CPU %s s per million ops' % '$(field cpu_s_per_mop "$line")')"
+echo "   side probe, send lag by position within the 1 s interval:"
+"$stat" lag "$a" fixed
+
+echo "== 3. connections"
+suite conns "{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 10000}}" \
+  "{name: c1000, connections: 1000, duration: 10s, rate: 50000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}" \
+  "{name: c50, connections: 50, duration: 5s, rate: 5000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}" \
+  "{name: c5000, connections: 5000, duration: 5s, rate: 5000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}"
+a=$(run conns)
+line=$("$stat" phase "$a" c1000)
+echo "   1,000 connections at 50,000 ops/s: achieved $(field ops_per_s "$line") ops/s, sustained $(field sustained "$line"), GET response p99 $(field GET_resp_p99_us "$line") us"
+r50=$(field plugin_rss_mib "$("$stat" rss "$a" c50)"); r5k=$(field plugin_rss_mib "$("$stat" rss "$a" c5000)")
+line=$("$stat" phase "$a" c5000)
+python3 -c "print(f'   5,000 connections held ({$(field ops_per_s "$line")} ops/s): plugin RSS {$r5k:.1f} MiB against {$r50:.1f} MiB with 50: {($r5k-$r50)/4.95:.1f} MiB per 1,000 connections')"
+
+echo "== 4. host memory over a long synthetic run"
+"$work/hostpath"

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+func newRecoverCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "recover DIR",
+		Short: "Turn the directory of a run whose cmpbench died into an archive (status interrupted)",
+		Long: `A run writes into a hidden in-progress directory under --out (.<run-id>.partial) and
+moves it to its final name when it finishes. When cmpbench is killed (SIGKILL, power
+loss) or cannot finish (a full disk), that directory keeps every phase that had ended.
+recover turns it into a normal archive with status interrupted: finished phases as
+they were, the phase that was running marked partial with the intervals that reached
+the disk. verify, report, compare and export then accept it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Secrets were redacted as the run wrote; the systems file, when it loads,
+			// lets the final check look for them once more.
+			red := &redact.Redactor{}
+			if s, err := loadSystems(g); err == nil {
+				red = s.Redactor()
+			}
+			w, err := archive.Recover(args[0], red)
+			if err != nil {
+				return badInput{err}
+			}
+			dir, tables, err := finishArchive(w, core.RunInterrupted, w.Ended())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			out.Write(tables)
+			fmt.Fprintf(out, "Recovered: %s\nReport:    %s\n", dir, filepath.Join(dir, archive.ReportFile))
+			return nil
+		},
+	}
+}
+
+// newWorkDir makes the directory that holds the data of the servers cmpbench
+// starts, and removes those that runs killed before they could clean up left.
+func newWorkDir(runID string) (string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "cmpbench-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid > 0 && !cmpbenchRunning(pid) {
+			os.RemoveAll(d)
+		}
+	}
+	work, err := os.MkdirTemp("", "cmpbench-"+runID+"-")
+	if err != nil {
+		return "", err
+	}
+	return work, os.WriteFile(filepath.Join(work, "owner.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+}
+
+// cmpbenchRunning reports whether pid is a live cmpbench process.
+func cmpbenchRunning(pid int) bool {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimSpace(string(comm)), "cmpbench")
+}

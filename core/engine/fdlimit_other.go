@@ -1,0 +1,5 @@
+//go:build !unix
+
+package engine
+
+func checkFileLimit(int) (string, error) { return "", nil }

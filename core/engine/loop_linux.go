@@ -1,0 +1,582 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// loopsAvailable says this platform has the event-loop executor.
+const loopsAvailable = true
+
+// Event loops drive raw connections (core.RawConn) the way memtier_benchmark's
+// libevent threads do: one loop per core owns many non-blocking sockets in an epoll
+// set of its own, takes every ready one in one epoll_wait, writes each request with
+// one write and reads each reply with one read. There is no goroutine per connection
+// to park and wake, and no wasted read that finds nothing. When nothing is ready,
+// the loop parks on its epoll descriptor through Go's netpoller, so the runtime's
+// other goroutines (the collector, the probe, the plugin's gRPC stream) run and are
+// woken on time, as a thread blocked in epoll_wait would not let them. Open-loop
+// sends are timed by a timerfd in the loop's epoll set, which wakes it within tens
+// of microseconds (Go's own timers are only as fine as a millisecond when idle).
+
+const (
+	// timeoutCheckEvery is how often busy connections are checked for late replies.
+	timeoutCheckEvery = int64(10 * time.Millisecond)
+	readBufSize       = 4 << 10
+	maxEvents         = 256
+)
+
+type connState uint8
+
+const (
+	stIdle    connState = iota
+	stWaiting           // free, in the heap until its wake time
+	stBusy              // a request in flight
+	stDialing           // a reconnect is under way
+	stDone              // finished its share of the phase
+)
+
+// rconn is one connection of a loop.
+type rconn struct {
+	stream
+	id    int32
+	raw   core.RawIO
+	fd    int // -1 when there is no socket
+	state connState
+
+	wbuf    []byte
+	woff    int
+	wantOut bool // waiting for the socket to take the rest of a request
+	rbuf    []byte
+	rlen    int
+
+	intended, ready, start int64
+	freeAt                 int64 // when the connection last became free
+	wake                   int64 // heap key
+	hidx                   int
+}
+
+type dialResult struct {
+	id         int32
+	conn       core.Conn
+	err        error
+	start, end int64
+}
+
+// Special values of an epoll event's Fd field (a connection's index otherwise).
+const (
+	evDialed = -1 // the eventfd: a reconnect finished
+	evTimer  = -2 // the timerfd: a send is due
+)
+
+type loop struct {
+	e      *phaseRun
+	ctx    context.Context
+	sh     *shard
+	epfd   int
+	epoll  syscall.RawConn // epfd through Go's netpoller, to park on
+	efile  *os.File
+	pollFn func(uintptr) bool // polls into ready; made once, so that parking does not allocate
+	ready  int
+	evfd   int   // written when a reconnect finishes, to wake the loop
+	tfd    int   // the pacing timer
+	armed  int64 // when tfd fires, ns from the phase start; 0 = disarmed
+	conns  []*rconn
+	heap   wakeHeap
+	events []unix.EpollEvent
+	el     errLog
+	live   int // connections not done
+
+	mu     sync.Mutex
+	closed bool
+	dialed chan dialResult
+
+	lastCheck int64
+}
+
+// newLoops spreads the streams over one loop per core and registers their sockets.
+func newLoops(e *phaseRun, streams []*stream, nloops int) ([]*loop, error) {
+	n := min(nloops, len(streams))
+	loops := make([]*loop, n)
+	for i := range loops {
+		l, err := newLoop(e)
+		if err != nil {
+			for _, l := range loops[:i] {
+				l.closeFDs()
+			}
+			return nil, err
+		}
+		loops[i] = l
+	}
+	for i, s := range streams {
+		l := loops[i%n]
+		c := &rconn{stream: *s, id: int32(len(l.conns)), fd: -1, hidx: -1, rbuf: make([]byte, readBufSize)}
+		l.conns = append(l.conns, c)
+		if conn := c.conn; conn != nil {
+			c.conn = nil
+			if err := l.attach(c, conn); err != nil {
+				for _, l := range loops {
+					l.closeFDs()
+				}
+				return nil, err // the caller closes every stream's connection
+			}
+		}
+	}
+	for _, l := range loops {
+		l.live = len(l.conns)
+		l.dialed = make(chan dialResult, len(l.conns))
+	}
+	return loops, nil
+}
+
+func newLoop(e *phaseRun) (*loop, error) {
+	l := &loop{e: e, sh: &shard{open: e.open}, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents)}
+	var err error
+	fail := func(what string, err error) (*loop, error) {
+		l.closeFDs()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fail("epoll_create1", err)
+	}
+	if err := unix.SetNonblock(l.epfd, true); err != nil {
+		return fail("epoll descriptor", err)
+	}
+	l.efile = os.NewFile(uintptr(l.epfd), "cmpbench-loop-epoll")
+	l.pollFn = func(uintptr) bool {
+		l.ready = l.poll()
+		return l.ready > 0
+	}
+	if l.epoll, err = l.efile.SyscallConn(); err != nil {
+		return fail("epoll descriptor", err)
+	}
+	if l.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return fail("eventfd", err)
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evDialed}); err != nil {
+		return fail("epoll_ctl eventfd", err)
+	}
+	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+		return fail("timerfd_create", err)
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.tfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evTimer}); err != nil {
+		return fail("epoll_ctl timerfd", err)
+	}
+	return l, nil
+}
+
+// attach makes conn the socket of c; on failure the caller still owns conn.
+func (l *loop) attach(c *rconn, conn core.Conn) error {
+	rc, ok := conn.(core.RawConn)
+	var raw core.RawIO
+	if ok {
+		raw, ok = rc.Raw()
+	}
+	if !ok {
+		return errors.New("the adapter returned a connection that cannot be driven raw")
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, raw.FD, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id}); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	c.conn, c.raw, c.fd = conn, raw, raw.FD
+	c.rlen, c.wantOut = 0, false
+	return nil
+}
+
+// detach closes c's socket; the next send opens a new one.
+func (l *loop) detach(c *rconn) {
+	if c.fd >= 0 {
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	}
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+	c.conn, c.fd, c.rlen, c.wantOut = nil, -1, 0, false
+}
+
+func (l *loop) lastEnd() int64 {
+	var last int64
+	for _, c := range l.conns {
+		last = max(last, c.lastEnd)
+	}
+	return last
+}
+
+func (l *loop) counts() (issued, errs int64, el *errLog) {
+	for _, c := range l.conns {
+		issued += c.done
+		errs += c.errors
+	}
+	return issued, errs, &l.el
+}
+
+func (l *loop) run(ctx context.Context) {
+	l.ctx = ctx
+	defer l.closeAll()
+
+	e := l.e
+	now := e.now()
+	l.lastCheck = now
+	for _, c := range l.conns {
+		l.next(c, now)
+	}
+	for l.live > 0 && !e.stop.Load() {
+		now = e.now()
+		for l.heap.len() > 0 && l.heap.min().wake <= now {
+			c := l.heap.pop()
+			c.state = stIdle
+			l.next(c, now)
+			now = e.now()
+		}
+		if l.live == 0 || e.stop.Load() {
+			return
+		}
+		if now-l.lastCheck >= timeoutCheckEvery {
+			l.checkTimeouts(now)
+		}
+		timeout := int64(maxSleep)
+		if l.heap.len() > 0 {
+			timeout = min(timeout, l.heap.min().wake-now)
+		}
+		n := l.wait(now, timeout)
+		for i := range n {
+			ev := l.events[i]
+			switch ev.Fd {
+			case evDialed:
+				l.takeDials()
+				continue
+			case evTimer:
+				var buf [8]byte
+				_, _ = unix.Read(l.tfd, buf[:])
+				l.armed = 0
+				continue
+			}
+			c := l.conns[ev.Fd]
+			if c.fd < 0 {
+				continue // closed while handling an earlier event of this batch
+			}
+			if ev.Events&unix.EPOLLOUT != 0 {
+				l.flush(c)
+			}
+			if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 && c.fd >= 0 {
+				l.readable(c)
+			}
+		}
+	}
+}
+
+// wait returns the ready events, waiting up to timeout ns (from now) for one.
+func (l *loop) wait(now, timeout int64) int {
+	if n := l.poll(); n > 0 || timeout <= 0 {
+		return n
+	}
+	// Arm the timer unless it fires before the deadline anyway: a spurious wake
+	// costs less than a timerfd_settime per wait.
+	if at := now + timeout; l.armed == 0 || l.armed <= now || l.armed > at {
+		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(l.e.baseMono + at)}
+		if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err == nil {
+			l.armed = at
+		}
+	}
+	l.ready = 0
+	_ = l.epoll.Read(l.pollFn)
+	return l.ready
+}
+
+// poll takes the ready events without blocking.
+func (l *loop) poll() int {
+	n, err := unix.EpollWait(l.epfd, l.events, 0)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// next issues c's next operation now, schedules it, or finishes c.
+func (l *loop) next(c *rconn, now int64) {
+	e := l.e
+	intended, ok := e.due(&c.stream)
+	if !ok {
+		c.state = stDone
+		l.live--
+		return
+	}
+	if e.open && intended > now {
+		c.state, c.wake = stWaiting, intended
+		l.heap.push(c)
+		return
+	}
+	c.src.Next(&c.op)
+	c.op.RespBytes = 0
+	if e.open {
+		c.intended, c.ready = intended, max(intended, c.freeAt)
+		c.advance()
+	}
+	if c.fd < 0 {
+		l.dial(c, now)
+		return
+	}
+	l.send(c)
+}
+
+// send writes c's operation; its service time starts here.
+func (l *loop) send(c *rconn) {
+	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf[:0], &c.op)
+	c.woff = 0
+	c.start = l.e.now()
+	if !l.e.open {
+		c.intended, c.ready = c.start, c.start
+	}
+	c.state = stBusy
+	l.flush(c)
+}
+
+// flush writes what the socket takes of c's request, and asks to be told when it
+// can take the rest.
+func (l *loop) flush(c *rconn) {
+	for c.woff < len(c.wbuf) {
+		n, err := unix.Write(c.fd, c.wbuf[c.woff:])
+		switch {
+		case err == unix.EAGAIN:
+			if !c.wantOut {
+				c.wantOut = true
+				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: c.id})
+			}
+			return
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			l.broken(c, err)
+			return
+		}
+		c.woff += n
+	}
+	if c.wantOut {
+		c.wantOut = false
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id})
+	}
+}
+
+// readable reads from c's socket until it holds a whole reply, or nothing more is
+// there yet.
+func (l *loop) readable(c *rconn) {
+	for {
+		if c.rlen == len(c.rbuf) {
+			c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
+		}
+		n, err := unix.Read(c.fd, c.rbuf[c.rlen:])
+		switch {
+		case err == unix.EAGAIN:
+			return
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			l.broken(c, err)
+			return
+		case n == 0:
+			l.broken(c, errors.New("connection closed by the server"))
+			return
+		}
+		c.rlen += n
+		if c.state != stBusy {
+			l.broken(c, &core.OpError{Class: core.ErrClassProtocol, Err: fmt.Errorf("%d bytes arrived with no request in flight", c.rlen)})
+			return
+		}
+		m, opErr := c.raw.Codec.ParseReply(c.rbuf[:c.rlen], &c.op)
+		if m == 0 {
+			continue
+		}
+		end := l.e.now()
+		c.rlen = copy(c.rbuf, c.rbuf[m:c.rlen])
+		l.complete(c, opErr, end)
+		return
+	}
+}
+
+// complete records c's operation and moves c on.
+func (l *loop) complete(c *rconn, opErr error, end int64) {
+	e := l.e
+	c.state = stIdle
+	c.freeAt = end
+	class := e.finish(&c.stream, l.sh, &l.el, opErr, c.intended, c.ready, c.start, end)
+	switch class {
+	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
+		l.detach(c) // the stream can no longer be trusted
+	case int(core.ErrClassConnection):
+		l.detach(c)
+		// Wait before the next attempt on a broken connection instead of spinning.
+		c.state, c.wake = stWaiting, end+int64(reconnectBackoff)
+		l.heap.push(c)
+		return
+	}
+	l.next(c, end)
+}
+
+// broken handles a socket error: the operation in flight, if any, fails with it.
+func (l *loop) broken(c *rconn, err error) {
+	if c.state != stBusy {
+		l.detach(c) // an idle connection the server closed: reopened on the next send
+		return
+	}
+	if core.ClassOf(err) != core.ErrClassProtocol {
+		err = &core.OpError{Class: core.ErrClassConnection, Err: err}
+	}
+	l.complete(c, err, l.e.now())
+}
+
+// checkTimeouts fails the operations whose reply is later than the timeout.
+func (l *loop) checkTimeouts(now int64) {
+	l.lastCheck = now
+	for _, c := range l.conns {
+		if c.state == stBusy && c.raw.Timeout > 0 && now-c.start > int64(c.raw.Timeout) {
+			l.complete(c, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}, now)
+		}
+	}
+}
+
+// dial opens a new socket for c in the background; c's operation is sent when it is
+// there, so that the reconnect counts as send lag (or as a connection error).
+func (l *loop) dial(c *rconn, now int64) {
+	c.state = stDialing
+	id := c.id
+	go func() {
+		conn, err := l.e.cfg.Connect(l.ctx)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.closed {
+			if conn != nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		l.dialed <- dialResult{id: id, conn: conn, err: err, start: now, end: l.e.now()}
+		var one [8]byte
+		one[0] = 1
+		_, _ = unix.Write(l.evfd, one[:])
+	}()
+}
+
+// takeDials attaches the sockets of finished reconnects.
+func (l *loop) takeDials() {
+	var buf [8]byte
+	_, _ = unix.Read(l.evfd, buf[:])
+	for {
+		select {
+		case d := <-l.dialed:
+			c := l.conns[d.id]
+			err := d.err
+			if err == nil {
+				if err = l.attach(c, d.conn); err != nil {
+					_ = d.conn.Close()
+				}
+			}
+			if err != nil {
+				c.start = d.start
+				l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: err}, d.end)
+				continue
+			}
+			l.send(c)
+		default:
+			return
+		}
+	}
+}
+
+// closeAll closes every socket and the loop's own descriptors.
+func (l *loop) closeAll() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	for drained := false; !drained; {
+		select {
+		case d := <-l.dialed:
+			if d.conn != nil {
+				_ = d.conn.Close()
+			}
+		default:
+			drained = true
+		}
+	}
+	for _, c := range l.conns {
+		if c.conn != nil {
+			_ = c.conn.Close()
+			c.conn, c.fd = nil, -1
+		}
+	}
+	l.closeFDs()
+}
+
+func (l *loop) closeFDs() {
+	for _, fd := range []*int{&l.evfd, &l.tfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	switch {
+	case l.efile != nil:
+		l.efile.Close() // closes epfd
+		l.efile = nil
+	case l.epfd >= 0:
+		unix.Close(l.epfd)
+	}
+	l.epfd = -1
+}
+
+// wakeHeap orders waiting connections by wake time.
+type wakeHeap struct{ items []*rconn }
+
+func (h *wakeHeap) len() int           { return len(h.items) }
+func (h *wakeHeap) min() *rconn        { return h.items[0] }
+func (h *wakeHeap) less(i, j int) bool { return h.items[i].wake < h.items[j].wake }
+
+func (h *wakeHeap) swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.items[i].hidx, h.items[j].hidx = i, j
+}
+
+func (h *wakeHeap) push(c *rconn) {
+	c.hidx = len(h.items)
+	h.items = append(h.items, c)
+	for i := c.hidx; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *wakeHeap) pop() *rconn {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.swap(0, last)
+	h.items[last] = nil
+	h.items = h.items[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < last && h.less(l, m) {
+			m = l
+		}
+		if r < last && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	top.hidx = -1
+	return top
+}

@@ -1,0 +1,486 @@
+//go:build linux
+
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// lineServer is a real TCP server for the raw executor's tests, speaking a line
+// protocol: each request is a line, each reply a line that the test's script
+// chooses: "+" success, "$" miss, "-msg" an error reply ("-OOM..." an OOM).
+type lineServer struct {
+	ln       net.Listener
+	requests atomic.Int64
+	accepted atomic.Int64
+	// script answers request number n (from 1): the reply line, a delay before it,
+	// and whether to close the connection instead of replying.
+	script func(n int64) (reply string, delay time.Duration, hangUp bool)
+
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newLineServer(t testing.TB, script func(n int64) (string, time.Duration, bool)) *lineServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &lineServer{ln: ln, script: script}
+	if s.script == nil {
+		s.script = func(int64) (string, time.Duration, bool) { return "+", 0, false }
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.accepted.Add(1)
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			go s.serve(c)
+		}
+	}()
+	t.Cleanup(s.close)
+	return s
+}
+
+// serve answers one connection without allocating per request.
+func (s *lineServer) serve(c net.Conn) {
+	defer c.Close()
+	buf := make([]byte, 64<<10)
+	out := make([]byte, 0, 256)
+	n := 0
+	for {
+		m, err := c.Read(buf[n:])
+		if err != nil {
+			return
+		}
+		n += m
+		for {
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				break
+			}
+			copy(buf, buf[i+1:n])
+			n -= i + 1
+			reply, delay, hangUp := s.script(s.requests.Add(1))
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if hangUp {
+				return
+			}
+			out = append(append(out[:0], reply...), '\n')
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// close stops accepting and drops every connection: a dead server.
+func (s *lineServer) close() {
+	s.ln.Close()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+	s.mu.Unlock()
+}
+
+func (s *lineServer) addr() string { return s.ln.Addr().String() }
+
+// lineConn is a core.RawConn of the line protocol.
+type lineConn struct {
+	fd      int
+	addr    string
+	timeout time.Duration
+}
+
+func dialLine(addr string, timeout time.Duration) (*lineConn, error) {
+	nc, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	rc, err := nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	var derr error
+	if err := rc.Control(func(orig uintptr) { fd, derr = unix.FcntlInt(orig, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &lineConn{fd: fd, addr: addr, timeout: timeout}, nil
+}
+
+func (c *lineConn) Raw() (core.RawIO, bool) {
+	return core.RawIO{FD: c.fd, Timeout: c.timeout, Codec: lineCodec{}}, true
+}
+
+// Do is the blocking path, for the goroutine executor and the side probe. Like the
+// resp adapter's, it opens a new socket after a failure.
+func (c *lineConn) Do(_ context.Context, op *core.Op) error {
+	if c.fd < 0 {
+		nc, err := dialLine(c.addr, c.timeout)
+		if err != nil {
+			return &core.OpError{Class: core.ErrClassConnection, Err: err}
+		}
+		c.fd = nc.fd
+	}
+	err := c.roundTrip(op)
+	var oe *core.OpError
+	if errors.As(err, &oe) && oe.Class == core.ErrClassConnection {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+	return err
+}
+
+func (c *lineConn) roundTrip(op *core.Op) error {
+	req := lineCodec{}.AppendRequest(nil, op)
+	if _, err := unix.Write(c.fd, req); err != nil {
+		return &core.OpError{Class: core.ErrClassConnection, Err: err}
+	}
+	buf := make([]byte, 256)
+	n := 0
+	for {
+		fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, 1000); err != nil && err != unix.EINTR {
+			return &core.OpError{Class: core.ErrClassConnection, Err: err}
+		}
+		m, err := unix.Read(c.fd, buf[n:])
+		if err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || m == 0 {
+			return &core.OpError{Class: core.ErrClassConnection, Err: errors.New("closed")}
+		}
+		n += m
+		if k, err := (lineCodec{}).ParseReply(buf[:n], op); k > 0 {
+			return err
+		}
+	}
+}
+
+func (c *lineConn) Close() error {
+	if c.fd < 0 {
+		return nil
+	}
+	return unix.Close(c.fd)
+}
+
+type lineCodec struct{}
+
+func (lineCodec) AppendRequest(dst []byte, op *core.Op) []byte {
+	dst = append(dst, byte('0'+op.Kind))
+	dst = append(dst, op.Key...)
+	return append(dst, '\n')
+}
+
+var errOOM = &core.OpError{Class: core.ErrClassOOM, Err: errors.New("OOM command not allowed")}
+
+func (lineCodec) ParseReply(src []byte, op *core.Op) (int, error) {
+	i := bytes.IndexByte(src, '\n')
+	if i < 0 {
+		return 0, nil
+	}
+	switch {
+	case i == 1 && src[0] == '+':
+		op.RespBytes = 1
+		return i + 1, nil
+	case i == 1 && src[0] == '$':
+		return i + 1, core.ErrMiss
+	case i > 3 && string(src[:4]) == "-OOM":
+		return i + 1, errOOM
+	case i > 0 && src[0] == '-':
+		return i + 1, &core.OpError{Class: core.ErrClassOther, Err: errors.New(string(src[1:i]))}
+	}
+	return i + 1, &core.OpError{Class: core.ErrClassProtocol, Err: errors.New("bad reply")}
+}
+
+// rawRun runs a phase of raw line connections to srv with the given executor.
+func rawRun(t testing.TB, srv *lineServer, exec string, s core.PhaseSpec, src func() core.OpSource, connect func() (core.Conn, error)) (core.PhaseEnd, *collected) {
+	t.Helper()
+	if connect == nil {
+		connect = func() (core.Conn, error) { return dialLine(srv.addr(), 300*time.Millisecond) }
+	}
+	if src == nil {
+		src = func() core.OpSource { return fixedSource{core.OpGet} }
+	}
+	c := &collected{}
+	end := Run(context.Background(), Config{
+		Spec:             s,
+		Connect:          func(context.Context) (core.Conn, error) { return connect() },
+		NewSource:        func(int) (core.OpSource, error) { return src(), nil },
+		NewProbeSource:   func() (core.OpSource, error) { return src(), nil },
+		Emit:             c.emit,
+		UnreachableAfter: 300 * time.Millisecond,
+		Executor:         exec,
+	})
+	for i, r := range c.intervals {
+		if r.Index != i {
+			t.Fatalf("interval %d emitted at position %d", r.Index, i)
+		}
+	}
+	return end, c
+}
+
+var executors = []string{ExecLoops, ExecGoroutines}
+
+func TestRawOutcomesAreCounted(t *testing.T) {
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) {
+		switch {
+		case n%10 == 0:
+			return "$", 0, false
+		case n%25 == 1:
+			return "-OOM command not allowed", 0, false
+		}
+		return "+", 0, false
+	})
+	for _, exec := range executors {
+		t.Run(exec, func(t *testing.T) {
+			srv.requests.Store(0)
+			end, c := rawRun(t, srv, exec, spec(5, 0, 10*time.Second, 10_000), nil, nil)
+			if end.Status != core.StatusOK {
+				t.Fatalf("%s: %s", end.Status, end.Error)
+			}
+			got := c.total()[core.OpGet]
+			if got.OK+got.ErrorTotal() != 10_000 || got.Errors[core.ErrClassOOM] != 400 || got.Misses != 1000 || got.Hits != 10_000-400-1000 {
+				t.Fatalf("ok=%d hits=%d misses=%d errors=%v", got.OK, got.Hits, got.Misses, got.Errors)
+			}
+			if got.Service.Count != got.OK {
+				t.Fatalf("%d timed of %d successes", got.Service.Count, got.OK)
+			}
+			if len(end.ErrorSamples) != 1 || end.ErrorSamples[0] != "oom: OOM command not allowed" {
+				t.Fatalf("error samples %q", end.ErrorSamples)
+			}
+		})
+	}
+}
+
+func TestAutoPicksLoopsForRawConnections(t *testing.T) {
+	srv := newLineServer(t, nil)
+	// The loop executor never calls Do: a Do that panics proves which one ran.
+	end, c := rawRun(t, srv, ExecAuto, spec(3, 0, 10*time.Second, 3000), nil, func() (core.Conn, error) {
+		lc, err := dialLine(srv.addr(), time.Second)
+		return &loopOnly{lc}, err
+	})
+	if end.Status != core.StatusOK || c.total()[core.OpGet].OK != 3000 {
+		t.Fatalf("%s %s", end.Status, end.Error)
+	}
+}
+
+// loopOnly is a raw connection whose blocking path must not be used.
+type loopOnly struct{ *lineConn }
+
+func (l *loopOnly) Do(context.Context, *core.Op) error {
+	panic("the event loop called Do")
+}
+
+// slowSource makes every send late by its delay: a client-side stall before the
+// send, which must show as lag and never as service time.
+type slowSource struct{ delay time.Duration }
+
+func (s slowSource) Next(op *core.Op) {
+	time.Sleep(s.delay)
+	op.Kind, op.Key = core.OpGet, fixedKey
+}
+
+func TestSendLagIsTheClientsOwnDelay(t *testing.T) {
+	srv := newLineServer(t, nil)
+	for _, exec := range executors {
+		t.Run(exec, func(t *testing.T) {
+			// 2 connections at 100 ops/s: every send is due 20 ms after the last
+			// on its connection, and the client takes 3 ms to prepare it.
+			end, c := rawRun(t, srv, exec, spec(2, 100, 1500*time.Millisecond, 0), func() core.OpSource { return slowSource{3 * time.Millisecond} }, nil)
+			if end.Status != core.StatusOK {
+				t.Fatal(end.Error)
+			}
+			got := c.total()[core.OpGet]
+			if got.Lag.Count != got.OK || got.OK < 100 {
+				t.Fatalf("%d lag values for %d ops", got.Lag.Count, got.OK)
+			}
+			if p := time.Duration(got.Lag.P50); p < 3*time.Millisecond || p > 20*time.Millisecond {
+				t.Fatalf("lag p50 %s, want the 3 ms the client took", p)
+			}
+			if p := time.Duration(got.Service.P90); p >= 3*time.Millisecond {
+				t.Fatalf("service p90 %s: the client's delay leaked into service time", p)
+			}
+			if got.Response.P50 < got.Lag.P50+got.Service.P50/2 {
+				t.Fatalf("response p50 %d below lag p50 %d", got.Response.P50, got.Lag.P50)
+			}
+		})
+	}
+}
+
+func TestConnectingIsNotTimed(t *testing.T) {
+	srv := newLineServer(t, nil)
+	for _, exec := range executors {
+		t.Run(exec, func(t *testing.T) {
+			before := time.Now()
+			end, c := rawRun(t, srv, exec, spec(4, 0, 300*time.Millisecond, 0), nil, func() (core.Conn, error) {
+				time.Sleep(100 * time.Millisecond) // a slow handshake (TLS, AUTH)
+				return dialLine(srv.addr(), time.Second)
+			})
+			if end.Status != core.StatusOK {
+				t.Fatal(end.Error)
+			}
+			if end.Started.Sub(before) < 100*time.Millisecond {
+				t.Fatal("the phase clock started before its connections were open")
+			}
+			if max := time.Duration(c.total()[core.OpGet].Service.Max); max >= 100*time.Millisecond {
+				t.Fatalf("service max %s: connection setup was timed", max)
+			}
+		})
+	}
+}
+
+func TestLoopTimesOutAndReconnects(t *testing.T) {
+	// Request 20 never gets a reply: a timeout error, after which the connection is
+	// replaced and the phase goes on.
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) {
+		if n == 20 {
+			return "+", 2 * time.Second, false
+		}
+		return "+", 0, false
+	})
+	end, c := rawRun(t, srv, ExecLoops, spec(1, 0, 10*time.Second, 100), nil, nil)
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	got := c.total()[core.OpGet]
+	if got.Errors[core.ErrClassTimeout] != 1 || got.OK != 99 {
+		t.Fatalf("ok=%d errors=%v", got.OK, got.Errors)
+	}
+	if srv.accepted.Load() != 2 {
+		t.Fatalf("%d connections accepted, want the first and its replacement", srv.accepted.Load())
+	}
+	if time.Duration(got.Service.Max) > 300*time.Millisecond {
+		t.Fatal("the late reply was timed")
+	}
+}
+
+func TestLoopSurvivesAServerThatHangsUp(t *testing.T) {
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) { return "+", 0, n%50 == 0 })
+	for _, exec := range executors {
+		t.Run(exec, func(t *testing.T) {
+			srv.requests.Store(0)
+			end, c := rawRun(t, srv, exec, spec(2, 0, 10*time.Second, 1000), nil, nil)
+			if end.Status != core.StatusOK {
+				t.Fatal(end.Error)
+			}
+			got := c.total()[core.OpGet]
+			if got.OK+got.ErrorTotal() != 1000 || got.Errors[core.ErrClassConnection] < 15 || got.OK < 900 {
+				t.Fatalf("ok=%d errors=%v", got.OK, got.Errors)
+			}
+		})
+	}
+}
+
+func TestLoopGivesUpOnADeadServer(t *testing.T) {
+	srv := newLineServer(t, nil)
+	go func() { time.Sleep(200 * time.Millisecond); srv.close() }()
+	start := time.Now()
+	end, c := rawRun(t, srv, ExecLoops, spec(4, 0, time.Minute, 0), nil, nil)
+	if end.Status != core.StatusFailed || !strings.Contains(end.Error, "unreachable") {
+		t.Fatalf("%s: %s", end.Status, end.Error)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	got := c.total()[core.OpGet]
+	if got.OK == 0 || got.Errors[core.ErrClassConnection] == 0 {
+		t.Fatalf("ok=%d errors=%v", got.OK, got.Errors)
+	}
+	if perConnPerSec := float64(got.Errors[core.ErrClassConnection]) / 4 / end.Elapsed.Seconds(); perConnPerSec > 150 {
+		t.Fatalf("%.0f errors per connection per second: no backoff", perConnPerSec)
+	}
+}
+
+func TestLoopOpenLoopHoldsTheRate(t *testing.T) {
+	precise(t)
+	srv := newLineServer(t, nil)
+	const rate = 4000
+	end, c := rawRun(t, srv, ExecLoops, spec(8, rate, 2*time.Second, 0), nil, nil)
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	got := c.total()[core.OpGet]
+	if achieved := float64(got.OK) / end.Elapsed.Seconds(); achieved < rate*0.98 || achieved > rate*1.02 {
+		t.Fatalf("achieved %.0f ops/s of %d", achieved, rate)
+	}
+	if p := time.Duration(got.Lag.P99); p > 5*time.Millisecond {
+		t.Fatalf("lag p99 %s on an idle loopback", p)
+	}
+}
+
+func TestLoopStopsWhenInterrupted(t *testing.T) {
+	srv := newLineServer(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	end := Run(ctx, Config{
+		Spec:      spec(4, 0, time.Minute, 0),
+		Connect:   func(context.Context) (core.Conn, error) { return dialLine(srv.addr(), time.Second) },
+		NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpGet}, nil },
+		Executor:  ExecLoops,
+	})
+	if end.Status != core.StatusInterrupted || end.Elapsed > 2*time.Second {
+		t.Fatalf("%s after %s", end.Status, end.Elapsed)
+	}
+}
+
+func TestLoopHotPathDoesNotAllocate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations over a long run")
+	}
+	srv := newLineServer(t, nil)
+	allocs := func(ops int64) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rawRun(t, srv, ExecLoops, spec(2, 0, time.Minute, ops), nil, nil)
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	small, large := allocs(1000), allocs(101_000)
+	if extra := int64(large) - int64(small); float64(extra)/100_000 > 0.001 {
+		t.Fatalf("100,000 more ops cost %d more allocations", extra)
+	}
+}
+
+func BenchmarkHotPathLoops(b *testing.B) {
+	srv := newLineServer(b, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	end, _ := rawRun(b, srv, ExecLoops, spec(4, 0, time.Hour, int64(b.N)), nil, nil)
+	if end.Status != core.StatusOK {
+		b.Fatal(end.Error)
+	}
+}

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// worker drives one connection from its own goroutine through Conn.Do: for
+// connections the engine cannot drive raw (TLS, clusters, plugins without a codec),
+// and for the side probe.
+type worker struct {
+	e  *phaseRun
+	sh *shard
+	stream
+	el    errLog
+	pacer pacer
+
+	// The side probe keeps a record of every request instead of histograms, and
+	// never fails or aborts a phase: it observes.
+	isProbe bool
+}
+
+func (w *worker) lastEnd() int64 { return w.stream.lastEnd }
+
+func (w *worker) counts() (int64, int64, *errLog) { return w.done, w.errors, &w.el }
+
+func (w *worker) run(ctx context.Context) {
+	e := w.e
+	defer w.close()
+	var prevEnd int64
+	for !e.stop.Load() {
+		if w.isProbe && e.loadDone.Load() {
+			return
+		}
+		intended, ok := e.due(&w.stream)
+		if w.isProbe {
+			intended, ok = int64(w.next), int64(w.next) < e.deadline && e.now() < e.deadline
+		}
+		if !ok {
+			return
+		}
+		if e.open || w.isProbe {
+			if !w.waitUntil(intended) {
+				return
+			}
+			w.advance()
+		}
+		w.src.Next(&w.op)
+		w.op.RespBytes = 0
+		ready := max(intended, prevEnd)
+		var err error
+		if w.conn == nil {
+			// A reconnect counts as send lag, or as a connection error when it fails.
+			w.conn, err = e.cfg.Connect(ctx)
+			if err != nil {
+				w.conn = nil
+				err = &core.OpError{Class: core.ErrClassConnection, Err: err}
+			}
+		}
+		start := e.now()
+		if err == nil {
+			err = w.conn.Do(ctx, &w.op)
+		}
+		end := e.now()
+		prevEnd = end
+		if !e.open && !w.isProbe {
+			intended, ready = start, start
+		}
+		if w.isProbe {
+			w.recordProbe(err, intended, start, end)
+			continue
+		}
+		if class := e.finish(&w.stream, w.sh, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
+			// Wait before the next attempt on a broken connection instead of spinning.
+			w.sleep(int64(reconnectBackoff))
+		}
+	}
+}
+
+func (w *worker) recordProbe(err error, intended, start, end int64) {
+	w.done++
+	w.stream.lastEnd = end
+	rec := core.ProbeRecord{Intended: time.Duration(intended), Start: time.Duration(start), End: time.Duration(end), Op: w.op.Kind}
+	switch {
+	case err == nil:
+		rec.Outcome = core.OutcomeOK
+	case isSuccess(err):
+		rec.Outcome = core.OutcomeMiss
+	default:
+		rec.Outcome, rec.Class = core.OutcomeError, core.ClassOf(err)
+		if rec.Class == core.ErrClassConnection {
+			w.sleep(int64(reconnectBackoff))
+		}
+	}
+	w.sh.recordProbe(rec, end/w.e.interval)
+}
+
+func (w *worker) close() {
+	if w.conn != nil {
+		_ = w.conn.Close()
+	}
+	w.pacer.close()
+}
+
+// waitUntil waits for the intended send time t. It returns false when the phase stops.
+func (w *worker) waitUntil(t int64) bool {
+	e := w.e
+	for {
+		d := t - e.now()
+		if d <= 0 {
+			return true
+		}
+		if e.stop.Load() {
+			return false
+		}
+		// No spinning for the last microseconds: a goroutine yielding in a loop keeps
+		// its P from polling the network, which delayed other workers' wake-ups by
+		// milliseconds on a 2-core machine.
+		w.sleep(min(d, int64(maxSleep)))
+	}
+}
+
+func (w *worker) sleep(d int64) {
+	w.pacer.sleepUntil(w.e.baseMono + w.e.now() + d)
+}
