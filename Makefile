@@ -40,9 +40,12 @@ test: deps lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
 
+# Go benchmarks of the per-operation path (0 allocs/op), then the client's cost and
+# fidelity against a local redis-server (and memtier_benchmark when on PATH) and the
+# host's memory over a long synthetic run: see bench/README.md.
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./core/engine ./workloads/memtier
-	bench/cpu-per-mop.sh
+	bench/client.sh
 
 # Regenerate the plugin protocol's Go code (committed); tools are pinned and kept
 # out of the main module.

@@ -52,6 +52,9 @@ type Manifest struct {
 	Systems     []SystemInfo `json:"systems"`
 	Plugins     []PluginInfo `json:"plugins"`
 	Phases      []PhaseInfo  `json:"phases"`
+	// Recovered says the archive was finished by `cmpbench recover` from the
+	// in-progress directory of a run whose cmpbench stopped.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // BuildInfo identifies the cmpbench that wrote the archive.

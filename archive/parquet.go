@@ -115,7 +115,11 @@ func createTable[T any](path string, meta map[string]string) (*tableWriter, erro
 		return nil, err
 	}
 	props := parquet.NewWriterProperties(
+		// zstd's fastest level: the default keeps two 16 MB windows per table
+		// being written, which doubled the host's peak memory when finishing
+		// a long run, for tables a quarter smaller.
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1),
 		parquet.WithMaxRowGroupLength(1<<16),
 		parquet.WithCreatedBy("cmpbench"),
 	)
@@ -170,7 +174,7 @@ func (t *tableWriter) write(rows any) error {
 	}
 	rec := t.b.NewRecordBatch()
 	defer rec.Release()
-	return t.fw.WriteBuffered(rec)
+	return t.fw.Write(rec) // a row group per batch: callers size their batches
 }
 
 // close writes the file metadata and footer and syncs the file.
@@ -203,8 +207,37 @@ func (t *tableWriter) abort() {
 
 // readParquet reads a table into out (a pointer to a slice of tagged structs) and
 // returns the file's key/value metadata. Columns the struct does not know are ignored;
-// columns it needs and the file lacks are an error.
+// columns it needs and the file lacks are an error (optional ones are left zero).
 func readParquet(path string, out any) (map[string]string, error) {
+	sv := reflect.ValueOf(out).Elem()
+	return eachParquetBatch(path, sv.Type().Elem(), func(batch reflect.Value) error {
+		sv.Set(reflect.AppendSlice(sv, batch))
+		return nil
+	})
+}
+
+// eachParquetRow calls fn with every row of a table in order, reading it a batch
+// at a time: a table of any size is read with the memory of one batch.
+func eachParquetRow[T any](path string, fn func(*T) error) (map[string]string, error) {
+	var zero T
+	return eachParquetBatch(path, reflect.TypeOf(zero), func(batch reflect.Value) error {
+		rows := batch.Interface().([]T)
+		for i := range rows {
+			if err := fn(&rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// readBatchSize is how many rows a streaming read holds at once: interval rows
+// carry three encoded histograms of several KB each.
+const readBatchSize = 1024
+
+// eachParquetBatch reads a table in batches of rows of type rowType and calls fn
+// with each batch, a []rowType, and returns the file's metadata.
+func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.Value) error) (map[string]string, error) {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, err
@@ -215,68 +248,91 @@ func readParquet(path string, out any) (map[string]string, error) {
 	for i := range kv.Len() {
 		meta[kv.Keys()[i]] = kv.Values()[i]
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchSize}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := fr.ReadTable(context.Background())
+	cols, err := columns(rowType)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-
-	sv := reflect.ValueOf(out).Elem()
-	cols, err := columns(sv.Type().Elem())
+	schema, err := fr.Schema()
 	if err != nil {
 		return nil, err
 	}
-	n := int(tbl.NumRows())
-	rows := reflect.MakeSlice(sv.Type(), n, n)
-	schema := tbl.Schema()
-	for _, c := range cols {
+	// Which column of the file each field reads, or -1 for an optional column the
+	// file does not have.
+	src := make([]int, len(cols))
+	for i, c := range cols {
 		idx := schema.FieldIndices(c.name)
-		if len(idx) == 0 {
-			if c.optional {
-				continue
-			}
+		switch {
+		case len(idx) > 0:
+			src[i] = idx[0]
+		case c.optional:
+			src[i] = -1
+		default:
 			return nil, fmt.Errorf("column %q is missing", c.name)
 		}
-		r := 0
-		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
-			for i := range chunk.Len() {
-				v := rows.Index(r).FieldByIndex(c.index)
-				switch a := chunk.(type) {
-				case *array.String:
-					v.SetString(a.Value(i))
-				case *array.Int64:
-					v.SetInt(a.Value(i))
-				case *array.Float64:
-					if !c.nullable {
-						v.SetFloat(a.Value(i))
-					} else if !a.IsNull(i) {
-						f := a.Value(i)
-						v.Set(reflect.ValueOf(&f))
-					}
-				case *array.Binary:
-					v.SetBytes(append([]byte(nil), a.Value(i)...))
-				case *array.Boolean:
-					if c.nullable {
-						if !a.IsNull(i) {
-							b := a.Value(i)
-							v.Set(reflect.ValueOf(&b))
-						}
-					} else {
-						v.SetBool(a.Value(i))
-					}
-				default:
-					return nil, fmt.Errorf("column %q has unexpected type %s", c.name, chunk.DataType())
-				}
-				r++
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		n := int(rec.NumRows())
+		rows := reflect.MakeSlice(reflect.SliceOf(rowType), n, n)
+		for ci, c := range cols {
+			if src[ci] < 0 {
+				continue
+			}
+			if err := fillColumn(rows, c, rec.Column(src[ci])); err != nil {
+				return nil, err
 			}
 		}
+		if err := fn(rows); err != nil {
+			return nil, err
+		}
 	}
-	sv.Set(rows)
+	if err := rr.Err(); err != nil && err != io.EOF {
+		return nil, err
+	}
 	return meta, nil
+}
+
+// fillColumn sets field c of every row from one column of a batch.
+func fillColumn(rows reflect.Value, c column, col arrow.Array) error {
+	for i := range col.Len() {
+		v := rows.Index(i).FieldByIndex(c.index)
+		switch a := col.(type) {
+		case *array.String:
+			v.SetString(a.Value(i))
+		case *array.Int64:
+			v.SetInt(a.Value(i))
+		case *array.Float64:
+			if !c.nullable {
+				v.SetFloat(a.Value(i))
+			} else if !a.IsNull(i) {
+				f := a.Value(i)
+				v.Set(reflect.ValueOf(&f))
+			}
+		case *array.Binary:
+			v.SetBytes(append([]byte(nil), a.Value(i)...))
+		case *array.Boolean:
+			if c.nullable {
+				if !a.IsNull(i) {
+					b := a.Value(i)
+					v.Set(reflect.ValueOf(&b))
+				}
+			} else {
+				v.SetBool(a.Value(i))
+			}
+		default:
+			return fmt.Errorf("column %q has unexpected type %s", c.name, col.DataType())
+		}
+	}
+	return nil
 }
 
 // writeCSV writes rows (a slice of tagged structs) as CSV with the Parquet column

@@ -90,11 +90,38 @@ func (a *Archive) ClientStats() ([]ClientStatRow, error) {
 	return rows, a.readTable(ClientStats, &rows)
 }
 
+// EachInterval calls fn with every row of intervals.parquet, in order, holding one
+// batch of rows at a time.
+func (a *Archive) EachInterval(fn func(*IntervalRow) error) error {
+	return eachRow(a, IntervalsFile, fn)
+}
+
+// EachProbe calls fn with every row of probe.parquet, in order.
+func (a *Archive) EachProbe(fn func(*ProbeRow) error) error { return eachRow(a, ProbeFile, fn) }
+
+// EachServerStat calls fn with every row of server_stats.parquet, in order.
+func (a *Archive) EachServerStat(fn func(*ServerStatRow) error) error {
+	return eachRow(a, ServerStats, fn)
+}
+
+func eachRow[T any](a *Archive, name string, fn func(*T) error) error {
+	meta, err := eachParquetRow(filepath.Join(a.Dir, name), fn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return a.checkMeta(name, meta)
+}
+
 func (a *Archive) readTable(name string, out any) error {
 	meta, err := readParquet(filepath.Join(a.Dir, name), out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	return a.checkMeta(name, meta)
+}
+
+// checkMeta checks that a table is of a format this code reads and of this run.
+func (a *Archive) checkMeta(name string, meta map[string]string) error {
 	if v, _ := strconv.Atoi(meta["cmpbench.format_version"]); v > FormatVersion {
 		return fmt.Errorf("%s: format version %d is newer than this cmpbench reads (%d)", name, v, FormatVersion)
 	}

@@ -30,6 +30,7 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 		return nil, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
 	}
 	parent := filepath.Dir(dir)
+	m.Recovered = true
 	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1}
 	if _, err := os.Stat(w.final); err == nil {
 		return nil, fmt.Errorf("archive %s already exists", w.final)

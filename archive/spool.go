@@ -73,15 +73,16 @@ func (s *spool) close() error {
 	return err
 }
 
-// readSpool calls fn with every row of a spool file, in order; a missing file has no
-// rows. A last line cut short by a crash is dropped; anything else that does not
-// parse is an error naming the line.
-func readSpool[T any](path string, fn func(*T) error) error {
-	return readSpoolFrom(path, 0, fn)
+// readSpoolFrom calls fn with every row of a spool file from byte offset from
+// (which starts a line), in order; a missing file has no rows. A last line cut short
+// by a crash is dropped; anything else that does not parse is an error naming the
+// line.
+func readSpoolFrom[T any](path string, from int64, fn func(*T) error) error {
+	return readSpoolSized(path, from, func(r *T, _ int) error { return fn(r) })
 }
 
-// readSpoolFrom is readSpool from byte offset from, which starts a line.
-func readSpoolFrom[T any](path string, from int64, fn func(*T) error) error {
+// readSpoolSized is readSpoolFrom that also says each row's size in the spool.
+func readSpoolSized[T any](path string, from int64, fn func(*T, int) error) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -106,27 +107,30 @@ func readSpoolFrom[T any](path string, from int64, fn func(*T) error) error {
 		if err := json.Unmarshal(bytes.TrimSpace(line), &row); err != nil {
 			return fmt.Errorf("%s:%d: %w", filepath.Base(path), n, err)
 		}
-		if err := fn(&row); err != nil {
+		if err := fn(&row, len(line)); err != nil {
 			return err
 		}
 	}
 }
 
-// spoolToTable writes the rows of a spool file into a Parquet table, a batch at a
-// time.
+// spoolToTable writes the rows of a spool file into a Parquet table, a row group
+// at a time: at most maxGroupRows rows or about maxGroupBytes of spooled rows,
+// whichever comes first.
 func spoolToTable[T any](spoolPath, tablePath string, meta map[string]string) error {
+	const maxGroupRows, maxGroupBytes = 65536, 8 << 20
 	t, err := createTable[T](tablePath, meta)
 	if err != nil {
 		return err
 	}
-	const batch = 8192
-	rows := make([]T, 0, batch)
-	err = readSpool(spoolPath, func(r *T) error {
+	var rows []T
+	var bytes int
+	err = readSpoolSized(spoolPath, 0, func(r *T, size int) error {
 		rows = append(rows, *r)
-		if len(rows) == batch {
+		bytes += size
+		if len(rows) == maxGroupRows || bytes >= maxGroupBytes {
 			err := t.write(rows)
 			clear(rows)
-			rows = rows[:0]
+			rows, bytes = rows[:0], 0
 			return err
 		}
 		return nil

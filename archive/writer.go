@@ -457,11 +457,10 @@ func (w *Writer) Commit() (string, error) {
 		return "", err
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(w.dir, f))
-		if err != nil {
-			return "", err
-		}
-		if w.red.Leaks(b) {
+		if leak, err := w.leaks(filepath.Join(w.dir, f)); err != nil || leak {
+			if err != nil {
+				return "", err
+			}
 			return "", fmt.Errorf("refusing to finish the archive: %s contains a secret (left in %s)", f, w.dir)
 		}
 	}
@@ -512,6 +511,15 @@ func (w *Writer) Commit() (string, error) {
 	}
 	_ = os.RemoveAll(aside)
 	return w.final, syncDir(filepath.Dir(w.final))
+}
+
+func (w *Writer) leaks(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return w.red.LeaksFrom(f)
 }
 
 // listFiles returns every regular file below dir, slash-separated and sorted,

@@ -142,7 +142,15 @@ suite conns "{name: load, kind: load, connections: 50, duration: 120s, memtier: 
   "{name: c5000, connections: 5000, duration: 5s, rate: 5000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}"
 a=$(run conns)
 line=$("$stat" phase "$a" c1000)
-echo "   1,000 connections at 50,000 ops/s: achieved $(field ops_per_s "$line") ops/s, sustained $(field sustained "$line"), GET response p99 $(field GET_resp_p99_us "$line") us"
+echo "   1,000 connections at 50,000 ops/s: achieved $(field ops_per_s "$line") ops/s, sustained $(field sustained "$line"), GET send lag p99 $(field GET_lag_p99_us "$line") us, service p99 $(field GET_svc_p99_us "$line") us"
+if $have_memtier; then
+  memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis -t 2 -c 500 --ratio=1:10 --data-size=256 --key-pattern=R:R \
+    --key-minimum=1 --key-maximum=10000 --key-prefix=kv_ --test-time=10 --rate-limiting=50 --hide-histogram \
+    --json-out-file="$work/memtier1000.json" >"$work/memtier1000.out" 2>&1
+  python3 -c "
+import json; t = json.load(open('$work/memtier1000.json'))['ALL STATS']['Totals']
+print(f'   memtier_benchmark -t 2 -c 500 --rate-limiting=50 (the same target): {t[\"Ops/sec\"]:.0f} ops/s')"
+fi
 r50=$(field plugin_rss_mib "$("$stat" rss "$a" c50)"); r5k=$(field plugin_rss_mib "$("$stat" rss "$a" c5000)")
 line=$("$stat" phase "$a" c5000)
 python3 -c "print(f'   5,000 connections held ({$(field ops_per_s "$line")} ops/s): plugin RSS {$r5k:.1f} MiB against {$r50:.1f} MiB with 50: {($r5k-$r50)/4.95:.1f} MiB per 1,000 connections')"

@@ -25,6 +25,9 @@ type Options struct {
 	Jitter float64
 	// InfoExtra is appended to the first system's INFO capture.
 	InfoExtra string
+	// Lagged makes the second system's client send late in its fixed-rate phase:
+	// a send lag above its service time.
+	Lagged bool
 }
 
 // RunID is the run id of every generated run.
@@ -203,7 +206,11 @@ func generate(opt Options) (*generated, archive.Header) {
 						if spec.OpenLoop() {
 							for i := range n {
 								resp.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * opt.Latency))
-								lag.RecordValue(int64(20_000 + (i*31)%30_000))
+								l := int64(20_000 + (i*31)%30_000)
+								if opt.Lagged && si == 1 {
+									l *= 40 // 0.8 to 2 ms
+								}
+								lag.RecordValue(l)
 							}
 							o.Response, o.Lag = summarize(resp), summarize(lag)
 						}

@@ -5,16 +5,12 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/cmpbench/cmpbench/archive"
-	"github.com/cmpbench/cmpbench/core"
 )
 
 // chart is one generated SVG file and what the report says about it.
@@ -108,12 +104,13 @@ func (d *data) barChart(title, unit string, phases []string, value func(cell) (f
 	return render(p, 8*vg.Inch, 4.5*vg.Inch)
 }
 
-// timeChart draws, for the first repetition of a phase, every probe request's
-// response time as a point and each interval's p99 as a line, per system.
+// timeChart draws, for the first repetition of a phase, the side probe's requests
+// (of each thousandth of the phase, the fastest and the slowest) as points and each
+// interval's p99 as a line, per system.
 func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = "Latency over time: " + ph.name + " (first repetition)"
-	p.X.Label.Text = "seconds since the phase started"
+	p.X.Label.Text = "seconds since the phase started (points: fastest and slowest probe request of each 1/1000 of the phase)"
 	p.Y.Label.Text = "ms (log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -121,37 +118,16 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 	drawn := false
 	var highest float64
 	for i, sys := range d.systems {
-		var probe plotter.XYs
-		for _, r := range d.probe {
-			if r.System == sys && r.PhaseIndex == ph.index && r.Repetition == 0 && (r.Outcome == "hit" || r.Outcome == "ok" || r.Outcome == "miss") {
-				probe = append(probe, plotter.XY{X: float64(r.IntendedNs) / 1e9, Y: float64(max(r.ResponseNs, 1)) / 1e6})
-				highest = max(highest, float64(r.ResponseNs)/1e6)
-			}
+		l := d.lines[chartKey{sys, ph.index}]
+		if l == nil {
+			continue
 		}
-		byInterval := map[int][]archive.IntervalRow{}
-		for _, r := range d.intervals {
-			if r.System == sys && r.PhaseIndex == ph.index && r.Repetition == 0 {
-				byInterval[r.Interval] = append(byInterval[r.Interval], r)
-			}
+		probe := l.points()
+		for _, xy := range probe {
+			highest = max(highest, xy.Y)
 		}
-		idx := make([]int, 0, len(byInterval))
-		for k := range byInterval {
-			idx = append(idx, k)
-		}
-		sort.Ints(idx)
-		var p99 plotter.XYs
-		for _, k := range idx {
-			rows := byInterval[k]
-			if iv := ph.info.IntervalNs; iv > 0 && rows[0].EndNs-rows[0].StartNs < iv/2 {
-				continue // the phase's short last interval: too few requests for a p99
-			}
-			h := mergeEncoded(rows, func(r archive.IntervalRow) []byte { return r.RespHDR })
-			if h == nil || h.TotalCount() == 0 {
-				continue
-			}
-			y := float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6
-			p99 = append(p99, plotter.XY{X: float64(rows[0].EndNs) / 1e9, Y: y})
-			highest = max(highest, y)
+		for _, xy := range l.p99 {
+			highest = max(highest, xy.Y)
 		}
 		color := plotutil.Color(i)
 		if len(probe) > 0 {
@@ -166,15 +142,15 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 			p.Legend.Add(sys+" probe", s)
 			drawn = true
 		}
-		if len(p99) > 0 {
-			l, err := plotter.NewLine(p99)
+		if len(l.p99) > 0 {
+			ln, err := plotter.NewLine(l.p99)
 			if err != nil {
 				return nil, err
 			}
-			l.Color = color
-			l.Width = vg.Points(1.5)
-			p.Add(l)
-			p.Legend.Add(sys+" p99 per interval", l)
+			ln.Color = color
+			ln.Width = vg.Points(1.5)
+			p.Add(ln)
+			p.Legend.Add(sys+" p99 per interval", ln)
 			drawn = true
 		}
 	}

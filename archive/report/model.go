@@ -4,23 +4,34 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// data is what a report is drawn from, read from the archive once.
+// data is what a report is drawn from, read from the archive once. The big tables
+// (intervals, probe requests, server stats) are reduced as they stream past, so
+// that a report of any run is drawn with bounded memory.
 type data struct {
 	m           archive.Manifest
 	summary     []archive.SummaryRow
-	intervals   []archive.IntervalRow
-	probe       []archive.ProbeRow
-	stats       []archive.ServerStatRow
 	validations []core.Validation
 	measured    []phaseRef // measured phases in suite order
 	systems     []string   // in run order
+
+	// probeRequests counts the side probe's requests per phase, repetition and op.
+	probeRequests map[probeKey]int64
+	// lines are what the latency-over-time charts draw, per system and measured
+	// phase (first repetition).
+	lines map[chartKey]*timeLine
+	// cmdstats are the commandstats counters of the samples just before and after
+	// each phase; last is the time of the last sample of each point.
+	cmdstats []archive.ServerStatRow
+	last     map[pointKey]int64
 }
 
 // phaseRef names one phase of the suite.
@@ -30,18 +41,46 @@ type phaseRef struct {
 	info  archive.PhaseInfo // of its first repetition on the first system that ran it
 }
 
+type probeKey struct {
+	system     string
+	phase, rep int
+	op         string
+}
+
+type chartKey struct {
+	system string
+	phase  int
+}
+
+type pointKey struct {
+	system     string
+	phase, rep int
+	point      string
+}
+
+// probeBuckets is how many slices of a phase the latency-over-time chart draws
+// the side probe in: each slice's fastest and slowest request, which keeps every
+// stall visible in a chart of bounded size.
+const probeBuckets = 1000
+
+// timeLine is one system's latency over time in one phase.
+type timeLine struct {
+	width    int64        // ns of the phase per bucket
+	fast     []probePoint // per bucket, the fastest and slowest probe request
+	slow     []probePoint
+	p99      plotter.XYs // per interval: p99 of every op, ms
+	pending  []archive.IntervalRow
+	interval int // the interval of pending
+}
+
+type probePoint struct {
+	at, ns int64
+	set    bool
+}
+
 func load(a *archive.Archive) (*data, error) {
-	d := &data{m: a.Manifest, summary: a.Summary}
+	d := &data{m: a.Manifest, summary: a.Summary, probeRequests: map[probeKey]int64{}, lines: map[chartKey]*timeLine{}, last: map[pointKey]int64{}}
 	var err error
-	if d.intervals, err = a.Intervals(); err != nil {
-		return nil, err
-	}
-	if d.probe, err = a.Probe(); err != nil {
-		return nil, err
-	}
-	if d.stats, err = a.ServerStats(); err != nil {
-		return nil, err
-	}
 	if d.validations, err = a.Validations(); err != nil {
 		return nil, err
 	}
@@ -56,7 +95,122 @@ func load(a *archive.Archive) (*data, error) {
 	for _, s := range d.m.Systems {
 		d.systems = append(d.systems, s.Name)
 	}
+	for _, p := range d.m.Phases {
+		if p.Kind == core.PhaseMeasured && p.Repetition == 0 {
+			d.lines[chartKey{p.System, p.Index}] = &timeLine{width: max(p.ElapsedNs/probeBuckets, int64(time.Millisecond)), interval: -1}
+		}
+	}
+	if err := a.EachProbe(d.addProbe); err != nil {
+		return nil, err
+	}
+	if err := a.EachInterval(d.addInterval); err != nil {
+		return nil, err
+	}
+	for k, l := range d.lines {
+		l.flush(d.intervalNs(k))
+	}
+	if err := a.EachServerStat(d.addStat); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+func (d *data) addProbe(r *archive.ProbeRow) error {
+	d.probeRequests[probeKey{r.System, r.PhaseIndex, r.Repetition, r.Op}]++
+	l := d.lines[chartKey{r.System, r.PhaseIndex}]
+	if l == nil || r.Repetition != 0 || (r.Outcome != "hit" && r.Outcome != "ok" && r.Outcome != "miss") {
+		return nil
+	}
+	b := int(min(r.IntendedNs/l.width, probeBuckets-1))
+	if b < 0 {
+		return nil
+	}
+	if len(l.fast) == 0 {
+		l.fast, l.slow = make([]probePoint, probeBuckets), make([]probePoint, probeBuckets)
+	}
+	p := probePoint{r.IntendedNs, max(r.ResponseNs, 1), true}
+	if f := &l.fast[b]; !f.set || p.ns < f.ns {
+		*f = p
+	}
+	if s := &l.slow[b]; !s.set || p.ns > s.ns {
+		*s = p
+	}
+	return nil
+}
+
+// addInterval gathers the rows of one interval (they are stored together) and
+// draws the p99 of all its ops when the next interval begins.
+func (d *data) addInterval(r *archive.IntervalRow) error {
+	k := chartKey{r.System, r.PhaseIndex}
+	l := d.lines[k]
+	if l == nil || r.Repetition != 0 {
+		return nil
+	}
+	if r.Interval != l.interval {
+		l.flush(d.intervalNs(k))
+		l.interval = r.Interval
+	}
+	row := *r
+	row.SvcHDR, row.LagHDR = nil, nil
+	l.pending = append(l.pending, row)
+	return nil
+}
+
+func (d *data) intervalNs(k chartKey) int64 {
+	for _, p := range d.m.Phases {
+		if p.System == k.system && p.Index == k.phase && p.Repetition == 0 {
+			return p.IntervalNs
+		}
+	}
+	return 0
+}
+
+func (l *timeLine) flush(intervalNs int64) {
+	rows := l.pending
+	l.pending = l.pending[:0]
+	if len(rows) == 0 {
+		return
+	}
+	if intervalNs > 0 && rows[0].EndNs-rows[0].StartNs < intervalNs/2 {
+		return // the phase's short last interval: too few requests for a p99
+	}
+	h := mergeEncoded(rows, func(r archive.IntervalRow) []byte { return r.RespHDR })
+	if h == nil || h.TotalCount() == 0 {
+		return
+	}
+	l.p99 = append(l.p99, plotter.XY{X: float64(rows[0].EndNs) / 1e9, Y: float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6})
+}
+
+// points are the probe requests the chart draws, in time order.
+func (l *timeLine) points() plotter.XYs {
+	var out plotter.XYs
+	for b := range l.fast {
+		f, s := l.fast[b], l.slow[b]
+		if !f.set {
+			continue
+		}
+		first, second := f, s
+		if s.at < f.at {
+			first, second = s, f
+		}
+		out = append(out, plotter.XY{X: float64(first.at) / 1e9, Y: float64(first.ns) / 1e6})
+		if second != first {
+			out = append(out, plotter.XY{X: float64(second.at) / 1e9, Y: float64(second.ns) / 1e6})
+		}
+	}
+	return out
+}
+
+func (d *data) addStat(r *archive.ServerStatRow) error {
+	if r.Point != "before" && r.Point != "after" {
+		return nil
+	}
+	k := pointKey{r.System, r.PhaseIndex, r.Repetition, r.Point}
+	d.last[k] = max(d.last[k], r.TimeUnixNs)
+	if r.Section == "commandstats" {
+		d.cmdstats = append(d.cmdstats, *r)
+	}
+	return nil
 }
 
 // rep is one repetition of one phase on one system.
@@ -178,18 +332,12 @@ func mergeEncoded[T any](rows []T, enc func(T) []byte) *hdrhistogram.Histogram {
 // over a cluster's nodes (keys cmdstat_get@node).
 func (d *data) commandCalls(system string, phaseIndex, repetition int, op, point string) (int64, bool) {
 	key := "cmdstat_" + strings.ToLower(op)
+	at, sampled := d.last[pointKey{system, phaseIndex, repetition, point}]
 	var calls int64
-	sampled, found := false, false
-	var at int64
-	for _, s := range d.stats {
-		if s.System == system && s.PhaseIndex == phaseIndex && s.Repetition == repetition && s.Point == point {
-			sampled = true
-			at = max(at, s.TimeUnixNs) // the last sample of that point
-		}
-	}
-	for _, s := range d.stats {
+	found := false
+	for _, s := range d.cmdstats {
 		if s.System != system || s.PhaseIndex != phaseIndex || s.Repetition != repetition || s.Point != point ||
-			s.TimeUnixNs != at || s.Section != "commandstats" || s.Key != key && !strings.HasPrefix(s.Key, key+"@") {
+			s.TimeUnixNs != at || s.Key != key && !strings.HasPrefix(s.Key, key+"@") {
 			continue
 		}
 		found = true

@@ -54,7 +54,11 @@ func (d *data) markdown(charts []chart) []byte {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	w("# cmpbench report: %s\n\n", m.Suite.Name)
-	w("- Run: `%s`, status **%s**\n", m.RunID, m.Status)
+	w("- Run: `%s`, status **%s**", m.RunID, m.Status)
+	if m.Recovered {
+		w(" (recovered with `cmpbench recover` from the directory of a run whose cmpbench stopped before finishing)")
+	}
+	w("\n")
 	w("- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
 	w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
@@ -88,7 +92,8 @@ func (d *data) markdown(charts []chart) []byte {
 	w("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
 	w("Closed-loop phases show service time. Fixed-rate phases show response time, measured from each operation's intended send time, so queueing behind a slow server counts. ")
 	w("**NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
-	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client.", core.ClientBoundFraction*100)
+	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
+	w("**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
 	if m.Repeat > 1 {
 		w(" Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", m.Repeat)
 	}
@@ -118,7 +123,7 @@ func (d *data) markdown(charts []chart) []byte {
 	for _, p := range m.Phases {
 		ok, errs := d.phaseTotals(p)
 		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %.2f (%d) | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
-			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), p.ClientCores, p.CoresAllowed, oneLine(p.Error))
+			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), p.ClientCores, p.CoresAllowed, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
 	}
 	w("\n")
 	if len(m.Plugins) > 0 {
@@ -283,6 +288,12 @@ func (d *data) tables(b *strings.Builder) {
 					break
 				}
 			}
+			for _, r := range reps {
+				if r.info.ClientLagged {
+					rate += " (client-lagged)"
+					break
+				}
+			}
 			fmt.Fprintf(b, "| %s | %s |", sys, rate)
 			if spread {
 				fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
@@ -319,7 +330,51 @@ func (d *data) tables(b *strings.Builder) {
 			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
 		}
 		b.WriteString("\n")
+		if info.Rate > 0 {
+			d.lagTable(b, ph, ops)
+		}
 	}
+}
+
+// lagTable splits a fixed-rate phase's response time: the server's service time,
+// the client's send lag, and (the rest) queueing behind the previous request on a
+// connection.
+func (d *data) lagTable(b *strings.Builder, ph phaseRef, ops []string) {
+	type line struct {
+		sys, op   string
+		resp, svc int64
+		lag       [3]int64
+	}
+	var lines []line
+	for _, sys := range d.systems {
+		c := d.cell(ph, sys)
+		for _, op := range ops {
+			l := line{sys: sys, op: op}
+			var ok bool
+			pick := func(f func(archive.SummaryRow) int64) int64 {
+				v, found := c.latency(op, f)
+				ok = ok || found
+				return v
+			}
+			l.resp = pick(func(r archive.SummaryRow) int64 { return r.RespP99 })
+			l.svc = pick(func(r archive.SummaryRow) int64 { return r.SvcP99 })
+			l.lag[0] = pick(func(r archive.SummaryRow) int64 { return r.LagP50 })
+			l.lag[1] = pick(func(r archive.SummaryRow) int64 { return r.LagP99 })
+			l.lag[2] = pick(func(r archive.SummaryRow) int64 { return r.LagP999 })
+			if ok && l.lag[1] > 0 {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("Where the response time comes from (ms): service time is the server's (from the send to the reply), send lag the client's own delay before sending; the rest is queueing behind a connection's previous request.\n\n")
+	b.WriteString("| system | op | response p99 | service p99 | send lag p50 | send lag p99 | send lag p99.9 |\n|---|---|--:|--:|--:|--:|--:|\n")
+	for _, l := range lines {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", l.sys, l.op, ms(l.resp), ms(l.svc), ms(l.lag[0]), ms(l.lag[1]), ms(l.lag[2]))
+	}
+	b.WriteString("\n")
 }
 
 // statusOf is "ok", or each status that is not ok with its count.
@@ -407,12 +462,7 @@ func (d *data) reconciliation(b *strings.Builder) {
 					if !ok1 || !ok2 {
 						continue
 					}
-					client := row.Count + row.Errors
-					for _, p := range d.probe {
-						if p.System == sys && p.PhaseIndex == ph.index && p.Repetition == r.info.Repetition && p.Op == row.Op {
-							client++
-						}
-					}
+					client := row.Count + row.Errors + d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, row.Op}]
 					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout})
 				}
 			}
@@ -508,6 +558,18 @@ func (d *data) caveats() []string {
 				if r.info.ClientBound {
 					out = append(out, fmt.Sprintf("%s was client-bound: the load generator used %.2f of %d cores.", where, r.info.ClientCores, r.info.CoresAllowed))
 				}
+				if r.info.ClientLagged {
+					var lag, svc int64
+					for _, row := range r.rows {
+						if row.LagP99-row.SvcP99 > lag-svc {
+							lag, svc = row.LagP99, row.SvcP99
+						}
+					}
+					out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
+				}
+				if r.info.Partial {
+					out = append(out, fmt.Sprintf("%s was cut short when cmpbench stopped, and recovered: it covers the %d intervals that reached the disk.", where, r.info.Intervals))
+				}
 				var errs int64
 				for _, row := range r.rows {
 					errs += row.Errors
@@ -599,4 +661,14 @@ func ifStr(c bool, s string) string {
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+func nonEmpty(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

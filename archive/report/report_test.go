@@ -146,3 +146,34 @@ func svgTexts(t *testing.T, path string) string {
 	}
 	return strings.Join(texts, "|")
 }
+
+func TestClientLaggedPhaseIsFlaggedAndExplained(t *testing.T) {
+	w, err := archive.Create(t.TempDir(), archivetest.Header(archivetest.Options{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, archivetest.Options{Lagged: true}, -1); err != nil {
+		t.Fatal(err)
+	}
+	a, err := w.Finish(core.RunComplete, a0end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, tables, err := Render(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(files[0].Data)
+	for _, want := range []string{
+		"| slow | **NS** 4,498 of 5,000 (client-lagged) |",
+		"slow, rate-5000 was client-lagged: the client's send lag p99 (1.988 ms) exceeded the service time p99 (0.298 ms)",
+		"**client-lagged** marks a fixed-rate phase",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "fast, rate-5000 was client-lagged") || !strings.Contains(string(tables), "(client-lagged)") {
+		t.Error("client-lagged on the wrong system, or not in the console tables")
+	}
+}

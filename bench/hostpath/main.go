@@ -85,6 +85,11 @@ func run(nsys, probe int) error {
 	res := runner.Run(context.Background(), runner.Config{RunID: "hostpath", Plan: p, Systems: systems, Launch: drv.Launcher(),
 		Redactor: red, Sink: w, Observer: obs, StatsInterval: time.Hour})
 	ran := time.Since(start)
+	for _, ph := range res.Phases {
+		if ph.End.Status != core.StatusOK {
+			fmt.Fprintf(os.Stderr, "phase %s %s: %s %s\n", ph.System, ph.Spec.Name, ph.End.Status, ph.End.Error)
+		}
+	}
 	a, err := w.Finish(res.Status, time.Now())
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ package redact
 
 import (
 	"errors"
+	"io"
 	"slices"
 	"strings"
 )
@@ -67,6 +68,36 @@ func (r *Redactor) Error(err error) error {
 }
 
 // Leaks reports whether b contains any secret.
+// LeaksFrom reports whether what r reads contains a secret, reading it a chunk at
+// a time so that a file of any size is checked with bounded memory.
+func (r *Redactor) LeaksFrom(rd io.Reader) (bool, error) {
+	if r == nil || len(r.secrets) == 0 {
+		return false, nil
+	}
+	longest := 0
+	for _, sec := range r.secrets {
+		longest = max(longest, len(sec))
+	}
+	// Each chunk starts with the end of the previous one, so that a secret split
+	// across two reads is still found.
+	buf := make([]byte, max(1<<20, 4*longest))
+	keep := 0
+	for {
+		n, err := io.ReadFull(rd, buf[keep:])
+		if r.Leaks(buf[:keep+n]) {
+			return true, nil
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		keep = min(longest-1, keep+n)
+		copy(buf, buf[len(buf)-keep:])
+	}
+}
+
 func (r *Redactor) Leaks(b []byte) bool {
 	if r == nil {
 		return false

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -19,5 +20,21 @@ func TestRedactor(t *testing.T) {
 	var none *Redactor
 	if none.String("x") != "x" || none.Leaks([]byte("x")) {
 		t.Fatal("nil redactor")
+	}
+}
+
+func TestLeaksFromFindsSecretsAcrossChunks(t *testing.T) {
+	r := New("s3cret-value")
+	for _, at := range []int{0, 1<<20 - 5, 1<<20 - 1, 1 << 20, 3<<20 - 7} {
+		data := bytes.Repeat([]byte{'x'}, 3<<20+100)
+		copy(data[at:], "s3cret-value")
+		leak, err := r.LeaksFrom(bytes.NewReader(data))
+		if err != nil || !leak {
+			t.Fatalf("secret at byte %d: leak %v, %v", at, leak, err)
+		}
+	}
+	leak, err := r.LeaksFrom(bytes.NewReader(bytes.Repeat([]byte("s3cret-valu"), 300_000)))
+	if err != nil || leak {
+		t.Fatalf("no secret: leak %v, %v", leak, err)
 	}
 }

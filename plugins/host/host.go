@@ -146,6 +146,10 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 		err = d.explain(err)
 		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: time.Since(started)}, err
 	}
+	if ctx.Err() != nil {
+		now := time.Now()
+		return core.PhaseEnd{Status: core.StatusInterrupted, Error: "stopped before it started: " + context.Cause(ctx).Error(), Started: now, Ended: now}, nil
+	}
 	streamCtx, cancelStream := context.WithCancel(context.Background())
 	defer cancelStream()
 	stream, err := d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: plugins.PhaseToProto(spec)})
@@ -153,12 +157,24 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 		return fail(err)
 	}
 	// Stop the phase through the protocol, not by breaking the stream, so that the
-	// plugin hands back what it measured.
+	// plugin hands back what it measured. A stop that reaches the plugin before the
+	// phase has begun there finds nothing to stop: it is asked again until the
+	// stream ends.
+	ended := make(chan struct{})
+	defer close(ended)
 	stopWatch := context.AfterFunc(ctx, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(ctx).Error()})
-		time.AfterFunc(stopGrace, cancelStream)
+		giveUp := time.AfterFunc(stopGrace, cancelStream)
+		defer giveUp.Stop()
+		for {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(ctx).Error()})
+			cancel()
+			select {
+			case <-ended:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	})
 	defer stopWatch()
 	for {

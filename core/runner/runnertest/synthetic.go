@@ -28,8 +28,9 @@ type Synthetic struct {
 	// Intervals counts the intervals emitted so far.
 	Intervals int
 
-	keys int64
-	lat  []core.Latency
+	system string
+	keys   int64 // what the loads of system inserted
+	lat    []core.Latency
 }
 
 // NewSynthetic returns a driver whose measured phases carry probe records.
@@ -72,8 +73,13 @@ func (s *Synthetic) Pid() int { return 0 }
 // Exited implements runner.Driver.
 func (s *Synthetic) Exited() bool { return false }
 
-// Open implements runner.Driver.
-func (s *Synthetic) Open(context.Context, core.SystemConfig) error { return nil }
+// Open implements runner.Driver: each system starts empty.
+func (s *Synthetic) Open(_ context.Context, sys core.SystemConfig) error {
+	if sys.Name != s.system {
+		s.system, s.keys = sys.Name, 0
+	}
+	return nil
+}
 
 // Capture implements runner.Driver.
 func (s *Synthetic) Capture(context.Context) (core.Capture, error) {
