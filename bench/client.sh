@@ -121,6 +121,49 @@ c, m = ${c_rate[-1]}/$quiet_c, ${m_rate[-1]}/$quiet_m
 print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of its quiet run; CPU per op cmpbench/memtier {${c_cpu[-1]}/${m_cpu[-1]}:.2f}x')"
 fi
 
+if command -v openssl >/dev/null; then
+  echo "== 1b. the same over TLS (rueidis connections, one goroutine each), one round each"
+  examples/gen-certs.sh "$work/certs" >/dev/null
+  tport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port 0 --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+    --tls-cert-file "$work/certs/server.crt" --tls-key-file "$work/certs/server.key" --tls-ca-cert-file "$work/certs/ca.crt" \
+    --tls-auth-clients no >"$work/redis-tls.log" 2>&1 &
+  tls_pid=$!
+  sleep 0.5
+  cat >"$work/tls.yaml" <<YAML
+systems:
+  bench:
+    adapter: resp
+    endpoint: 127.0.0.1:$tport
+    disposable: true
+    tls: {enabled: true, ca_file: $work/certs/ca.crt}
+YAML
+  a=$(./bin/cmpbench --config "$work/tls.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" 2>"$work/tls.err" | sed -n 's/^Archive: //p')
+  line=$("$stat" phase "$a" measure)
+  printf '   TLS       cmpbench: %8s ops/s, %6s CPU-s per million ops\n' "$(field ops_per_s "$line")" "$(field cpu_s_per_mop "$line")"
+  if $have_memtier; then
+    TIMEFORMAT='%U %S'
+    { time memtier_benchmark -s 127.0.0.1 -p "$tport" --protocol=redis --tls --cacert "$work/certs/ca.crt" -t 2 -c 25 --ratio=1:10 \
+        --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
+        --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
+    read -r ops cpu < <(python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+totals = j["ALL STATS"]["Totals"]
+ops = totals.get("Count") or round(totals["Ops/sec"] * j["ALL STATS"]["Runtime"]["Total duration"] / 1000)
+u, s = open(sys.argv[2]).read().split()
+print(int(ops), float(u) + float(s))
+PY
+)
+    python3 -c "
+c_cpu, c_rate = $(field cpu_s_per_mop "$line"), $(field ops_per_s "$line")
+m_cpu, m_rate = $cpu / ($ops / 1e6), $ops / $secs
+print(f'   TLS       memtier:  {m_rate:8.0f} ops/s, {m_cpu:6.3f} CPU-s per million ops')
+print(f'   over TLS, cmpbench / memtier: CPU per op {c_cpu/m_cpu:.2f}x, throughput {c_rate/m_rate:.2f}x')"
+  fi
+  kill "$tls_pid"
+fi
+
 echo "== 2. fixed 20,000 ops/s, 50 connections, 1:10, 256 B, 10,000 keys, ${secs} s"
 suite fixed "{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 10000}}" \
   "{name: fixed, connections: 50, duration: ${secs}s, rate: 20000, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}"

@@ -127,10 +127,19 @@ func rss(a *archive.Archive, phase string) {
 		fail(err)
 	}
 	byProc := map[string]int64{}
+	var hostFirst, hostLast int64
 	for _, r := range rows {
 		if r.Phase == phase {
 			byProc[r.Process] = max(byProc[r.Process], r.RSSBytes)
+			if r.Process == "cmpbench" {
+				if hostFirst == 0 {
+					hostFirst = r.RSSBytes
+				}
+				hostLast = r.RSSBytes
+			}
 		}
 	}
-	fmt.Printf("host_rss_mib=%.1f plugin_rss_mib=%.1f\n", float64(byProc["cmpbench"])/(1<<20), float64(byProc["plugin"])/(1<<20))
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	fmt.Printf("host_rss_mib=%.1f plugin_rss_mib=%.1f host_rss_first_mib=%.1f host_rss_last_mib=%.1f\n",
+		mib(byProc["cmpbench"]), mib(byProc["plugin"]), mib(hostFirst), mib(hostLast))
 }
