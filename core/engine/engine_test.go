@@ -352,8 +352,8 @@ func TestOpenLoopSchedulesAreStaggered(t *testing.T) {
 }
 
 func TestHotPathDoesNotAllocate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("counts allocations over a long run")
+	if testing.Short() || raceEnabled {
+		t.Skip("counts allocations over a long run, without the race detector")
 	}
 	allocs := func(ops int64) uint64 {
 		var before, after runtime.MemStats

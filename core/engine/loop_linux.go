@@ -450,6 +450,9 @@ func (l *loop) dial(c *rconn, now int64) {
 	id := c.id
 	go func() {
 		conn, err := l.e.cfg.Connect(l.ctx)
+		if err != nil {
+			conn = nil // a failed Connect may return a typed nil
+		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.closed {

@@ -140,6 +140,15 @@ func dialLine(addr string, timeout time.Duration) (*lineConn, error) {
 	return &lineConn{fd: fd, addr: addr, timeout: timeout}, nil
 }
 
+// dialConn is dialLine as a core.Conn, nil on failure.
+func dialConn(addr string, timeout time.Duration) (core.Conn, error) {
+	c, err := dialLine(addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 func (c *lineConn) Raw() (core.RawIO, bool) {
 	return core.RawIO{FD: c.fd, Timeout: c.timeout, Codec: lineCodec{}}, true
 }
@@ -229,7 +238,7 @@ func (lineCodec) ParseReply(src []byte, op *core.Op) (int, error) {
 func rawRun(t testing.TB, srv *lineServer, exec string, s core.PhaseSpec, src func() core.OpSource, connect func() (core.Conn, error)) (core.PhaseEnd, *collected) {
 	t.Helper()
 	if connect == nil {
-		connect = func() (core.Conn, error) { return dialLine(srv.addr(), 300*time.Millisecond) }
+		connect = func() (core.Conn, error) { return dialConn(srv.addr(), 300*time.Millisecond) }
 	}
 	if src == nil {
 		src = func() core.OpSource { return fixedSource{core.OpGet} }
@@ -290,7 +299,10 @@ func TestAutoPicksLoopsForRawConnections(t *testing.T) {
 	// The loop executor never calls Do: a Do that panics proves which one ran.
 	end, c := rawRun(t, srv, ExecAuto, spec(3, 0, 10*time.Second, 3000), nil, func() (core.Conn, error) {
 		lc, err := dialLine(srv.addr(), time.Second)
-		return &loopOnly{lc}, err
+		if err != nil {
+			return nil, err
+		}
+		return &loopOnly{lc}, nil
 	})
 	if end.Status != core.StatusOK || c.total()[core.OpGet].OK != 3000 {
 		t.Fatalf("%s %s", end.Status, end.Error)
@@ -347,7 +359,7 @@ func TestConnectingIsNotTimed(t *testing.T) {
 			before := time.Now()
 			end, c := rawRun(t, srv, exec, spec(4, 0, 300*time.Millisecond, 0), nil, func() (core.Conn, error) {
 				time.Sleep(100 * time.Millisecond) // a slow handshake (TLS, AUTH)
-				return dialLine(srv.addr(), time.Second)
+				return dialConn(srv.addr(), time.Second)
 			})
 			if end.Status != core.StatusOK {
 				t.Fatal(end.Error)
@@ -447,7 +459,7 @@ func TestLoopStopsWhenInterrupted(t *testing.T) {
 	time.AfterFunc(200*time.Millisecond, cancel)
 	end := Run(ctx, Config{
 		Spec:      spec(4, 0, time.Minute, 0),
-		Connect:   func(context.Context) (core.Conn, error) { return dialLine(srv.addr(), time.Second) },
+		Connect:   func(context.Context) (core.Conn, error) { return dialConn(srv.addr(), time.Second) },
 		NewSource: func(int) (core.OpSource, error) { return fixedSource{core.OpGet}, nil },
 		Executor:  ExecLoops,
 	})
@@ -457,8 +469,8 @@ func TestLoopStopsWhenInterrupted(t *testing.T) {
 }
 
 func TestLoopHotPathDoesNotAllocate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("counts allocations over a long run")
+	if testing.Short() || raceEnabled {
+		t.Skip("counts allocations over a long run, without the race detector")
 	}
 	srv := newLineServer(t, nil)
 	allocs := func(ops int64) uint64 {
