@@ -356,3 +356,33 @@ func TestRecoverKeepsFinishedPhasesAndMarksThePartialOne(t *testing.T) {
 		t.Fatalf("%d interval rows", len(iv))
 	}
 }
+
+func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
+	// cmpbench died after a phase's rows reached the disk but before the manifest
+	// that says the phase ended did.
+	out := t.TempDir()
+	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(w.Dir(), archive.ManifestFile)
+	b, _ := os.ReadFile(path)
+	var m archive.Manifest
+	json.Unmarshal(b, &m)
+	last := &m.Phases[len(m.Phases)-1]
+	last.Status, last.ElapsedNs = core.StatusRunning, 0
+	b, _ = json.Marshal(m)
+	os.WriteFile(path, b, 0o644)
+
+	a, err := archive.Open(recoverRun(t, w.Dir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Manifest.Phases[len(a.Manifest.Phases)-1]
+	if len(a.Summary) != 10 || p.Status != core.StatusOK || p.Partial || p.ElapsedNs != int64(3*time.Second) {
+		t.Fatalf("%d summary rows; last phase %s partial %v elapsed %d", len(a.Summary), p.Status, p.Partial, p.ElapsedNs)
+	}
+}

@@ -51,12 +51,26 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	for _, f := range []string{SumsFile, ManifestFile + ".final", ManifestFile + ".tmp", ValidationFile + ".tmp"} {
 		_ = os.Remove(filepath.Join(dir, f))
 	}
+	// A phase whose rows reached the summary spool had ended; only its manifest
+	// entry was not saved yet.
+	ended := map[phaseID]SummaryRow{}
+	if err := readSpoolFrom(filepath.Join(dir, SpoolDir, spoolSummary), 0, func(r *SummaryRow) error {
+		ended[phaseID{System: r.System, Index: r.PhaseIndex, Name: r.Phase, Repetition: r.Repetition}] = *r
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	if err := w.openSpools(); err != nil {
 		return nil, err
 	}
 	for i := range w.m.Phases {
 		pi := &w.m.Phases[i]
 		if pi.Status != core.StatusRunning {
+			continue
+		}
+		if r, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
+			pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
+			pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
 			continue
 		}
 		if err := w.recoverPhase(pi); err != nil {

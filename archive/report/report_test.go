@@ -20,25 +20,31 @@ var a0end = time.Date(2026, 12, 1, 10, 0, 40, 0, time.UTC)
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// fixture writes the generated run's archive with its report, as `cmpbench run`
-// finishes one.
-func fixture(t *testing.T) string {
+// renderRun writes a generated run and draws its report and console tables, as
+// `cmpbench run` finishes one.
+func renderRun(t *testing.T, opt archivetest.Options) (w *archive.Writer, files []File, tables []byte) {
 	t.Helper()
-	w, err := archive.Create(t.TempDir(), archivetest.Header(archivetest.Options{}), nil)
+	w, err := archive.Create(t.TempDir(), archivetest.Header(opt), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
+	if err := archivetest.Feed(w, opt, -1); err != nil {
 		t.Fatal(err)
 	}
 	a, err := w.Finish(core.RunComplete, a0end)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := Render(a)
-	if err != nil {
+	if files, tables, err = Render(a); err != nil {
 		t.Fatal(err)
 	}
+	return w, files, tables
+}
+
+// fixture is the generated run's archive with its report.
+func fixture(t *testing.T) string {
+	t.Helper()
+	w, files, _ := renderRun(t, archivetest.Options{})
 	for _, f := range files {
 		if err := w.AddFile(f.Name, f.Data); err != nil {
 			t.Fatal(err)
@@ -148,21 +154,7 @@ func svgTexts(t *testing.T, path string) string {
 }
 
 func TestClientLaggedPhaseIsFlaggedAndExplained(t *testing.T) {
-	w, err := archive.Create(t.TempDir(), archivetest.Header(archivetest.Options{}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := archivetest.Feed(w, archivetest.Options{Lagged: true}, -1); err != nil {
-		t.Fatal(err)
-	}
-	a, err := w.Finish(core.RunComplete, a0end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, tables, err := Render(a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, files, tables := renderRun(t, archivetest.Options{Lagged: true})
 	md := string(files[0].Data)
 	for _, want := range []string{
 		"| slow | **NS** 4,498 of 5,000 (client-lagged) |",

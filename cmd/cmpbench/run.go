@@ -164,7 +164,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	}
 	for _, d := range archive.InProgress(out) {
 		if d != w.Dir() {
-			fmt.Fprintf(stderr, "note: %s is a run that did not finish; `cmpbench recover %s` turns what it measured into an archive\n", d, d)
+			fmt.Fprintf(stderr, "note: %s is a run still going or one that did not finish; if its cmpbench is gone, `cmpbench recover %s` turns what it measured into an archive\n", d, d)
 		}
 	}
 
