@@ -386,3 +386,59 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 		t.Fatalf("%d summary rows; last phase %s partial %v elapsed %d", len(a.Summary), p.Status, p.Partial, p.ElapsedNs)
 	}
 }
+
+func TestFailedFinalRenameLeavesNothingThatClaimsComplete(t *testing.T) {
+	out := t.TempDir()
+	h := archivetest.Header(archivetest.Options{})
+	w, err := archive.Create(out, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
+		t.Fatal(err)
+	}
+	// Something took the final name meanwhile: the last rename fails.
+	os.MkdirAll(filepath.Join(out, h.RunID, "in-the-way"), 0o755)
+	if _, err := w.Finish(core.RunComplete, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err == nil {
+		t.Fatal("commit over an existing directory succeeded")
+	}
+	assertInProgress(t, w.Dir())
+	if _, err := os.Stat(filepath.Join(w.Dir(), archive.SumsFile)); !os.IsNotExist(err) {
+		t.Fatal("SHA256SUMS left in the unfinished directory")
+	}
+	os.RemoveAll(filepath.Join(out, h.RunID))
+	a, err := archive.Open(recoverRun(t, w.Dir()))
+	if err != nil || len(a.Summary) != 10 {
+		t.Fatalf("recovered: %v", err)
+	}
+}
+
+func TestRecoverDropsARowCutShort(t *testing.T) {
+	out := t.TempDir()
+	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, archivetest.Options{}, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The machine lost power in the middle of a row.
+	for _, name := range []string{"summary.jsonl", "intervals.jsonl"} {
+		f, err := os.OpenFile(filepath.Join(w.Dir(), archive.SpoolDir, name), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(`{"System":"fast","PhaseIn`)
+		f.Close()
+	}
+	a, err := archive.Open(recoverRun(t, w.Dir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Manifest.Phases[2].Status != core.StatusInterrupted || len(a.Summary) != 5 {
+		t.Fatalf("%d summary rows, phase 3 %s", len(a.Summary), a.Manifest.Phases[2].Status)
+	}
+}

@@ -1,9 +1,11 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,15 +25,22 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Status != StatusInProgress {
-		return nil, fmt.Errorf("%s: status %q: only a run that did not finish (status %s) can be recovered", dir, m.Status, StatusInProgress)
+	// A directory still under its temporary name whose manifest has a final status
+	// is one whose Commit stopped between its last two renames: it is finished
+	// again as it was.
+	if m.Status != StatusInProgress && !strings.HasSuffix(filepath.Base(dir), ".partial") {
+		return nil, fmt.Errorf("%s: status %q: only a run that did not finish can be recovered", dir, m.Status)
 	}
 	if m.FormatVersion > FormatVersion {
 		return nil, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
 	}
 	parent := filepath.Dir(dir)
-	m.Recovered = true
-	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1}
+	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1, recoveredStatus: core.RunInterrupted}
+	if m.Status != StatusInProgress {
+		w.recoveredStatus = m.Status
+	} else {
+		w.m.Recovered = true
+	}
 	if _, err := os.Stat(w.final); err == nil {
 		return nil, fmt.Errorf("archive %s already exists", w.final)
 	}
@@ -60,6 +69,12 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// A crash may have cut a row short; what is appended now must start a line.
+	for _, name := range []string{spoolSummary, spoolIntervals, spoolProbe, spoolServerStats, spoolClientStats} {
+		if err := dropTornLine(filepath.Join(dir, SpoolDir, name)); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.openSpools(); err != nil {
 		return nil, err
 	}
@@ -71,6 +86,10 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 		if r, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
 			pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
 			pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
+			pi.ClientLagged, pi.ClientBound = r.ClientLagged, r.ClientBound
+			if pi.Error == "" {
+				pi.Error = "recovered: the phase ended and its results reached the disk, but not how it ended (errors, intervals, CPU)"
+			}
 			continue
 		}
 		if err := w.recoverPhase(pi); err != nil {
@@ -102,6 +121,42 @@ func (w *Writer) recoverPhase(pi *PhaseInfo) error {
 	return w.spools[spoolSummary].flush(true)
 }
 
+// RecoveredStatus is the status a recovered archive gets: interrupted, or the status
+// of a run whose archive was complete but for its final rename.
+func (w *Writer) RecoveredStatus() core.RunStatus { return w.recoveredStatus }
+
+// dropTornLine cuts a spool file after its last complete line.
+func dropTornLine(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil || size == 0 {
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if keep := start + int64(i) + 1; keep != size {
+				return f.Truncate(keep)
+			}
+			return nil
+		}
+		end = start
+	}
+	return f.Truncate(0)
+}
+
 // Ended is when the recovered run was last seen working: the end of its last
 // phase, or its start.
 func (w *Writer) Ended() time.Time {
@@ -127,7 +182,7 @@ func InProgress(outDir string) []string {
 			continue
 		}
 		dir := filepath.Join(outDir, e.Name())
-		if m, err := readManifestFile(dir); err == nil && m.Status == StatusInProgress {
+		if _, err := readManifestFile(dir); err == nil {
 			out = append(out, dir)
 		}
 	}

@@ -59,6 +59,8 @@ type Writer struct {
 	// intervals start at runningFrom in the intervals spool.
 	running     int
 	runningFrom int64
+	// recoveredStatus is what Recover says the archive's status is.
+	recoveredStatus core.RunStatus
 }
 
 // PendingName is the in-progress name of the archive of runID.
@@ -134,6 +136,15 @@ func (w *Writer) saveManifest() error {
 		return err
 	}
 	return replaceFile(filepath.Join(w.dir, ManifestFile), append(b, '\n'))
+}
+
+// saveInProgress writes the manifest as it stands but with status in_progress: what
+// the directory says after Finish set the final status and Commit failed.
+func (w *Writer) saveInProgress() error {
+	final := w.m.Status
+	w.m.Status = StatusInProgress
+	defer func() { w.m.Status = final }()
+	return w.saveManifest()
 }
 
 // replaceFile writes data to path through a synced temporary file and a rename, so
@@ -260,9 +271,6 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 func (w *Writer) PhaseStarted(p *core.PhaseRun) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	pi := phaseInfo(p)
-	pi.Status = core.StatusRunning
-	w.m.Phases = append(w.m.Phases, pi)
 	sp := w.spools[spoolIntervals]
 	if err := sp.flush(false); err != nil {
 		return err
@@ -271,6 +279,9 @@ func (w *Writer) PhaseStarted(p *core.PhaseRun) error {
 	if err != nil {
 		return err
 	}
+	pi := phaseInfo(p)
+	pi.Status = core.StatusRunning
+	w.m.Phases = append(w.m.Phases, pi)
 	w.running, w.runningFrom = len(w.m.Phases)-1, from
 	return w.saveManifest()
 }
@@ -506,7 +517,8 @@ func (w *Writer) Commit() (string, error) {
 	}
 	if err != nil {
 		// Never leave a directory that claims to be complete under the temporary name.
-		_ = w.saveManifest()
+		_ = w.saveInProgress()
+		os.Remove(filepath.Join(w.dir, SumsFile))
 		return undo(err)
 	}
 	_ = os.RemoveAll(aside)

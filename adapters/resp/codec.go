@@ -170,6 +170,10 @@ func truncate(b []byte, n int) []byte {
 	return b
 }
 
+// maxBulk bounds a bulk string's length (Redis' proto-max-bulk-len default): a longer
+// one is not a reply this client asked for.
+const maxBulk = 512 << 20
+
 // What skip and lineInt return instead of an index.
 const (
 	needMore  = -1 // the value has not fully arrived
@@ -196,6 +200,12 @@ func skip(b []byte, i int) int {
 		if n < 0 {
 			return next // null bulk string
 		}
+		if n > maxBulk {
+			return malformed
+		}
+		if n > int64(len(b)-next) {
+			return needMore
+		}
 		end := next + int(n) + 2
 		if end > len(b) {
 			return needMore
@@ -207,6 +217,12 @@ func skip(b []byte, i int) int {
 	case '*', '~', '>', '%', '|':
 		if next == malformed {
 			return malformed
+		}
+		if n > maxBulk {
+			return malformed
+		}
+		if n > int64(len(b)) {
+			return needMore // more elements than bytes: not complete yet
 		}
 		elems := int(n)
 		if b[i] == '%' || b[i] == '|' {
@@ -252,12 +268,12 @@ func lineInt(b []byte, i int) (n int64, next int) {
 }
 
 func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	neg := b[0] == '-'
+	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false // no digits, or more than any length a reply may have
 	}
 	var v int64
 	for _, c := range b {

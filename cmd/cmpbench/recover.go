@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpbench/cmpbench/archive"
-	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
@@ -36,7 +35,7 @@ the disk. verify, report, compare and export then accept it.`,
 			if err != nil {
 				return badInput{err}
 			}
-			dir, tables, err := finishArchive(w, core.RunInterrupted, w.Ended())
+			dir, tables, err := finishArchive(w, w.RecoveredStatus(), w.Ended())
 			if err != nil {
 				return err
 			}

@@ -208,7 +208,9 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		e.unreach = int64(DefaultUnreachableAfter)
 	}
 	n := spec.Connections
-	if note, err := checkFileLimit(n + 1); err != nil {
+	// Each connection's socket, the probe's, the duplicates of sockets being
+	// opened, and each loop's epoll, event and timer descriptors.
+	if note, err := checkFileLimit(n, n+1+connectParallel+3*runtime.GOMAXPROCS(0)); err != nil {
 		return failed("%v", err)
 	} else if note != "" {
 		e.notes = append(e.notes, note)
@@ -268,6 +270,13 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			exec = ExecLoops
 		}
 	}
+	if exec == ExecGoroutines {
+		// A worker goroutine also has its pacer's timer descriptor.
+		if _, err := checkFileLimit(n, 2*n+1+connectParallel); err != nil {
+			closeAll(streams, probe)
+			return failed("%v", err)
+		}
+	}
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	started := time.Now()
@@ -301,7 +310,13 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			drivers = append(drivers, &worker{e: e, sh: shards[i%len(shards)], stream: *s})
 		}
 	}
+	// Every slot a shard will cycle through is made before the clock starts, so
+	// that no operation waits for a histogram to be allocated.
+	for _, sh := range shards {
+		sh.prepare(e.kinds, slotsPerShard)
+	}
 	if probe != nil {
+		probeShard.prepare(nil, slotsPerShard) // the probe keeps records, not histograms
 		shards = append(shards, probeShard)
 	}
 

@@ -2,4 +2,4 @@
 
 package engine
 
-func checkFileLimit(int) (string, error) { return "", nil }
+func checkFileLimit(int, int) (string, error) { return "", nil }

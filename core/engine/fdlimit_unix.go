@@ -7,12 +7,13 @@ import (
 	"syscall"
 )
 
-// checkFileLimit makes sure conns connections fit under the open-file limit. The Go
-// runtime raises the soft limit to the hard one when a process starts; this raises
-// it the last step if needed and says so, and fails with a clear message when even
-// the hard limit is too low. The note is empty when there is nothing to say.
-func checkFileLimit(conns int) (note string, err error) {
-	need := uint64(conns + fdReserve)
+// checkFileLimit makes sure a phase of conns connections, which needs fds
+// descriptors, fits under the open-file limit. The Go runtime raises the soft limit
+// to the hard one when a process starts; this raises it the last step if needed
+// and says so, and fails with a clear message when even the hard limit is too low.
+// The note is empty when there is nothing to say.
+func checkFileLimit(conns, fds int) (note string, err error) {
+	need := uint64(fds + fdReserve)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return "", nil // unknown: connecting will tell

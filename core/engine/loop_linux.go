@@ -283,9 +283,13 @@ func (l *loop) wait(now, timeout int64) int {
 	// costs less than a timerfd_settime per wait.
 	if at := now + timeout; l.armed == 0 || l.armed <= now || l.armed > at {
 		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(l.e.baseMono + at)}
-		if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err == nil {
-			l.armed = at
+		if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+			// Without the timer nothing would wake the loop for its next send:
+			// sleep instead (Go's timers are coarser, and the lag will show it).
+			time.Sleep(time.Duration(min(timeout, int64(time.Millisecond))))
+			return l.poll()
 		}
+		l.armed = at
 	}
 	l.ready = 0
 	_ = l.epoll.Read(l.pollFn)
@@ -413,8 +417,10 @@ func (l *loop) complete(c *rconn, opErr error, end int64) {
 		l.detach(c) // the stream can no longer be trusted
 	case int(core.ErrClassConnection):
 		l.detach(c)
-		// Wait before the next attempt on a broken connection instead of spinning.
+		// Wait before the next attempt on a broken connection instead of spinning;
+		// the wait is the server's doing, not send lag.
 		c.state, c.wake = stWaiting, end+int64(reconnectBackoff)
+		c.freeAt = c.wake
 		l.heap.push(c)
 		return
 	}

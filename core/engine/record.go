@@ -49,6 +49,16 @@ type slot struct {
 	probe    []core.ProbeRecord
 }
 
+// hasOps reports whether the slot recorded any operation.
+func (s *slot) hasOps() bool {
+	for k := range s.ops {
+		if !s.ops[k].empty() {
+			return true
+		}
+	}
+	return false
+}
+
 // reset empties the slot and keeps its histograms and buffers.
 func (s *slot) reset() {
 	for k := range s.ops {
@@ -106,6 +116,25 @@ type shard struct {
 	cur     *slot   // the newest interval recorded, or nil
 	pending []*slot // older intervals not collected yet, oldest first
 	free    []*slot
+}
+
+// slotsPerShard is how many slots a shard cycles through: the interval being
+// recorded, the one just ended (late records), and one the collector is emitting.
+const slotsPerShard = 3
+
+// prepare fills the free list with n slots whose recorders are made for kinds.
+func (sh *shard) prepare(kinds []core.OpKind, n int) {
+	for range n {
+		s := &slot{owner: sh}
+		for _, k := range kinds {
+			r := &s.ops[k]
+			r.svc = newRecorder()
+			if sh.open {
+				r.resp, r.lag = newRecorder(), newRecorder()
+			}
+		}
+		sh.free = append(sh.free, s)
+	}
 }
 
 // slotFor returns the slot of interval idx; the caller holds mu.
@@ -253,10 +282,19 @@ func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 		case <-done:
 			end := last()
 			c.gather(math.MaxInt64)
-			for ; c.next*e.interval < end; c.next++ {
-				c.emit(c.next, min((c.next+1)*e.interval, end), end)
+			// Every interval up to the last operation, and any later one that holds
+			// operations (recorded late, after their interval had been emitted);
+			// what is left is side-probe requests after the last operation.
+			lastIdx := (end - 1) / e.interval
+			for idx, s := range c.aggs {
+				if idx > lastIdx && s.hasOps() {
+					lastIdx = idx
+				}
 			}
-			for idx, s := range c.aggs { // probe requests after the last operation
+			for ; c.next <= lastIdx && end > 0; c.next++ {
+				c.emit(c.next, max(min((c.next+1)*e.interval, end), c.next*e.interval), end)
+			}
+			for idx, s := range c.aggs {
 				delete(c.aggs, idx)
 				s.reset()
 				s.owner.release(s)

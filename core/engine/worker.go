@@ -73,8 +73,10 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		if class := e.finish(&w.stream, w.sh, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
-			// Wait before the next attempt on a broken connection instead of spinning.
+			// Wait before the next attempt on a broken connection instead of spinning;
+			// the wait is the server's doing, not send lag.
 			w.sleep(int64(reconnectBackoff))
+			prevEnd = e.now()
 		}
 	}
 }

@@ -1,0 +1,77 @@
+package resp
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+func TestParseReply(t *testing.T) {
+	rec := &core.Op{Kind: core.OpRead, Fields: make([][]byte, 2)}
+	tests := []struct {
+		name  string
+		op    *core.Op
+		reply string
+		n     int // 0: needs more
+		err   error
+		class core.ErrorClass
+		bytes int
+	}{
+		{"bulk", &core.Op{Kind: core.OpGet}, "$5\r\nhello\r\n", 11, nil, 0, 5},
+		{"bulk cut short", &core.Op{Kind: core.OpGet}, "$5\r\nhel", 0, nil, 0, 0},
+		{"header cut short", &core.Op{Kind: core.OpGet}, "$5", 0, nil, 0, 0},
+		{"null bulk is a miss", &core.Op{Kind: core.OpGet}, "$-1\r\n", 5, core.ErrMiss, 0, 0},
+		{"RESP3 null is a miss", &core.Op{Kind: core.OpGet}, "_\r\n", 3, core.ErrMiss, 0, 0},
+		{"OK", &core.Op{Kind: core.OpSet}, "+OK\r\n", 5, nil, 0, 0},
+		{"OOM", &core.Op{Kind: core.OpSet}, "-OOM command not allowed\r\n", 26, errors.New(""), core.ErrClassOOM, 0},
+		{"other error", &core.Op{Kind: core.OpSet}, "-WRONGTYPE x\r\n", 14, errors.New(""), core.ErrClassOther, 0},
+		{"integer", &core.Op{Kind: core.OpInsert}, ":10\r\n", 5, nil, 0, 0},
+		{"record", rec, "*4\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\nx\r\n", 36, nil, 0, 4},
+		{"RESP3 map", rec, "%2\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\nx\r\n", 36, nil, 0, 4},
+		{"record cut short", rec, "*4\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\n", 0, nil, 0, 0},
+		{"record missing fields", rec, "*2\r\n$2\r\nf1\r\n$3\r\nabc\r\n", 21, errors.New(""), core.ErrClassOther, 3},
+		{"empty record", rec, "*0\r\n", 4, errors.New(""), core.ErrClassOther, 0},
+		{"attribute before the reply", &core.Op{Kind: core.OpSet}, "|1\r\n+a\r\n+b\r\n+OK\r\n", 17, nil, 0, 0},
+		{"not RESP", &core.Op{Kind: core.OpGet}, "hello\r\n", 7, errors.New(""), core.ErrClassProtocol, 0},
+		{"a bulk length no reply has", &core.Op{Kind: core.OpGet}, "$9223372036854775807\r\nx", 23, errors.New(""), core.ErrClassProtocol, 0},
+		{"a bulk length past int64", &core.Op{Kind: core.OpGet}, "$99999999999999999999\r\nx", 24, errors.New(""), core.ErrClassProtocol, 0},
+		{"an array too long for a reply", &core.Op{Kind: core.OpRead}, "*999999999999\r\n", 15, errors.New(""), core.ErrClassProtocol, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := *tc.op
+			op.RespBytes = 0
+			n, err := codec{profile: &Profile{}}.ParseReply([]byte(tc.reply), &op)
+			if n != tc.n {
+				t.Fatalf("took %d bytes, want %d (%v)", n, tc.n, err)
+			}
+			switch {
+			case tc.err == nil && err != nil, tc.err != nil && err == nil:
+				t.Fatalf("err %v, want %v", err, tc.err)
+			case tc.err == core.ErrMiss && err != core.ErrMiss:
+				t.Fatalf("err %v, want a miss", err)
+			case tc.err != nil && tc.err != core.ErrMiss && core.ClassOf(err) != tc.class:
+				t.Fatalf("err %v of class %s, want %s", err, core.ClassOf(err), tc.class)
+			}
+			if op.RespBytes != tc.bytes {
+				t.Fatalf("%d payload bytes, want %d", op.RespBytes, tc.bytes)
+			}
+		})
+	}
+}
+
+func TestAppendRequest(t *testing.T) {
+	p := &Profile{}
+	p.Commands.Update, p.Commands.Insert = []string{"LAVIK.HREPLACE"}, []string{"HSET"}
+	c := codec{profile: p}
+	op := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: [][]byte{[]byte("f0")}, Values: [][]byte{[]byte("v")}}
+	got := string(c.AppendRequest(nil, op))
+	want := "*4\r\n$14\r\nLAVIK.HREPLACE\r\n$5\r\nuser1\r\n$2\r\nf0\r\n$1\r\nv\r\n"
+	if got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	if got := string(c.AppendRequest(nil, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("")})); got != "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n" {
+		t.Fatalf("SET with an empty value: %q", got)
+	}
+}
