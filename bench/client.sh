@@ -122,7 +122,7 @@ print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of
 fi
 
 if command -v openssl >/dev/null; then
-  echo "== 1b. the same over TLS (rueidis connections, one goroutine each), one round each"
+  echo "== 1b. the same over TLS (rueidis connections, one goroutine each), alternating"
   examples/gen-certs.sh "$work/certs" >/dev/null
   tport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   redis-server --port 0 --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
@@ -138,15 +138,18 @@ systems:
     disposable: true
     tls: {enabled: true, ca_file: $work/certs/ca.crt}
 YAML
-  a=$(./bin/cmpbench --config "$work/tls.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" 2>"$work/tls.err" | sed -n 's/^Archive: //p')
-  line=$("$stat" phase "$a" measure)
-  printf '   TLS       cmpbench: %8s ops/s, %6s CPU-s per million ops\n' "$(field ops_per_s "$line")" "$(field cpu_s_per_mop "$line")"
-  if $have_memtier; then
-    TIMEFORMAT='%U %S'
-    { time memtier_benchmark -s 127.0.0.1 -p "$tport" --protocol=redis --tls --cacert "$work/certs/ca.crt" -t 2 -c 25 --ratio=1:10 \
-        --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
-        --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
-    read -r ops cpu < <(python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
+  declare -a t_cpu t_rate tm_cpu tm_rate
+  for r in $(seq "$rounds"); do
+    a=$(./bin/cmpbench --config "$work/tls.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" 2>"$work/tls.err" | sed -n 's/^Archive: //p')
+    line=$("$stat" phase "$a" measure)
+    t_cpu+=("$(field cpu_s_per_mop "$line")"); t_rate+=("$(field ops_per_s "$line")")
+    printf '   round %s   cmpbench: %8s ops/s, %6s CPU-s per million ops\n' "$r" "${t_rate[-1]}" "${t_cpu[-1]}"
+    if $have_memtier; then
+      TIMEFORMAT='%U %S'
+      { time memtier_benchmark -s 127.0.0.1 -p "$tport" --protocol=redis --tls --cacert "$work/certs/ca.crt" -t 2 -c 25 --ratio=1:10 \
+          --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
+          --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
+      read -r ops cpu < <(python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 totals = j["ALL STATS"]["Totals"]
@@ -155,11 +158,16 @@ u, s = open(sys.argv[2]).read().split()
 print(int(ops), float(u) + float(s))
 PY
 )
-    python3 -c "
-c_cpu, c_rate = $(field cpu_s_per_mop "$line"), $(field ops_per_s "$line")
-m_cpu, m_rate = $cpu / ($ops / 1e6), $ops / $secs
-print(f'   TLS       memtier:  {m_rate:8.0f} ops/s, {m_cpu:6.3f} CPU-s per million ops')
-print(f'   over TLS, cmpbench / memtier: CPU per op {c_cpu/m_cpu:.2f}x, throughput {c_rate/m_rate:.2f}x')"
+      tm_cpu+=("$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")"); tm_rate+=("$(python3 -c "print(f'{$ops / $secs:.0f}')")")
+      printf '   round %s   memtier:  %8s ops/s, %6s CPU-s per million ops\n' "$r" "${tm_rate[-1]}" "${tm_cpu[-1]}"
+    fi
+  done
+  if $have_memtier; then
+    python3 - "${t_cpu[*]}" "${tm_cpu[*]}" "${t_rate[*]}" "${tm_rate[*]}" <<'PY'
+import sys, statistics as st
+c, m, cr, mr = ([float(x) for x in a.split()] for a in sys.argv[1:5])
+print(f"   over TLS, cmpbench / memtier, median of {len(c)} rounds: CPU per op {st.median(c)/st.median(m):.2f}x, throughput {st.median(cr)/st.median(mr):.2f}x")
+PY
   fi
   kill "$tls_pid"
 fi
