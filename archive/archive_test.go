@@ -145,6 +145,21 @@ func TestCommitRefusesASecret(t *testing.T) {
 	assertInProgress(t, w.Dir())
 }
 
+// fed writes the generated run into a new archive under out as a runner does,
+// stopping in the middle of phase stopAfter (-1: the whole run), and returns the
+// unfinished writer.
+func fed(t *testing.T, out string, stopAfter int) *archive.Writer {
+	t.Helper()
+	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, archivetest.Options{}, stopAfter); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // assertInProgress checks that a directory does not claim to be a finished archive.
 func assertInProgress(t *testing.T, dir string) {
 	t.Helper()
@@ -241,18 +256,12 @@ func TestDiskFullLeavesNothingThatClaimsComplete(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			out := t.TempDir()
 			h := archivetest.Header(archivetest.Options{})
-			w, err := archive.Create(out, h, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
-				t.Fatal(err)
-			}
+			w := fed(t, out, -1)
 			full := filepath.Join(w.Dir(), file)
 			if err := os.Symlink("/dev/full", full); err != nil {
 				t.Fatal(err)
 			}
-			_, err = w.Finish(core.RunComplete, time.Now())
+			_, err := w.Finish(core.RunComplete, time.Now())
 			if err == nil {
 				if err = w.AddFile("report.md", []byte("# report\n")); err == nil {
 					_, err = w.Commit()
@@ -361,13 +370,7 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 	// cmpbench died after a phase's rows reached the disk but before the manifest
 	// that says the phase ended did.
 	out := t.TempDir()
-	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
-		t.Fatal(err)
-	}
+	w := fed(t, out, -1)
 	path := filepath.Join(w.Dir(), archive.ManifestFile)
 	b, _ := os.ReadFile(path)
 	var m archive.Manifest
@@ -390,13 +393,7 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 func TestFailedFinalRenameLeavesNothingThatClaimsComplete(t *testing.T) {
 	out := t.TempDir()
 	h := archivetest.Header(archivetest.Options{})
-	w, err := archive.Create(out, h, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := archivetest.Feed(w, archivetest.Options{}, -1); err != nil {
-		t.Fatal(err)
-	}
+	w := fed(t, out, -1)
 	// Something took the final name meanwhile: the last rename fails.
 	os.MkdirAll(filepath.Join(out, h.RunID, "in-the-way"), 0o755)
 	if _, err := w.Finish(core.RunComplete, time.Now()); err != nil {
@@ -418,13 +415,7 @@ func TestFailedFinalRenameLeavesNothingThatClaimsComplete(t *testing.T) {
 
 func TestRecoverDropsARowCutShort(t *testing.T) {
 	out := t.TempDir()
-	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := archivetest.Feed(w, archivetest.Options{}, 2); err != nil {
-		t.Fatal(err)
-	}
+	w := fed(t, out, 2)
 	// The machine lost power in the middle of a row.
 	for _, name := range []string{"summary.jsonl", "intervals.jsonl"} {
 		f, err := os.OpenFile(filepath.Join(w.Dir(), archive.SpoolDir, name), os.O_APPEND|os.O_WRONLY, 0)

@@ -68,10 +68,10 @@ field() { # key line → value
 load="{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 100000}}"
 suite closed "$load" "{name: measure, connections: 50, duration: ${secs}s, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 100000}}"
 
-memtier() { # → "ops cpu_s"
-  local t0 t1
+memtier() { # PORT [memtier flags] → "ops cpu_s" of the closed-loop workload
+  local port=$1; shift
   TIMEFORMAT='%U %S'
-  { time memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis -t 2 -c 25 --ratio=1:10 \
+  { time memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis "$@" -t 2 -c 25 --ratio=1:10 \
       --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
       --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
   python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
@@ -94,7 +94,7 @@ round() { # label
   printf '   %-9s cmpbench: %8s ops/s, %6s CPU-s per million ops (plugin %s s + host %s s)\n' "$1" \
     "$(field ops_per_s "$line")" "$(field cpu_s_per_mop "$line")" "$(field plugin_cpu_s "$line")" "$(field host_cpu_s "$line")"
   if command -v memtier_benchmark >/dev/null; then
-    read -r ops cpu < <(memtier)
+    read -r ops cpu < <(memtier "$port")
     m_cpu+=("$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")"); m_rate+=("$(python3 -c "print(f'{$ops / $secs:.0f}')")")
     printf '   %-9s memtier:  %8s ops/s, %6s CPU-s per million ops\n' "$1" "${m_rate[-1]}" "${m_cpu[-1]}"
   fi
@@ -145,19 +145,7 @@ YAML
     t_cpu+=("$(field cpu_s_per_mop "$line")"); t_rate+=("$(field ops_per_s "$line")")
     printf '   round %s   cmpbench: %8s ops/s, %6s CPU-s per million ops\n' "$r" "${t_rate[-1]}" "${t_cpu[-1]}"
     if $have_memtier; then
-      TIMEFORMAT='%U %S'
-      { time memtier_benchmark -s 127.0.0.1 -p "$tport" --protocol=redis --tls --cacert "$work/certs/ca.crt" -t 2 -c 25 --ratio=1:10 \
-          --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
-          --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
-      read -r ops cpu < <(python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-totals = j["ALL STATS"]["Totals"]
-ops = totals.get("Count") or round(totals["Ops/sec"] * j["ALL STATS"]["Runtime"]["Total duration"] / 1000)
-u, s = open(sys.argv[2]).read().split()
-print(int(ops), float(u) + float(s))
-PY
-)
+      read -r ops cpu < <(memtier "$tport" --tls --cacert "$work/certs/ca.crt")
       tm_cpu+=("$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")"); tm_rate+=("$(python3 -c "print(f'{$ops / $secs:.0f}')")")
       printf '   round %s   memtier:  %8s ops/s, %6s CPU-s per million ops\n' "$r" "${tm_rate[-1]}" "${tm_cpu[-1]}"
     fi

@@ -1,7 +1,7 @@
 // Package engine is the worker engine: it drives connections in closed or open loop,
-// records every operation into shared per-interval histograms without allocating,
-// and hands one merged, encoded report per interval to the caller, in order. The
-// per-interval work happens on a collector goroutine, never on a sender's path.
+// records every operation without locks or allocations, and hands one merged,
+// encoded report per interval to the caller, in order. Histograms and the
+// per-interval work live on a collector goroutine, never on a sender's path.
 package engine
 
 import (
@@ -134,20 +134,29 @@ func (s *stream) advance() {
 // errLog keeps the first error message of each class of one driver.
 type errLog [core.NumErrorClasses]string
 
-// finish records one finished operation of s into sh. It returns the error class,
+// finish records one finished operation of s into o. It returns the error class,
 // or -1 for a success.
-func (e *phaseRun) finish(s *stream, sh *shard, el *errLog, err error, intended, ready, start, end int64) int {
+func (e *phaseRun) finish(s *stream, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
 	s.done++
 	s.lastEnd = end
-	idx := end / e.interval
+	x := sample{intended: intended, ready: ready, start: start, end: end, kind: s.op.Kind}
 	if isSuccess(err) {
-		sh.recordOK(&s.op, err == nil, idx, intended, ready, start, end)
+		switch {
+		case !s.op.Kind.IsRead():
+			x.bytes = int64(s.op.WriteBytes())
+		case err == nil:
+			x.bytes = int64(s.op.RespBytes)
+		default:
+			x.outcome = core.OutcomeMiss
+		}
+		o.add(x)
 		s.connErrSince = -1
 		return -1
 	}
 	s.errors++
 	class := core.ClassOf(err)
-	sh.recordError(s.op.Kind, class, idx)
+	x.outcome, x.class = core.OutcomeError, class
+	o.add(x)
 	if el[class] == "" {
 		el[class] = err.Error()
 	}
@@ -163,12 +172,13 @@ func (e *phaseRun) finish(s *stream, sh *shard, el *errLog, err error, intended,
 	return int(class)
 }
 
-// due reports whether s may issue another operation, and its intended send time.
-func (e *phaseRun) due(s *stream) (intended int64, ok bool) {
+// due reports whether s may issue another operation, and, when it is paced (open
+// loop, the side probe), its intended send time.
+func (e *phaseRun) due(s *stream, paced bool) (intended int64, ok bool) {
 	if s.quota >= 0 && s.done >= s.quota {
 		return 0, false
 	}
-	if e.open {
+	if paced {
 		// The time bound holds even when the schedule is behind: sends still owed at
 		// the deadline are never made, and the achieved rate shows it.
 		intended = int64(s.next)
@@ -240,7 +250,6 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		streams[i] = s
 	}
 	var probe *worker
-	probeShard := &shard{}
 	if pr := spec.Probe; pr != nil {
 		if cfg.NewProbeSource == nil {
 			return failed("a probe is asked for but the engine has no probe source")
@@ -251,8 +260,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		}
 		// Half a gap in, so that the probe never fires with connection 0.
 		gap := 1e9 / pr.Rate
-		probe = &worker{e: e, sh: probeShard, isProbe: true,
-			stream: stream{src: src, quota: -1, period: gap, next: gap / 2, connErrSince: -1}}
+		probe = &worker{e: e, isProbe: true, stream: stream{src: src, quota: -1, period: gap, next: gap / 2, connErrSince: -1}}
 	}
 
 	// Connections open before the clock starts: connection setup is never timed.
@@ -286,10 +294,11 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	defer stopWatch()
 
 	var drivers []driver
-	nloops := runtime.GOMAXPROCS(0)
-	var shards []*shard
+	var c *collector
 	if exec == ExecLoops {
-		loops, err := newLoops(e, streams, nloops)
+		n := min(runtime.GOMAXPROCS(0), len(streams))
+		c = newCollector(e, n, probe != nil)
+		loops, err := newLoops(e, c, streams, n)
 		if err != nil {
 			closeAll(streams, probe)
 			return failed("event loops: %v", err)
@@ -299,25 +308,15 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		}
 		for _, l := range loops {
 			drivers = append(drivers, l)
-			shards = append(shards, l.sh)
 		}
 	} else {
-		shards = make([]*shard, min(n, 2*runtime.GOMAXPROCS(0)))
-		for i := range shards {
-			shards[i] = &shard{open: e.open}
+		c = newCollector(e, len(streams), probe != nil)
+		for _, s := range streams {
+			drivers = append(drivers, &worker{e: e, out: c.outbox(false), stream: *s})
 		}
-		for i, s := range streams {
-			drivers = append(drivers, &worker{e: e, sh: shards[i%len(shards)], stream: *s})
-		}
-	}
-	// Every slot a shard will cycle through is made before the clock starts, so
-	// that no operation waits for a histogram to be allocated.
-	for _, sh := range shards {
-		sh.prepare(e.kinds, slotsPerShard)
 	}
 	if probe != nil {
-		probeShard.prepare(nil, slotsPerShard) // the probe keeps records, not histograms
-		shards = append(shards, probeShard)
+		probe.out = c.outbox(true)
 	}
 
 	var load, all sync.WaitGroup
@@ -340,7 +339,6 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	go func() { load.Wait(); e.loadDone.Store(true) }()
 	done := make(chan struct{})
 	go func() { all.Wait(); close(done) }()
-	c := &collector{e: e, shards: shards}
 	elapsed := c.run(done, func() int64 {
 		var last int64
 		for _, d := range drivers {

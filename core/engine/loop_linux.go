@@ -81,7 +81,7 @@ const (
 type loop struct {
 	e      *phaseRun
 	ctx    context.Context
-	sh     *shard
+	out    *outbox
 	epfd   int
 	epoll  syscall.RawConn // epfd through Go's netpoller, to park on
 	efile  *os.File
@@ -104,11 +104,10 @@ type loop struct {
 }
 
 // newLoops spreads the streams over one loop per core and registers their sockets.
-func newLoops(e *phaseRun, streams []*stream, nloops int) ([]*loop, error) {
-	n := min(nloops, len(streams))
+func newLoops(e *phaseRun, c *collector, streams []*stream, n int) ([]*loop, error) {
 	loops := make([]*loop, n)
 	for i := range loops {
-		l, err := newLoop(e)
+		l, err := newLoop(e, c.outbox(false))
 		if err != nil {
 			for _, l := range loops[:i] {
 				l.closeFDs()
@@ -138,8 +137,8 @@ func newLoops(e *phaseRun, streams []*stream, nloops int) ([]*loop, error) {
 	return loops, nil
 }
 
-func newLoop(e *phaseRun) (*loop, error) {
-	l := &loop{e: e, sh: &shard{open: e.open}, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents)}
+func newLoop(e *phaseRun, out *outbox) (*loop, error) {
+	l := &loop{e: e, out: out, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents)}
 	var err error
 	fail := func(what string, err error) (*loop, error) {
 		l.closeFDs()
@@ -222,6 +221,7 @@ func (l *loop) counts() (issued, errs int64, el *errLog) {
 func (l *loop) run(ctx context.Context) {
 	l.ctx = ctx
 	defer l.closeAll()
+	defer l.out.close()
 
 	e := l.e
 	now := e.now()
@@ -231,6 +231,7 @@ func (l *loop) run(ctx context.Context) {
 	}
 	for l.live > 0 && !e.stop.Load() {
 		now = e.now()
+		l.out.advance(now)
 		for l.heap.len() > 0 && l.heap.min().wake <= now {
 			c := l.heap.pop()
 			c.state = stIdle
@@ -308,7 +309,7 @@ func (l *loop) poll() int {
 // next issues c's next operation now, schedules it, or finishes c.
 func (l *loop) next(c *rconn, now int64) {
 	e := l.e
-	intended, ok := e.due(&c.stream)
+	intended, ok := e.due(&c.stream, e.open)
 	if !ok {
 		c.state = stDone
 		l.live--
@@ -411,7 +412,7 @@ func (l *loop) complete(c *rconn, opErr error, end int64) {
 	e := l.e
 	c.state = stIdle
 	c.freeAt = end
-	class := e.finish(&c.stream, l.sh, &l.el, opErr, c.intended, c.ready, c.start, end)
+	class := e.finish(&c.stream, l.out, &l.el, opErr, c.intended, c.ready, c.start, end)
 	switch class {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
 		l.detach(c) // the stream can no longer be trusted

@@ -10,9 +10,9 @@ import (
 // loopsAvailable says this platform has the event-loop executor: only Linux does.
 const loopsAvailable = false
 
-type loop struct{ sh *shard }
+type loop struct{}
 
-func newLoops(*phaseRun, []*stream, int) ([]*loop, error) {
+func newLoops(*phaseRun, *collector, []*stream, int) ([]*loop, error) {
 	return nil, errors.New("the event-loop executor needs Linux")
 }
 

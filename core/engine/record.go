@@ -3,29 +3,91 @@ package engine
 import (
 	"math"
 	"runtime"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// How intervals travel: every connection records each finished operation into the
-// slot of its shard for the interval in which the operation ended. A shard is shared
-// by the connections of one event loop (or a group of worker goroutines) and guarded
-// by a mutex held for a few counter and histogram increments. When an interval is
-// over, the collector goroutine takes the shards' slots of that interval (a pointer
-// swap under the mutex), merges them, encodes the histograms and emits the interval.
-// Nothing a sender does ever waits for the per-interval work.
+// How intervals travel: each driver (an event loop, or a worker goroutine) appends
+// every finished operation, as a sample of its times and outcome, to a batch that
+// it alone owns — an append into a reused slice, with no lock and no allocation.
+// A full batch, or one whose interval has ended, goes to the collector over a
+// channel, once per batch. The collector goroutine counts the samples into the
+// interval's histograms, and once every driver has moved past an interval, encodes
+// and emits it. Nothing a sender does waits for the per-interval work.
 
-// collectGrace is how long after an interval's end its slots are collected: an
-// operation that ended just before the boundary may be recorded just after it.
-const collectGrace = 20 * time.Millisecond
+// sample is one finished operation as its driver saw it; times are ns from the
+// phase start.
+type sample struct {
+	intended, ready, start, end int64
+	bytes                       int64 // written, or read (hits)
+	kind                        core.OpKind
+	outcome                     core.Outcome
+	class                       core.ErrorClass // when outcome is OutcomeError
+}
 
-// opRecord is what one op kind did in one slot.
+// batch is samples of one driver and one interval.
+type batch struct {
+	interval int64
+	probe    bool // side-probe requests, kept one by one
+	samples  []sample
+}
+
+// outbox is a driver's side of the path: its current batch and how far it has got.
+type outbox struct {
+	c     *collector
+	cur   *batch
+	probe bool
+	// mark is the interval of the current batch: every earlier interval of this
+	// driver has been handed over. MaxInt64 once the driver is done.
+	mark atomic.Int64
+}
+
+// add records one finished operation.
+func (o *outbox) add(s sample) {
+	// A driver's operations end in order; one measured a moment before an
+	// earlier-recorded one (a reconnect's end) counts with the current batch.
+	idx := max(s.end/o.c.e.interval, o.cur.interval)
+	if idx != o.cur.interval || len(o.cur.samples) == cap(o.cur.samples) {
+		o.handOver(idx)
+	}
+	o.cur.samples = append(o.cur.samples, s)
+}
+
+// advance says the driver has nothing more for the intervals before now's: an
+// idle driver must not hold the others' intervals back.
+func (o *outbox) advance(now int64) {
+	if idx := now / o.c.e.interval; idx > o.cur.interval {
+		o.handOver(idx)
+	}
+}
+
+// handOver sends the current batch, if it has samples, and starts one for idx.
+func (o *outbox) handOver(idx int64) {
+	if len(o.cur.samples) > 0 {
+		o.c.in <- o.cur
+		o.cur = o.c.take()
+		o.cur.probe = o.probe
+	}
+	o.cur.interval = idx
+	o.mark.Store(idx)
+}
+
+// close hands over the last batch; the driver has finished.
+func (o *outbox) close() {
+	if len(o.cur.samples) > 0 {
+		o.c.in <- o.cur
+		o.cur = nil
+	}
+	o.mark.Store(math.MaxInt64)
+}
+
+// opRecord is what one op kind did in one interval.
 type opRecord struct {
 	ok, hits, misses, bytes int64
 	errors                  [core.NumErrorClasses]int64
-	// Allocated on first use and reused as slots cycle.
+	// Allocated on first use, and reused as slots cycle.
 	resp, svc, lag *recorder
 }
 
@@ -39,46 +101,6 @@ func (r *opRecord) empty() bool {
 		}
 	}
 	return true
-}
-
-// slot is what one shard recorded in one interval.
-type slot struct {
-	owner    *shard
-	interval int64
-	ops      [core.NumOpKinds]opRecord
-	probe    []core.ProbeRecord
-}
-
-// hasOps reports whether the slot recorded any operation.
-func (s *slot) hasOps() bool {
-	for k := range s.ops {
-		if !s.ops[k].empty() {
-			return true
-		}
-	}
-	return false
-}
-
-// reset empties the slot and keeps its histograms and buffers.
-func (s *slot) reset() {
-	for k := range s.ops {
-		r := &s.ops[k]
-		for _, h := range [...]*recorder{r.resp, r.svc, r.lag} {
-			if h != nil {
-				h.reset()
-			}
-		}
-		*r = opRecord{resp: r.resp, svc: r.svc, lag: r.lag}
-	}
-	s.probe = s.probe[:0]
-}
-
-// mergeFrom adds src into s; src is left as it was.
-func (s *slot) mergeFrom(src *slot) {
-	for k := range s.ops {
-		s.ops[k].add(&src.ops[k])
-	}
-	s.probe = append(s.probe, src.probe...)
 }
 
 // add adds o into r.
@@ -109,184 +131,138 @@ func mergeHist(into, from *recorder) *recorder {
 	return into
 }
 
-// shard is a set of slots shared by some connections; see the top of this file.
-type shard struct {
-	mu      sync.Mutex
-	open    bool    // record response time and lag too
-	cur     *slot   // the newest interval recorded, or nil
-	pending []*slot // older intervals not collected yet, oldest first
-	free    []*slot
+// slot is one interval being collected.
+type slot struct {
+	ops   [core.NumOpKinds]opRecord
+	probe []core.ProbeRecord
 }
 
-// slotsPerShard is how many slots a shard cycles through: the interval being
-// recorded, the one just ended (late records), and one the collector is emitting.
-const slotsPerShard = 3
+// hasOps reports whether the slot counted any operation.
+func (s *slot) hasOps() bool {
+	for k := range s.ops {
+		if !s.ops[k].empty() {
+			return true
+		}
+	}
+	return false
+}
 
-// prepare fills the free list with n slots whose recorders are made for kinds.
-func (sh *shard) prepare(kinds []core.OpKind, n int) {
-	for range n {
-		s := &slot{owner: sh}
-		for _, k := range kinds {
-			r := &s.ops[k]
-			r.svc = newRecorder()
-			if sh.open {
-				r.resp, r.lag = newRecorder(), newRecorder()
+// reset empties the slot and keeps its histograms and buffers.
+func (s *slot) reset() {
+	for k := range s.ops {
+		r := &s.ops[k]
+		for _, h := range [...]*recorder{r.resp, r.svc, r.lag} {
+			if h != nil {
+				h.reset()
 			}
 		}
-		sh.free = append(sh.free, s)
+		*r = opRecord{resp: r.resp, svc: r.svc, lag: r.lag}
 	}
-}
-
-// slotFor returns the slot of interval idx; the caller holds mu.
-func (sh *shard) slotFor(idx int64) *slot {
-	c := sh.cur
-	if c != nil && c.interval == idx {
-		return c
-	}
-	for _, p := range sh.pending {
-		if p.interval == idx {
-			return p
-		}
-	}
-	if c == nil || idx > c.interval {
-		if c != nil {
-			sh.pending = append(sh.pending, c)
-		}
-		sh.cur = sh.take(idx)
-		return sh.cur
-	}
-	// An operation recorded long after it ended, its interval collected already:
-	// the newest slot takes it, so that it is counted, one interval late.
-	return c
-}
-
-func (sh *shard) take(idx int64) *slot {
-	var s *slot
-	if n := len(sh.free); n > 0 {
-		s = sh.free[n-1]
-		sh.free = sh.free[:n-1]
-	} else {
-		s = &slot{owner: sh}
-	}
-	s.interval = idx
-	return s
-}
-
-// recordOK records a successful operation: hit says a read found its value.
-func (sh *shard) recordOK(op *core.Op, hit bool, idx, intended, ready, start, end int64) {
-	sh.mu.Lock()
-	r := &sh.slotFor(idx).ops[op.Kind]
-	r.ok++
-	switch {
-	case !op.Kind.IsRead():
-		r.bytes += int64(op.WriteBytes())
-	case hit:
-		r.hits++
-		r.bytes += int64(op.RespBytes)
-	default:
-		r.misses++
-	}
-	if r.svc == nil {
-		r.svc = newRecorder()
-		if sh.open {
-			r.resp, r.lag = newRecorder(), newRecorder()
-		}
-	}
-	r.svc.record(clampLatency(end - start))
-	if sh.open {
-		r.resp.record(clampLatency(end - intended))
-		r.lag.record(clampLatency(start - ready))
-	}
-	sh.mu.Unlock()
-}
-
-// recordError counts a failed operation; errors are never timed.
-func (sh *shard) recordError(kind core.OpKind, class core.ErrorClass, idx int64) {
-	sh.mu.Lock()
-	sh.slotFor(idx).ops[kind].errors[class]++
-	sh.mu.Unlock()
-}
-
-// recordProbe keeps one side-probe request.
-func (sh *shard) recordProbe(rec core.ProbeRecord, idx int64) {
-	sh.mu.Lock()
-	s := sh.slotFor(idx)
-	s.probe = append(s.probe, rec)
-	sh.mu.Unlock()
-}
-
-// collect moves the slots of intervals before `before` to out.
-func (sh *shard) collect(before int64, out []*slot) []*slot {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	keep := sh.pending[:0]
-	for _, p := range sh.pending {
-		if p.interval < before {
-			out = append(out, p)
-		} else {
-			keep = append(keep, p)
-		}
-	}
-	clear(sh.pending[len(keep):])
-	sh.pending = keep
-	if sh.cur != nil && sh.cur.interval < before {
-		out = append(out, sh.cur)
-		sh.cur = nil
-	}
-	return out
-}
-
-// release returns an emptied slot for reuse.
-func (sh *shard) release(s *slot) {
-	sh.mu.Lock()
-	sh.free = append(sh.free, s)
-	sh.mu.Unlock()
+	s.probe = s.probe[:0]
 }
 
 func clampLatency(v int64) int64 {
 	return max(core.HistMin, min(v, core.HistMax))
 }
 
-// collector merges the shards' slots per interval and emits the intervals in order.
+// collector turns the drivers' batches into intervals and emits them in order.
 type collector struct {
-	e      *phaseRun
-	shards []*shard
-	aggs   map[int64]*slot // merged slots of intervals not emitted yet
-	next   int64           // the next interval to emit
-	buf    []*slot
-	enc    encoder
+	e     *phaseRun
+	boxes []*outbox
+	in    chan *batch // from the drivers
+	free  chan *batch // emptied batches, for the drivers to take
+	size  int         // samples per batch
+
+	slots map[int64]*slot // intervals not emitted yet
+	spare []*slot
+	next  int64 // the next interval to emit
+	enc   encoder
 	// totals sums every emitted interval: the phase's totals, merged as the
 	// intervals go, so that nobody downstream has to merge them again.
 	totals [core.NumOpKinds]opRecord
 }
 
-// run emits each interval collectGrace after its end, until done closes; then it
-// emits the rest. It returns the phase's elapsed time: the end of its last load
-// operation.
+// newCollector makes the collector of a phase with drivers load drivers (and a
+// probe, if probe), and every batch and slot it will cycle through, before the
+// clock starts, so that no operation waits for memory to be allocated.
+func newCollector(e *phaseRun, drivers int, probe bool) *collector {
+	n := drivers
+	if probe {
+		n++
+	}
+	// A batch of 1,024 samples (48 KB) for a few event loops; smaller ones for
+	// thousands of goroutines, so that the batches in flight stay a few MB.
+	c := &collector{e: e, size: max(64, min(1024, 16384/n)), slots: map[int64]*slot{}}
+	inFlight := 2*n + 8
+	c.in = make(chan *batch, inFlight)
+	total := inFlight + 2*n + 1 // the channel's, one current and one spare per driver, the collector's
+	c.free = make(chan *batch, total)
+	for range total {
+		c.free <- &batch{samples: make([]sample, 0, c.size)}
+	}
+	for range 3 { // the interval being filled, the one just ended, one being emitted
+		s := &slot{}
+		for _, k := range e.kinds {
+			r := &s.ops[k]
+			r.svc = newRecorder()
+			if e.open {
+				r.resp, r.lag = newRecorder(), newRecorder()
+			}
+		}
+		c.spare = append(c.spare, s)
+	}
+	return c
+}
+
+// outbox makes a driver's outbox.
+func (c *collector) outbox(probe bool) *outbox {
+	o := &outbox{c: c, probe: probe, cur: c.take()}
+	o.cur.probe = probe
+	c.boxes = append(c.boxes, o)
+	return o
+}
+
+// take returns an empty batch.
+func (c *collector) take() *batch {
+	select {
+	case b := <-c.free:
+		return b
+	default:
+		return &batch{samples: make([]sample, 0, c.size)}
+	}
+}
+
+// collectEvery is how often the collector looks for intervals every driver has
+// moved past.
+const collectEvery = 10 * time.Millisecond
+
+// run counts batches as they come and emits each interval once every driver has
+// moved past it, until done closes; then it emits the rest. It returns the phase's
+// elapsed time: the end of its last load operation.
 func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 	e := c.e
-	c.aggs = map[int64]*slot{}
-	grace := int64(collectGrace)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	tick := time.NewTicker(collectEvery)
+	defer tick.Stop()
 	for {
-		due := (c.next+1)*e.interval + grace
-		timer.Reset(time.Duration(due - e.now()))
 		select {
-		case <-timer.C:
-			upto := (e.now() - grace) / e.interval
-			c.gather(upto)
+		case b := <-c.in:
+			c.count(b)
+		case <-tick.C:
+			upto := e.now() / e.interval // never an interval still going
+			for _, o := range c.boxes {
+				upto = min(upto, o.mark.Load())
+			}
+			c.drain() // what was sent before the marks were read
 			for ; c.next < upto; c.next++ {
 				c.emit(c.next, (c.next+1)*e.interval, math.MaxInt64)
 			}
 		case <-done:
+			c.drain()
 			end := last()
-			c.gather(math.MaxInt64)
 			// Every interval up to the last operation, and any later one that holds
-			// operations (recorded late, after their interval had been emitted);
-			// what is left is side-probe requests after the last operation.
+			// operations; what is left is side-probe requests after the last one.
 			lastIdx := (end - 1) / e.interval
-			for idx, s := range c.aggs {
+			for idx, s := range c.slots {
 				if idx > lastIdx && s.hasOps() {
 					lastIdx = idx
 				}
@@ -294,45 +270,87 @@ func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 			for ; c.next <= lastIdx && end > 0; c.next++ {
 				c.emit(c.next, max(min((c.next+1)*e.interval, end), c.next*e.interval), end)
 			}
-			for idx, s := range c.aggs {
-				delete(c.aggs, idx)
-				s.reset()
-				s.owner.release(s)
-			}
 			return end
 		}
 	}
 }
 
-// gather merges every slot of the intervals before `before` into the aggregates.
-func (c *collector) gather(before int64) {
-	for _, sh := range c.shards {
-		c.buf = sh.collect(before, c.buf[:0])
-		for i, s := range c.buf {
-			c.buf[i] = nil
-			// A slot of an interval already emitted holds late records: they count
-			// in the next interval.
-			idx := max(s.interval, c.next)
-			agg := c.aggs[idx]
-			if agg == nil {
-				s.interval = idx
-				c.aggs[idx] = s
-				continue
-			}
-			agg.mergeFrom(s)
-			s.reset()
-			sh.release(s)
-			runtime.Gosched() // let a sender that woke up meanwhile have the processor
+// drain counts every batch already sent.
+func (c *collector) drain() {
+	for {
+		select {
+		case b := <-c.in:
+			c.count(b)
+		default:
+			return
 		}
 	}
+}
+
+// count adds a batch's samples to its interval and returns the batch for reuse.
+func (c *collector) count(b *batch) {
+	s := c.slot(max(b.interval, c.next)) // late samples count in the next interval
+	for i := range b.samples {
+		x := &b.samples[i]
+		if b.probe {
+			s.probe = append(s.probe, core.ProbeRecord{Intended: time.Duration(x.intended), Start: time.Duration(x.start),
+				End: time.Duration(x.end), Op: x.kind, Outcome: x.outcome, Class: x.class})
+			continue
+		}
+		r := &s.ops[x.kind]
+		if x.outcome == core.OutcomeError {
+			r.errors[x.class]++
+			continue
+		}
+		r.ok++
+		switch {
+		case !x.kind.IsRead():
+			r.bytes += x.bytes
+		case x.outcome == core.OutcomeOK:
+			r.hits++
+			r.bytes += x.bytes
+		default:
+			r.misses++
+		}
+		if r.svc == nil {
+			r.svc = newRecorder()
+			if c.e.open {
+				r.resp, r.lag = newRecorder(), newRecorder()
+			}
+		}
+		r.svc.record(clampLatency(x.end - x.start))
+		if c.e.open {
+			r.resp.record(clampLatency(x.end - x.intended))
+			r.lag.record(clampLatency(x.start - x.ready))
+		}
+	}
+	b.samples = b.samples[:0]
+	select {
+	case c.free <- b:
+	default:
+	}
+	runtime.Gosched() // a batch takes tens of microseconds: let senders run
+}
+
+func (c *collector) slot(idx int64) *slot {
+	s := c.slots[idx]
+	if s == nil {
+		if n := len(c.spare); n > 0 {
+			s, c.spare = c.spare[n-1], c.spare[:n-1]
+		} else {
+			s = &slot{}
+		}
+		c.slots[idx] = s
+	}
+	return s
 }
 
 // emit encodes interval idx and hands it to Config.Emit; probe requests that ended
 // after the phase's last operation are left out.
 func (c *collector) emit(idx, end, phaseEnd int64) {
 	e := c.e
-	agg := c.aggs[idx]
-	delete(c.aggs, idx)
+	s := c.slots[idx]
+	delete(c.slots, idx)
 	rep := core.IntervalReport{
 		Index: int(idx),
 		Start: time.Duration(idx * e.interval),
@@ -342,24 +360,24 @@ func (c *collector) emit(idx, end, phaseEnd int64) {
 	for i, k := range e.kinds {
 		o := &rep.Ops[i]
 		o.Op = k
-		if agg == nil {
+		if s == nil {
 			continue
 		}
-		r := &agg.ops[k]
+		r := &s.ops[k]
 		if err := c.summarize(o, r); err != nil {
 			e.abort("encoding interval histograms: " + err.Error())
 		}
 		c.totals[k].add(r)
 		runtime.Gosched()
 	}
-	if agg != nil {
-		for _, p := range agg.probe {
+	if s != nil {
+		for _, p := range s.probe {
 			if int64(p.End) <= phaseEnd {
 				rep.Probe = append(rep.Probe, p)
 			}
 		}
-		agg.reset()
-		agg.owner.release(agg)
+		s.reset()
+		c.spare = append(c.spare, s)
 	}
 	if e.cfg.Emit != nil {
 		e.cfg.Emit(rep)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -11,8 +10,8 @@ import (
 // connections the engine cannot drive raw (TLS, clusters, plugins without a codec),
 // and for the side probe.
 type worker struct {
-	e  *phaseRun
-	sh *shard
+	e   *phaseRun
+	out *outbox
 	stream
 	el    errLog
 	pacer pacer
@@ -34,10 +33,7 @@ func (w *worker) run(ctx context.Context) {
 		if w.isProbe && e.loadDone.Load() {
 			return
 		}
-		intended, ok := e.due(&w.stream)
-		if w.isProbe {
-			intended, ok = int64(w.next), int64(w.next) < e.deadline && e.now() < e.deadline
-		}
+		intended, ok := e.due(&w.stream, e.open || w.isProbe)
 		if !ok {
 			return
 		}
@@ -72,7 +68,7 @@ func (w *worker) run(ctx context.Context) {
 			w.recordProbe(err, intended, start, end)
 			continue
 		}
-		if class := e.finish(&w.stream, w.sh, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
+		if class := e.finish(&w.stream, w.out, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
 			// Wait before the next attempt on a broken connection instead of spinning;
 			// the wait is the server's doing, not send lag.
 			w.sleep(int64(reconnectBackoff))
@@ -84,22 +80,22 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) recordProbe(err error, intended, start, end int64) {
 	w.done++
 	w.stream.lastEnd = end
-	rec := core.ProbeRecord{Intended: time.Duration(intended), Start: time.Duration(start), End: time.Duration(end), Op: w.op.Kind}
+	x := sample{intended: intended, start: start, end: end, kind: w.op.Kind}
 	switch {
 	case err == nil:
-		rec.Outcome = core.OutcomeOK
 	case isSuccess(err):
-		rec.Outcome = core.OutcomeMiss
+		x.outcome = core.OutcomeMiss
 	default:
-		rec.Outcome, rec.Class = core.OutcomeError, core.ClassOf(err)
-		if rec.Class == core.ErrClassConnection {
+		x.outcome, x.class = core.OutcomeError, core.ClassOf(err)
+		if x.class == core.ErrClassConnection {
 			w.sleep(int64(reconnectBackoff))
 		}
 	}
-	w.sh.recordProbe(rec, end/w.e.interval)
+	w.out.add(x)
 }
 
 func (w *worker) close() {
+	w.out.close()
 	if w.conn != nil {
 		_ = w.conn.Close()
 	}
@@ -126,4 +122,5 @@ func (w *worker) waitUntil(t int64) bool {
 
 func (w *worker) sleep(d int64) {
 	w.pacer.sleepUntil(w.e.baseMono + w.e.now() + d)
+	w.out.advance(w.e.now())
 }
