@@ -52,6 +52,20 @@ const DefaultProbeRate = 200
 // OpenLoop reports whether the phase sends at a fixed rate.
 func (p PhaseSpec) OpenLoop() bool { return p.Rate > 0 }
 
+// Writes reports whether the phase changes data: its workload or its side probe
+// writes.
+func (p PhaseSpec) Writes() bool {
+	if p.Probe != nil && !p.Probe.Op.IsRead() {
+		return true
+	}
+	for _, k := range p.Workload.OpKinds() {
+		if !k.IsRead() {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate reports every problem with the phase at once.
 func (p PhaseSpec) Validate() []error {
 	var errs []error

@@ -290,6 +290,9 @@ func (t *target) Stats(context.Context) (map[string]string, error) {
 			}
 		}
 	}
+	if up := out["statistics.uptime"]; up != "" {
+		out[core.StatUptime] = up // a node that restarted counts from 0 again
+	}
 	return out, nil
 }
 

@@ -302,8 +302,16 @@ func (t *target) Stats(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("INFO on %s: %w", n.addr, err)
 		}
 		sfx := t.suffix(n)
-		for k, v := range ParseInfo(info) {
+		st := ParseInfo(info)
+		for k, v := range st {
 			out[k+sfx] = v
+		}
+		// What tells cmpbench the server restarted between two samples.
+		if id := st["server.run_id"]; id != "" {
+			out[core.StatInstance+sfx] = id
+		}
+		if up := st["server.uptime_in_seconds"]; up != "" {
+			out[core.StatUptime+sfx] = up
 		}
 	}
 	return out, nil

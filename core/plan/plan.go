@@ -64,6 +64,10 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	p := &Plan{Suite: suite, Systems: systems, Scale: scale, Seed: seed, Repeat: repeat}
 	var errs []error
 	for i, ph := range suite.Phases {
+		if err := scaleFits(ph, scale); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		ph = scalePhase(ph, scale)
 		ph.Seed = phaseSeed(seed, i)
 		for _, err := range ph.Validate() {
@@ -101,14 +105,34 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	return p, nil
 }
 
+// scaleFits reports a phase whose durations, op counts or key ranges --scale would
+// take past what they can hold.
+func scaleFits(p core.PhaseSpec, scale float64) error {
+	const limit = float64(math.MaxInt64) / 2
+	n := max(float64(p.Duration), float64(p.Ops))
+	if m := p.Workload.Memtier; m != nil {
+		n = max(n, float64(m.KeyMax))
+	}
+	if y := p.Workload.YCSB; y != nil {
+		n = max(n, float64(y.RecordCount))
+	}
+	if n*scale > limit {
+		return fmt.Errorf("phase %q: --scale %g is too large for it (its durations, op counts or key ranges would overflow)", p.Name, scale)
+	}
+	return nil
+}
+
 // scalePhase applies --scale. Durations keep at least a second, op counts at least
 // one op, key ranges at least one key per connection; a load still writes its whole
-// (scaled) range exactly once.
+// (scaled) range exactly once, and its duration, the bound on how long that may
+// take, is not scaled: a smaller load needs less time, not a tighter bound.
 func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
 	if scale == 1 {
 		return p
 	}
-	p.Duration = max(time.Second, time.Duration(float64(p.Duration)*scale))
+	if p.Kind != core.PhaseLoad || p.Ops == 0 {
+		p.Duration = max(time.Second, time.Duration(float64(p.Duration)*scale))
+	}
 	if m := p.Workload.Memtier; m != nil {
 		mm := *m
 		keys := max(int64(p.Connections), int64(math.Round(float64(m.Keys())*scale)))

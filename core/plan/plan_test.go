@@ -84,6 +84,34 @@ func TestScale(t *testing.T) {
 	if p.Phases[1].Seed == p.Phases[2].Seed {
 		t.Fatal("phases share a seed")
 	}
+	// A load's duration bounds how long writing its range may take: --scale shrinks
+	// the range, never the bound.
+	if load.Duration != s.Phases[0].Duration {
+		t.Fatalf("load time bound %s scaled to %s", s.Phases[0].Duration, load.Duration)
+	}
+}
+
+func TestScaleKeepsYCSBLoadBound(t *testing.T) {
+	data, _ := suites.Get("ycsb")
+	s, _ := ParseSuite("ycsb.yaml", data)
+	p, err := Build(s, []string{"redis"}, 0.0001, 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ph := range p.Phases {
+		if ph.Kind == core.PhaseLoad && ph.Duration != s.Phases[i].Duration {
+			t.Errorf("%s: load time bound %s became %s at --scale 0.0001", ph.Name, s.Phases[i].Duration, ph.Duration)
+		}
+	}
+}
+
+func TestScaleTooLarge(t *testing.T) {
+	data, _ := suites.Get("memtier")
+	s, _ := ParseSuite("memtier.yaml", data)
+	_, err := Build(s, []string{"redis"}, 2e9, 7, 1)
+	if err == nil || !strings.Contains(err.Error(), "--scale 2e+09 is too large") {
+		t.Fatalf("--scale 2e9: %v", err)
+	}
 }
 
 func TestSameSeedsForEverySystem(t *testing.T) {

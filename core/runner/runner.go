@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -157,6 +158,15 @@ type systemRunner struct {
 
 	statsWarned bool
 	sinkFailed  func(error)
+
+	// owned is set once the system holds only data this run wrote (a load into an
+	// empty system); loaded is how many records the last load wrote.
+	owned  bool
+	loaded int64
+	// lastStats is the system's last stats sample, to notice a restart between
+	// phases; restarted says how the server restarted during the last phase.
+	lastStats map[string]string
+	restarted string
 }
 
 // cleanupTimeout bounds closing plugins and stopping servers after an interrupt.
@@ -166,13 +176,25 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 	red := r.cfg.Redactor
 	r.res.Systems = append(r.res.Systems, core.SystemRun{Name: name})
 	r.info = &r.res.Systems[len(r.res.Systems)-1]
+	if ctx.Err() != nil {
+		r.skipFrom(0, core.StatusSkipped, "run interrupted before this system started")
+		r.sinkFailed(r.cfg.Sink.SystemEnded(*r.info))
+		return
+	}
 	err := r.start(ctx, name)
 	defer r.stop()
 	if err != nil {
+		if ctx.Err() != nil {
+			r.skipFrom(0, core.StatusSkipped, "run interrupted while this system started")
+			return
+		}
 		r.info.Error = red.String(err.Error())
 		r.skipFrom(0, core.StatusFailed, "system not started: "+r.info.Error)
 		return
 	}
+	// broken says why the data the next phases need is not there (a load that
+	// failed, a server that lost it): they are skipped until the next load.
+	var broken string
 	for i, st := range r.steps {
 		if ctx.Err() != nil {
 			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
@@ -180,10 +202,15 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		}
 		if r.srv != nil {
 			if exited, werr := r.srv.Exited(); exited {
-				r.skipFrom(i, core.StatusFailed, fmt.Sprintf("server exited (%v): %s", werr, r.srv.LogTail(300)))
+				r.skipFrom(i, core.StatusFailed, fmt.Sprintf("server exited (%v); the end of its log:\n%s", werr, r.srv.LogTail(logTail)))
 				return
 			}
 		}
+		if broken != "" && st.Spec.Kind != core.PhaseLoad {
+			r.addPhase(st, core.PhaseEnd{Status: core.StatusSkipped, Error: broken})
+			continue
+		}
+		broken = ""
 		if r.drv == nil || r.drv.Exited() {
 			// The previous phase's plugin crashed: a new process for the next phase.
 			if err := r.launch(ctx, 10*time.Second); err != nil {
@@ -191,21 +218,90 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 				continue
 			}
 		}
-		if st.Spec.Kind == core.PhaseLoad {
+		switch {
+		case st.Spec.Kind == core.PhaseLoad:
 			if err := r.ensureEmpty(ctx); err != nil {
 				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
 				r.skipFrom(i+1, core.StatusSkipped, "the load was refused")
 				return
 			}
+			r.owned = true
+		case st.Spec.Writes() && !r.owned:
+			if err := r.ensureOwned(ctx, st.Spec.Name); err != nil {
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
+				continue
+			}
 		}
 		p := r.runPhase(ctx, st)
-		if st.Checks.Validate && p.End.Status == core.StatusOK {
+		if st.Spec.Kind == core.PhaseLoad {
+			r.loaded = 0
+			for _, t := range p.Totals {
+				r.loaded += t.OK
+			}
+		}
+		switch {
+		case st.Spec.Kind == core.PhaseLoad && p.End.Status != core.StatusOK && p.End.Status != core.StatusInterrupted:
+			broken = fmt.Sprintf("the load %q failed, so the data this phase needs is not all there", st.Spec.Name)
+			if st.Checks.Validate {
+				r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
+					Problems: []string{"not validated: the load failed: " + p.End.Error}})
+			}
+		case r.restarted != "":
+			broken = r.afterRestart(ctx, st.Spec.Name)
+		case st.Checks.Validate && p.End.Status == core.StatusOK:
 			if problem := r.checkLoad(ctx, st, p); problem != "" {
 				r.skipFrom(i+1, core.StatusSkipped, "validation failed: "+problem)
 				return
 			}
 		}
 	}
+}
+
+// logTail is how much of a server's log an error quotes: its last lines, whole.
+const logTail = 2 << 10
+
+// ensureOwned refuses a phase that writes to a system holding data this run did not
+// write, unless the system is disposable: a benchmark never overwrites data that is
+// not its own.
+func (r *systemRunner) ensureOwned(ctx context.Context, phase string) error {
+	if r.sys.Disposable {
+		r.owned = true
+		return nil
+	}
+	n, err := r.drv.Count(ctx)
+	if errors.Is(err, core.ErrUnsupported) {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: the adapter cannot count keys, so cmpbench cannot check that %s writes only to an empty system", r.info.Name, phase))
+		r.owned = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("count keys before a phase that writes: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("refusing to write: %s holds %d keys this run did not write, which %s could overwrite; mark it disposable: true to allow that", r.info.Name, n, phase)
+	}
+	r.owned = true
+	return nil
+}
+
+// afterRestart decides, after a phase during which the server restarted, whether
+// the data loaded before is still there; it returns why the next phases cannot
+// run, or "".
+func (r *systemRunner) afterRestart(ctx context.Context, phase string) string {
+	why := r.restarted
+	r.restarted = ""
+	if r.loaded == 0 {
+		return ""
+	}
+	n, err := r.drv.Count(ctx)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the server restarted during %q (%s) and cmpbench cannot count what it still holds (%v)", phase, why, err)
+	case n < r.loaded:
+		return fmt.Sprintf("the server restarted during %q (%s) and holds %d keys of the %d loaded", phase, why, n, r.loaded)
+	}
+	r.cfg.Observer.Note(fmt.Sprintf("%s: the server restarted during %s and still holds %d keys (%d loaded); the run goes on", r.info.Name, phase, n, r.loaded))
+	return ""
 }
 
 // ensureEmpty refuses to load into a system that holds data, unless the system is
@@ -258,6 +354,7 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 	if err := r.srv.Restart(); err != nil {
 		return "restart: " + err.Error()
 	}
+	r.lastStats = nil // this restart is cmpbench's own
 	if err := r.open(ctx, r.readyTimeout()); err != nil {
 		return "reopen after restart: " + err.Error()
 	}
@@ -479,8 +576,10 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	})
 
 	hostCPU0 := sampler.SelfCPU()
+	var covered time.Duration // how far the intervals received reach
 	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
 		p.Intervals++
+		covered = max(covered, rep.End)
 		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
 		r.cfg.Observer.Interval(st, rep)
 	})
@@ -496,6 +595,20 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	}
 	if r.drv != nil {
 		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
+	}
+	if when, why := r.checkRestart(p.ServerStats); why != "" {
+		r.restarted = why
+		if end.Status == core.StatusOK {
+			end.Status = core.StatusFailed
+		}
+		msg := fmt.Sprintf("the server restarted %s (%s): its counts and latencies mix two server processes, and data written before may be lost", when, why)
+		end.Error = strings.Join(nonEmpty(end.Error, msg), "; ")
+	}
+	if err != nil && len(end.Totals) == 0 && covered > 0 && covered < end.Elapsed {
+		// The plugin died: what it measured reaches as far as its last interval, and
+		// rates divide by that, not by the time until the host noticed.
+		end.Notes = append(end.Notes, fmt.Sprintf("the plugin stopped after %s; its intervals cover %s, which rates are computed over", end.Elapsed.Round(time.Millisecond), covered.Round(time.Millisecond)))
+		end.Elapsed = covered
 	}
 	if secs := end.Elapsed.Seconds(); secs > 0 {
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
@@ -513,6 +626,36 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	end.Totals = nil
 	p.ClientLagged = core.ClientLagged(p.Totals)
 	return r.endPhase(p, end)
+}
+
+// checkRestart looks for a server restart between the system's last stats sample
+// and the first of samples, and between consecutive samples; it returns when and
+// what it found, or "".
+func (r *systemRunner) checkRestart(samples []core.StatsSample) (when, why string) {
+	prev := r.lastStats
+	for i, s := range samples {
+		if prev != nil && why == "" {
+			if why = core.Restarted(prev, s.Stats); why != "" {
+				when = "during the phase"
+				if i == 0 {
+					when = "before the phase"
+				}
+			}
+		}
+		prev = s.Stats
+	}
+	r.lastStats = prev
+	return when, why
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // sampleStats reads the server's counters; a failure is a warning, never the

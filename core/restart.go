@@ -1,0 +1,73 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Stats keys an adapter adds to Target.Stats, when the server tells, so that cmpbench
+// can notice a server that restarted between two samples: StatInstance changes when
+// the server process changes (Redis's run_id), StatUptime (seconds) goes down. In a
+// cluster each key carries the node's suffix, as the adapter's other keys do
+// ("cmpbench.instance@10.0.0.1:7000").
+const (
+	StatInstance = "cmpbench.instance"
+	StatUptime   = "cmpbench.uptime_s"
+)
+
+// Restarted compares two stats samples of one system, taken in this order, and
+// says which nodes restarted between them, or "" when none did (or the samples do
+// not tell).
+func Restarted(before, after map[string]string) string {
+	var found []string
+	for k, b := range before {
+		a, ok := after[k]
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(k, StatInstance):
+			if a != b && a != "" && b != "" {
+				found = append(found, fmt.Sprintf("%sinstance %s became %s", node(k, StatInstance), b, a))
+			}
+		case strings.HasPrefix(k, StatUptime):
+			bu, err1 := strconv.ParseFloat(b, 64)
+			au, err2 := strconv.ParseFloat(a, 64)
+			if err1 == nil && err2 == nil && au < bu {
+				found = append(found, fmt.Sprintf("%suptime went from %g s to %g s", node(k, StatUptime), bu, au))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	// One node restarted reads once, not once per key that shows it.
+	return strings.Join(dedupNodes(found), "; ")
+}
+
+func node(key, prefix string) string {
+	if n := strings.TrimPrefix(key, prefix); n != "" {
+		return "node " + strings.TrimPrefix(n, "@") + ": "
+	}
+	return ""
+}
+
+// dedupNodes keeps the first finding of each node (sorted: instance before uptime).
+func dedupNodes(found []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range found {
+		n, _, _ := strings.Cut(f, ": ")
+		if !strings.HasPrefix(f, "node ") {
+			n = ""
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
