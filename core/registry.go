@@ -51,3 +51,33 @@ func BuiltinAdapters() []string {
 	sort.Strings(names)
 	return names
 }
+
+// A ProfileSchema lets cmpbench check a built-in adapter's profiles (adapter-specific
+// settings a systems file names or defines under profiles:) when it reads the file,
+// with file:line, before anything runs.
+type ProfileSchema struct {
+	New     func() any                     // a value to decode a profile into
+	Check   func(name string, v any) error // what decoding cannot tell
+	Builtin func() []string                // the profiles the adapter has built in
+}
+
+var schemas = struct {
+	sync.Mutex
+	m map[string]ProfileSchema
+}{m: map[string]ProfileSchema{}}
+
+// RegisterProfileSchema declares how an adapter's profiles are checked; called from
+// the adapter's init.
+func RegisterProfileSchema(adapter string, s ProfileSchema) {
+	schemas.Lock()
+	defer schemas.Unlock()
+	schemas.m[adapter] = s
+}
+
+// ProfileSchemaOf returns a built-in adapter's profile schema.
+func ProfileSchemaOf(adapter string) (ProfileSchema, bool) {
+	schemas.Lock()
+	defer schemas.Unlock()
+	s, ok := schemas.m[adapter]
+	return s, ok
+}

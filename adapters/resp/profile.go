@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // A Profile is what differs between RESP products, as data: the commands that carry
@@ -123,12 +125,28 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		data, where = b, "built-in profiles/"+name+".yaml"
 	}
 	var p Profile
-	var err error
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
-	if err = dec.Decode(&p); err != nil {
+	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("profile %q (%s): %w", name, where, err)
 	}
+	if err := p.check(name); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func init() {
+	core.RegisterProfileSchema(Name, core.ProfileSchema{
+		New:     func() any { return &Profile{} },
+		Check:   func(name string, v any) error { return v.(*Profile).check(name) },
+		Builtin: Profiles,
+	})
+}
+
+// check fills in a decoded profile's defaults and reports what is wrong with it.
+func (p *Profile) check(name string) error {
+	var err error
 	if p.Name == "" {
 		p.Name = name
 	}
@@ -145,24 +163,24 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		p.Count.Command = []string{"DBSIZE"}
 	}
 	if p.RESP != 0 && p.RESP != 2 && p.RESP != 3 {
-		return nil, fmt.Errorf("profile %q: resp must be 2 or 3", name)
+		return fmt.Errorf("profile %q: resp must be 2 or 3", name)
 	}
 	if !strings.EqualFold(strings.Join(p.Commands.Read, " "), "HGETALL") {
-		return nil, fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)
+		return fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)
 	}
 	if len(p.Count.Trigger) > 0 && p.Count.Wait == nil {
-		return nil, fmt.Errorf("profile %q: count.trigger needs count.wait (when is the triggered count ready?)", name)
+		return fmt.Errorf("profile %q: count.trigger needs count.wait (when is the triggered count ready?)", name)
 	}
 	if w := p.Count.Wait; w != nil {
 		if len(p.Count.Trigger) == 0 {
-			return nil, fmt.Errorf("profile %q: count.wait without count.trigger", name)
+			return fmt.Errorf("profile %q: count.wait without count.trigger", name)
 		}
 		if w.Line == "" || (w.Ready == "" && !w.Changed) {
-			return nil, fmt.Errorf("profile %q: count.wait needs line and ready or changed", name)
+			return fmt.Errorf("profile %q: count.wait needs line and ready or changed", name)
 		}
 		if w.Ready != "" {
 			if w.ready, err = regexp.Compile(w.Ready); err != nil {
-				return nil, fmt.Errorf("profile %q: count.wait.ready: %w", name, err)
+				return fmt.Errorf("profile %q: count.wait.ready: %w", name, err)
 			}
 		}
 		if w.Timeout <= 0 {
@@ -171,8 +189,8 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 	}
 	for _, c := range p.Capture {
 		if len(c) == 0 {
-			return nil, fmt.Errorf("profile %q: an empty capture command", name)
+			return fmt.Errorf("profile %q: an empty capture command", name)
 		}
 	}
-	return &p, nil
+	return nil
 }

@@ -114,6 +114,9 @@ func discover(g *globals) (*catalog.Catalog, []string, error) {
 }
 
 func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writer) error {
+	if f.stats <= 0 {
+		return inputErr("--stats-interval must be positive, got %s (it is how often server stats are sampled during a phase)", f.stats)
+	}
 	systems, err := loadSystems(g)
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"crypto/x509"
 	_ "embed"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -243,6 +245,7 @@ func (s *Systems) load(file string, data []byte) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	checked := map[string]bool{} // adapter/profile pairs checked
 	for _, name := range names {
 		sys := f.Systems[name]
 		if sys == nil {
@@ -266,11 +269,43 @@ func (s *Systems) load(file string, data []byte) error {
 			}
 			sys.ProfileData = b
 		}
+		errs = append(errs, checkProfile(file, sys, f.Profiles, node, checked)...)
 		s.byName[name] = sys
 	}
 	s.Secrets = append(s.Secrets, secrets...)
 	if len(errs) > 0 {
 		return Errors(errs)
+	}
+	return nil
+}
+
+// checkProfile checks the profile a system names against its adapter's schema, when
+// the adapter is built in and has one: an unknown profile, an unknown key or a bad
+// value is found with file:line when the file is read, not when the system opens.
+func checkProfile(file string, sys *System, defined map[string]yaml.Node, node *yaml.Node, checked map[string]bool) []error {
+	schema, ok := core.ProfileSchemaOf(sys.Adapter)
+	if !ok || sys.Profile == "" {
+		return nil
+	}
+	pn, ok := defined[sys.Profile]
+	if !ok {
+		if builtin := schema.Builtin(); !slices.Contains(builtin, sys.Profile) {
+			return []error{fmt.Errorf("%s:%d: system %q: profile %q is neither built in (%s) nor defined under profiles:",
+				file, lineOf(node, "profile"), sys.Name, sys.Profile, strings.Join(builtin, ", "))}
+		}
+		return nil
+	}
+	key := sys.Adapter + "/" + sys.Profile
+	if checked[key] {
+		return nil
+	}
+	checked[key] = true
+	v := schema.New()
+	if errs := DecodeStrict(file, &pn, v); len(errs) > 0 {
+		return errs
+	}
+	if err := schema.Check(sys.Profile, v); err != nil {
+		return []error{fmt.Errorf("%s:%d: %v", file, pn.Line, err)}
 	}
 	return nil
 }
@@ -320,8 +355,8 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 		errs = append(errs, fmt.Errorf("%s: has both endpoint and provision; a provisioned system listens on a port cmpbench picks", at("endpoint")))
 	case s.Endpoint != "":
 		raw, _ := s.Raw["endpoint"].(string)
-		if _, port, err := net.SplitHostPort(s.Endpoint); err != nil || port == "" {
-			err := fmt.Errorf("%s: endpoint %q is not host:port", at("endpoint"), s.Endpoint)
+		if err := checkEndpoint(s.Endpoint); err != nil {
+			err := fmt.Errorf("%s: endpoint %q %v", at("endpoint"), s.Endpoint, err)
 			switch {
 			case strings.Contains(s.Endpoint, "${"): // an unset variable, reported already
 			case strings.Contains(raw, "${"): // set from the environment: this machine's problem
@@ -367,7 +402,7 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			if f.path == "" {
 				continue
 			}
-			if _, err := os.Stat(f.path); err != nil {
+			if err := checkPEM(f.key, f.path); err != nil {
 				envDependent = append(envDependent, fmt.Errorf("%s: tls.%s: %v", at("tls", f.key), f.key, err))
 			}
 		}
@@ -380,6 +415,8 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 				errs = append(errs, fmt.Errorf("%s: auth.%s must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", f.key), f.key))
 			case f.value != "" && len(f.value) < minSecretLen:
 				errs = append(errs, fmt.Errorf("%s: auth.%s is shorter than %d characters and cannot be redacted safely", at("auth", f.key), f.key, minSecretLen))
+			case f.value != "" && commonWord(f.value):
+				errs = append(errs, fmt.Errorf("%s: auth.%s is a common word (%q) that cmpbench's own output holds, so it cannot be kept out of the archive; use a real secret", at("auth", f.key), f.key, strings.ToLower(f.value)))
 			}
 		}
 		if a.AccessKey != "" && (a.Username != "" || a.Password != "") {
@@ -405,6 +442,62 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 		errs = append(errs, fmt.Errorf("%s: cost.usd_per_month must be positive", at("cost", "usd_per_month")))
 	}
 	return errs, envDependent
+}
+
+// checkEndpoint checks host:port, the port a number a socket can have.
+func checkEndpoint(ep string) error {
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil || port == "" {
+		return errors.New("is not host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("has port %q: a port is a number from 1 to 65535", port)
+	}
+	if host == "" {
+		return errors.New("has no host")
+	}
+	return nil
+}
+
+// checkPEM checks that a TLS file exists and holds what its key says: certificates
+// for ca_file and cert_file, a private key for key_file.
+func checkPEM(key, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	want := "CERTIFICATE"
+	if key == "key_file" {
+		want = "PRIVATE KEY"
+	}
+	for rest := data; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if strings.HasSuffix(b.Type, want) {
+			if want == "CERTIFICATE" {
+				if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+					return fmt.Errorf("%s: a certificate that does not parse: %v", path, err)
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s holds no PEM %s", path, strings.ToLower(want))
+}
+
+// commonWords are words cmpbench writes itself (product and adapter names, field
+// names) or that no one should use as a password: a secret equal to one of them
+// would be found in every archive, redacted or not.
+var commonWords = []string{
+	"redis", "valkey", "aerospike", "garnet", "dragonfly", "kvrocks", "keydb", "tendis", "lavik", "eloqkv",
+	"cmpbench", "memtier", "ycsb", "bench", "benchmark", "resp", "default", "admin", "root", "user", "test",
+	"password", "passw0rd", "secret", "changeme", "letmein", "qwerty", "123456", "12345678", "foobared",
+}
+
+func commonWord(v string) bool {
+	return slices.Contains(commonWords, strings.ToLower(v))
 }
 
 // Get returns a system by name.

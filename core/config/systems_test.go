@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 func writeFile(t *testing.T, text string) string {
@@ -136,6 +138,39 @@ func TestSystemErrors(t *testing.T) {
     endpoint: 127.0.0.1:1
 `, []string{`cmpbench.yaml:3: cannot unmarshal`}},
 		{"syntax error", "systems:\n  a: [\n", []string{"cmpbench.yaml"}},
+		{"ports out of range or not numbers", `systems:
+  a: {adapter: resp, endpoint: "127.0.0.1:0"}
+  b: {adapter: resp, endpoint: "127.0.0.1:99999"}
+  c: {adapter: resp, endpoint: "127.0.0.1:abc"}
+  d: {adapter: resp, endpoint: ":6379"}
+`, []string{`cmpbench.yaml:2: system "a": endpoint "127.0.0.1:0" has port "0": a port is a number from 1 to 65535`,
+			`cmpbench.yaml:3: system "b": endpoint "127.0.0.1:99999" has port "99999"`,
+			`cmpbench.yaml:4: system "c": endpoint "127.0.0.1:abc" has port "abc"`,
+			`cmpbench.yaml:5: system "d": endpoint ":6379" has no host`}},
+		{"unknown profile and profile key", `systems:
+  a:
+    adapter: schematic
+    endpoint: 127.0.0.1:1
+    profile: nosuch
+  b:
+    adapter: schematic
+    endpoint: 127.0.0.1:1
+    profile: mine
+profiles:
+  mine:
+    commands: {read: GET}
+    colour: red
+`, []string{`cmpbench.yaml:5: system "a": profile "nosuch" is neither built in (stock) nor defined under profiles:`,
+			`cmpbench.yaml:13: unknown key "colour"`}},
+		{"a profile value its adapter refuses", `systems:
+  b:
+    adapter: schematic
+    endpoint: 127.0.0.1:1
+    profile: mine
+profiles:
+  mine:
+    commands: {read: GET}
+`, []string{`cmpbench.yaml:8: profile "mine": read must be HGETALL`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +218,7 @@ func TestEnvironmentProblemsBelongToTheirSystem(t *testing.T) {
 	for name, wants := range map[string][]string{
 		"elsewhere": {
 			"cmpbench.yaml:10: environment variable CMPBENCH_SURELY_UNSET_VAR is not set (referenced by systems.elsewhere.auth.password)",
-			"tls.ca_file: stat /nonexistent/ca.pem",
+			"tls.ca_file: open /nonexistent/ca.pem",
 		},
 		"managed": {"cmpbench.yaml:13: environment variable CMPBENCH_SURELY_UNSET_ENDPOINT is not set (referenced by systems.managed.endpoint)"},
 		"badenv":  {`cmpbench.yaml:16: system "badenv": endpoint "no-port-here" is not host:port`},
@@ -228,5 +263,68 @@ func TestSecretInProvisionCommand(t *testing.T) {
 	}
 	if len(s.Secrets) == 0 || s.Secrets[0] != "provision-secret" {
 		t.Fatalf("secrets %v", s.Secrets)
+	}
+}
+
+// schematic is an adapter's profile schema, registered as built-in adapters do.
+type schematic struct {
+	Commands struct {
+		Read string `yaml:"read"`
+	} `yaml:"commands"`
+}
+
+func init() {
+	core.RegisterProfileSchema("schematic", core.ProfileSchema{
+		New: func() any { return &schematic{} },
+		Check: func(name string, v any) error {
+			if v.(*schematic).Commands.Read != "HGETALL" {
+				return fmt.Errorf("profile %q: read must be HGETALL", name)
+			}
+			return nil
+		},
+		Builtin: func() []string { return []string{"stock"} },
+	})
+}
+
+func TestSecretsThatCannotBeKeptOut(t *testing.T) {
+	p := writeFile(t, `systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    auth: {password: "${CMPBENCH_TEST_WEAK_PW}"}
+`)
+	for _, tc := range []struct{ value, want string }{
+		{"redis", `cmpbench.yaml:5: system "a": auth.password is a common word ("redis")`},
+		{"Password", `auth.password is a common word ("password")`},
+		{"abc", `auth.password is shorter than 4 characters`},
+		{"Bench-ACL-pw-8c41d2e7", ""},
+	} {
+		t.Setenv("CMPBENCH_TEST_WEAK_PW", tc.value)
+		_, err := LoadSystems(p, true)
+		msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
+		if (tc.want == "") != (err == nil) || !strings.Contains(msg, tc.want) {
+			t.Errorf("password %q: %v, want %q", tc.value, msg, tc.want)
+		}
+	}
+}
+
+func TestTLSFilesMustHoldPEM(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "ca.pem")
+	os.WriteFile(notPEM, []byte("this is not a certificate\n"), 0o644)
+	p := writeFile(t, fmt.Sprintf(`systems:
+  a:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    tls: {enabled: true, ca_file: %s}
+`, notPEM))
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get("a")
+	msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
+	if want := `cmpbench.yaml:5: system "a": tls.ca_file: ` + notPEM + ` holds no PEM certificate`; !strings.Contains(msg, want) {
+		t.Fatalf("Get: %s\nwant %s", msg, want)
 	}
 }

@@ -167,6 +167,12 @@ phases:
 phases:
   - {name: a, duration: 1s, connections: many, memtier: {key_max: 5}}
 `, []string{"x.yaml:3:", "cannot unmarshal"}},
+		{"rate 0 and connections 0", `name: x
+phases:
+  - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}
+  - {name: b, duration: 1s, connections: 0, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`,
+			`x.yaml:4: phase "b": connections must be at least 1, got 0`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,8 +54,8 @@ type suiteFile struct {
 type phaseDoc struct {
 	Name        string          `yaml:"name"`
 	Kind        string          `yaml:"kind"`
-	Connections int             `yaml:"connections"`
-	Rate        float64         `yaml:"rate"`
+	Connections *int            `yaml:"connections"`
+	Rate        *float64        `yaml:"rate"`
 	Poisson     bool            `yaml:"poisson"`
 	Duration    config.Duration `yaml:"duration"`
 	Ops         int64           `yaml:"ops"`
@@ -171,19 +171,25 @@ func checkKeys(file string, n *yaml.Node) []error {
 func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	var errs []error
 	p := core.PhaseSpec{
-		Name: d.Name, Kind: core.PhaseKind(d.Kind), Connections: d.Connections, Rate: d.Rate, Poisson: d.Poisson,
+		Name: d.Name, Kind: core.PhaseKind(d.Kind), Connections: DefaultConnections, Poisson: d.Poisson,
 		Duration: time.Duration(d.Duration), Ops: d.Ops, Interval: time.Duration(d.Interval),
 	}
 	if p.Kind == "" {
 		p.Kind = core.PhaseMeasured
 	}
-	if p.Connections == 0 {
-		p.Connections = DefaultConnections
+	if d.Connections != nil {
+		p.Connections = *d.Connections // Validate refuses fewer than one
+	}
+	if d.Rate != nil {
+		if *d.Rate == 0 {
+			errs = append(errs, fmt.Errorf("rate must be a positive number of requests/s, got %g (leave rate out for a closed loop)", *d.Rate))
+		}
+		p.Rate = *d.Rate
 	}
 	if p.Interval == 0 {
 		p.Interval = core.DefaultInterval
 	}
-	if d.Poisson && d.Rate == 0 {
+	if d.Poisson && p.Rate <= 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}
 	probeRead, probeWrite := core.OpGet, core.OpSet

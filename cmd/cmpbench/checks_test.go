@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input is found before anything starts: at --dry-run, exit 2, with the file and
+// line, and nothing written.
+func TestBadInputFailsAtDryRun(t *testing.T) {
+	const suiteOK = "name: s\nphases:\n  - {name: a, duration: 1s, memtier: {key_max: 5}}\n"
+	for _, tc := range []struct {
+		name    string
+		systems string // the system under test is "x"
+		suite   string
+		env     []string
+		args    []string
+		want    string
+	}{
+		{name: "port 0", systems: "systems:\n  x: {adapter: resp, endpoint: \"127.0.0.1:0\"}\n",
+			want: `cmpbench.yaml:2: system "x": endpoint "127.0.0.1:0" has port "0": a port is a number from 1 to 65535`},
+		{name: "port 99999", systems: "systems:\n  x: {adapter: resp, endpoint: \"127.0.0.1:99999\"}\n", want: `has port "99999"`},
+		{name: "port abc", systems: "systems:\n  x: {adapter: resp, endpoint: \"127.0.0.1:abc\"}\n", want: `has port "abc"`},
+		{name: "rate 0", suite: "name: s\nphases:\n  - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}\n",
+			want: `s.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`},
+		{name: "connections 0", suite: "name: s\nphases:\n  - {name: a, duration: 1s, connections: 0, memtier: {key_max: 5}}\n",
+			want: `s.yaml:3: phase "a": connections must be at least 1, got 0`},
+		{name: "stats interval 0", args: []string{"--stats-interval", "0s"}, want: "--stats-interval must be positive, got 0s"},
+		{name: "stats interval negative", args: []string{"--stats-interval", "-1s"}, want: "--stats-interval must be positive, got -1s"},
+		{name: "scale that overflows", args: []string{"--scale", "2e9"}, suite: "name: s\nphases:\n  - {name: a, duration: 300s, memtier: {key_max: 5}}\n",
+			want: `phase "a": --scale 2e+09 is too large`},
+		{name: "unknown profile", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    profile: nosuch\n",
+			want: `cmpbench.yaml:5: system "x": profile "nosuch" is neither built in (azure-managed-redis,`},
+		{name: "unknown profile key", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    profile: mine\nprofiles:\n  mine:\n    commands: {update: [HSET]}\n    colour: red\n",
+			want: `cmpbench.yaml:9: unknown key "colour"`},
+		{name: "ca_file that is not PEM", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    tls: {enabled: true, ca_file: cmpbench.yaml}\n",
+			want: `cmpbench.yaml:5: system "x": tls.ca_file: cmpbench.yaml holds no PEM certificate`},
+		{name: "a secret that is a common word", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    auth: {password: \"${CMPBENCH_T_PW}\"}\n",
+			env: []string{"CMPBENCH_T_PW=redis"}, want: `cmpbench.yaml:5: system "x": auth.password is a common word ("redis")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.systems == "" {
+				tc.systems = "systems:\n  x: {adapter: resp, endpoint: \"127.0.0.1:6379\"}\n"
+			}
+			if tc.suite == "" {
+				tc.suite = suiteOK
+			}
+			writeFile(t, dir, "cmpbench.yaml", tc.systems)
+			writeFile(t, dir, "s.yaml", tc.suite)
+			r := cli(t, dir, tc.env, append([]string{"run", "--systems", "x", "--suite", "s.yaml", "--dry-run"}, tc.args...)...)
+			msg := strings.ReplaceAll(r.stderr, dir+string(filepath.Separator), "")
+			if r.code != 2 || !strings.Contains(msg, tc.want) {
+				t.Fatalf("exit %d, want 2 and %q in:\n%s", r.code, tc.want, msg)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {
+				t.Fatalf("bad input wrote results: %v", err)
+			}
+		})
+	}
+}
