@@ -239,6 +239,16 @@ func TestUnreachableTargetFailsThePhase(t *testing.T) {
 	}
 }
 
+// A phase shorter than the unreachable bound in which every operation failed
+// measured nothing: failed, never ok.
+func TestPhaseWithOnlyErrorsFails(t *testing.T) {
+	wrongType := &core.OpError{Class: core.ErrClassOther, Err: errors.New("WRONGTYPE")}
+	end, _ := run(t, spec(2, 0, 300*time.Millisecond, 0), core.OpGet, func(*core.Op) error { return wrongType })
+	if end.Status != core.StatusFailed || !strings.Contains(end.Error, "no operation succeeded") {
+		t.Fatalf("%s %q, want failed: no operation succeeded", end.Status, end.Error)
+	}
+}
+
 func TestLoadFailsOnErrorsOrWhenIncomplete(t *testing.T) {
 	s := spec(2, 0, 10*time.Second, 100)
 	s.Kind = core.PhaseLoad

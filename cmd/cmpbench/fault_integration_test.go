@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+// redisAt runs a redis-server without persistence on port (0: a free one) and
+// returns the port and the process; the test stops it.
+func redisAt(t *testing.T, port int) (int, *exec.Cmd) {
+	t.Helper()
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return port, cmd
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("redis-server on port %d did not start", port)
+	return 0, nil
+}
+
+// redisDo sends inline commands and returns their one-line replies.
+func redisDo(t *testing.T, port int, cmds ...string) []string {
+	t.Helper()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	var out []string
+	for _, cmd := range cmds {
+		fmt.Fprintf(c, "%s\r\n", cmd)
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "$") && !strings.HasPrefix(line, "$-1") {
+			line, _ = rd.ReadString('\n')
+		}
+		out = append(out, strings.TrimSpace(line))
+	}
+	return out
+}
+
+// The fault matrix: what a user sees when the server or the plugin fails under a
+// run, when a load cannot fit, and when the target holds data that is not the
+// run's own: the status of each phase, the exit code, and the report's caveat.
+func TestFaultMatrixIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	const slowLoad = `name: quick
+defaults: {connections: 4, memtier: {key_max: 20000, value_size: 64}}
+phases:
+  - {name: load, kind: load, rate: 2000, duration: 60s, validate: true, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: long, duration: 6s, memtier: {ratio: "1:10"}}
+`
+	type phase struct{ status, msg string }
+	for _, tc := range []struct {
+		name   string
+		suite  string
+		oom    bool
+		setup  func(t *testing.T, port int)
+		during string // the progress line after which fault runs
+		fault  func(t *testing.T, run *started, port int, srv *exec.Cmd)
+		phases map[string]phase
+		caveat string
+	}{
+		{
+			name: "server killed", suite: quickSuite, during: "r: long (",
+			fault: func(t *testing.T, _ *started, _ int, srv *exec.Cmd) { _ = srv.Process.Kill() },
+			phases: map[string]phase{"load": {"ok", ""}, "long": {"failed", "unreachable"}, "after": {"failed", ""}},
+			caveat: "r, long ended failed:",
+		},
+		{
+			name: "server killed and restarted", suite: quickSuite, during: "r: long (",
+			fault: func(t *testing.T, _ *started, port int, srv *exec.Cmd) {
+				_ = srv.Process.Kill()
+				time.Sleep(700 * time.Millisecond)
+				redisAt(t, port)
+			},
+			phases: map[string]phase{"load": {"ok", ""}, "long": {"failed", "the server restarted during the phase (instance "},
+				"after": {"skipped", `the server restarted during "long" (instance `}},
+			caveat: `r, after ended skipped: the server restarted during "long" (instance `,
+		},
+		{
+			name: "OOM during the load", suite: slowLoad, oom: true,
+			phases: map[string]phase{"load": {"failed", "writes failed"}, "long": {"skipped", `the load "load" failed`}},
+			caveat: `r, long ended skipped: the load "load" failed`,
+		},
+		{
+			name: "plugin killed during the load", suite: slowLoad, during: "r: load (",
+			fault: func(t *testing.T, run *started, _ int, _ *exec.Cmd) {
+				time.Sleep(500 * time.Millisecond)
+				_ = syscall.Kill(child(t, run.cmd.Process.Pid, "plugin serve resp"), syscall.SIGKILL)
+			},
+			phases: map[string]phase{"load": {"failed", "plugin process exited"}, "long": {"skipped", `the load "load" failed`}},
+			caveat: `r, long ended skipped: the load "load" failed`,
+		},
+		{
+			name: "a target holding data not the run's", suite: `name: sets
+defaults: {connections: 2, memtier: {key_max: 100, value_size: 8}}
+phases:
+  - {name: sets, duration: 1s, memtier: {ratio: "1:0"}}
+`,
+			setup: func(t *testing.T, port int) {
+				redisDo(t, port, "SET precious:1 one", "SET precious:2 two", "SET precious:3 three", "SET precious:4 four", "SET precious:5 five")
+			},
+			phases: map[string]phase{"sets": {"failed", "refusing to write: r holds 5 keys this run did not write"}},
+			caveat: "r, sets ended failed: refusing to write",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port, srv := redisAt(t, 0)
+			if tc.oom {
+				redisDo(t, port, "CONFIG SET maxmemory 2mb", "CONFIG SET maxmemory-policy noeviction")
+			}
+			if tc.setup != nil {
+				tc.setup(t, port)
+			}
+			dir := t.TempDir()
+			writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n", port))
+			writeFile(t, dir, "s.yaml", tc.suite)
+			var r result
+			if tc.fault != nil {
+				run := startCLI(t, dir, nil, tc.during, "run", "--systems", "r", "--suite", "s.yaml")
+				time.Sleep(1500 * time.Millisecond)
+				tc.fault(t, run, port, srv)
+				r = run.wait(t)
+			} else {
+				r = cli(t, dir, nil, "run", "--systems", "r", "--suite", "s.yaml")
+			}
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			a := archiveOf(t, r)
+			if a.Manifest.Status != "failed" {
+				t.Errorf("run status %s", a.Manifest.Status)
+			}
+			for name, want := range tc.phases {
+				if st, msg := phaseStatus(a, "r", name); st != want.status || !strings.Contains(msg, want.msg) {
+					t.Errorf("phase %s: %s %q, want %s %q\n%s", name, st, msg, want.status, want.msg, r.stderr)
+				}
+			}
+			rep, err := a.ReadFile(archive.ReportFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(rep), tc.caveat) {
+				t.Errorf("the report's caveats lack %q:\n%s", tc.caveat, rep)
+			}
+			if tc.setup != nil {
+				if got := redisDo(t, port, "GET precious:1", "DBSIZE"); got[0] != "one" || got[1] != ":5" {
+					t.Errorf("the target's own data changed: %q", got)
+				}
+			}
+		})
+	}
+}
