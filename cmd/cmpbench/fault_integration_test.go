@@ -91,7 +91,7 @@ phases:
 	}{
 		{
 			name: "server killed", suite: quickSuite, during: "r: long (",
-			fault: func(t *testing.T, _ *started, _ int, srv *exec.Cmd) { _ = srv.Process.Kill() },
+			fault:  func(t *testing.T, _ *started, _ int, srv *exec.Cmd) { _ = srv.Process.Kill() },
 			phases: map[string]phase{"load": {"ok", ""}, "long": {"failed", "unreachable"}, "after": {"failed", ""}},
 			caveat: "r, long ended failed:",
 		},
