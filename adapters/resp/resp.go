@@ -84,6 +84,11 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 			return nil, err
 		}
 	}
+	if opt.TLSConfig != nil {
+		if err := probeTLS(ctx, sys.Endpoint, opt.TLSConfig, timeout); err != nil {
+			return nil, err
+		}
+	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, refusal(fmt.Errorf("connect %s: %w", sys.Endpoint, err))
@@ -106,6 +111,31 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		}
 	}
 	return t, nil
+}
+
+// probeTLS shakes hands once, within ctx, before the client does: a plaintext
+// server reads the TLS hello as the start of a command and waits for the rest, so
+// the handshake would time out with nothing to say why.
+func probeTLS(ctx context.Context, endpoint string, cfg *tls.Config, timeout time.Duration) error {
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl)*4/5)
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	raw, err := (&net.Dialer{}).DialContext(hctx, "tcp", endpoint)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w", endpoint, err)
+	}
+	defer raw.Close()
+	err = tls.Client(raw, cfg).HandshakeContext(hctx)
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case hctx.Err() != nil && ctx.Err() == nil, errors.As(err, &ne) && ne.Timeout():
+		return core.Refused(fmt.Errorf("connect %s: no answer to the TLS handshake within %s: is the server serving TLS on this port? (a plaintext server does not answer a TLS hello; tls.enabled is true)", endpoint, timeout.Round(time.Millisecond)))
+	}
+	return refusal(fmt.Errorf("connect %s: TLS handshake: %w", endpoint, err))
 }
 
 // refusal marks the errors that waiting cannot cure as refusals: the server's own

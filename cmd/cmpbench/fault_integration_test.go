@@ -180,3 +180,46 @@ phases:
 		})
 	}
 }
+
+// What a user reads when a system cannot be reached, or a phase is too short to say
+// something: the cause, not a timeout or an impossible number.
+func TestMessagesSayWhyIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf(`systems:
+  plain:
+    adapter: resp
+    endpoint: 127.0.0.1:%d
+  tlsplain:
+    adapter: resp
+    endpoint: 127.0.0.1:%d
+    tls: {enabled: true, insecure_skip_verify: true}
+  down:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+`, port, port))
+	writeFile(t, dir, "s.yaml", `name: s
+phases:
+  - {name: load, kind: load, duration: 10s, memtier: {ratio: "1:0", key_pattern: P, key_max: 100}}
+  - {name: warm, kind: warmup, duration: 6ms, memtier: {ratio: "0:1", key_max: 100}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "plain,tlsplain,down", "--suite", "s.yaml")
+	for _, want := range []string{
+		"plain: warm ok in ", "too short (6ms) to measure the client's CPU use",
+		"tlsplain: load failed, did not run: the system did not start: cannot open tlsplain at 127.0.0.1:",
+		"no answer to the TLS handshake within", "is the server serving TLS on this port?",
+		"down: load failed, did not run: the system did not start: cannot open down at 127.0.0.1:1 (tried for ",
+		"connection refused: nothing accepts connections there; is the server running, and on this port?",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the output lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	a := archiveOf(t, r)
+	for _, p := range a.Manifest.Phases {
+		if p.System == "plain" && p.Name == "warm" && p.ClientCores != 0 {
+			t.Errorf("a 6 ms phase reports %.2f client cores", p.ClientCores)
+		}
+	}
+}

@@ -81,6 +81,11 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	if r.ClientLagged {
 		parts = append(parts, "CLIENT-LAGGED: the client's own send delay is a material part of the response time")
 	}
+	if r.End.Elapsed == 0 && r.Intervals == 0 && len(r.Totals) == 0 {
+		// It never ran: no numbers to show, only why.
+		fmt.Fprintln(p.w, p.red.String(fmt.Sprintf("%s: %s %s, did not run: %s", st.System, st.Spec.Name, r.End.Status, r.End.Error)))
+		return
+	}
 	rate := 0.0
 	if s := r.End.Elapsed.Seconds(); s > 0 {
 		rate = float64(ok) / s

@@ -312,9 +312,14 @@ func tail(path string, n int) string {
 	return lastBytes(bytes.TrimSpace(b), n)
 }
 
+// lastBytes is at most the last n bytes of b, from the start of a line: a tail
+// never begins mid-word.
 func lastBytes(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
 	}
 	return string(b)
 }

@@ -191,7 +191,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 			return
 		}
 		r.info.Error = red.String(err.Error())
-		r.skipFrom(0, core.StatusFailed, "system not started: "+r.info.Error)
+		r.skipFrom(0, core.StatusFailed, "the system did not start: "+r.info.Error)
 		return
 	}
 	// broken says why the data the next phases need is not there (a load that
@@ -258,6 +258,12 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		}
 	}
 }
+
+// openTimeout bounds one attempt to open a system.
+const openTimeout = 5 * time.Second
+
+// minCPUPhase is the shortest phase whose client CPU use is measured.
+const minCPUPhase = 100 * time.Millisecond
 
 // logTail is how much of a server's log an error quotes: its last lines, whole.
 const logTail = 2 << 10
@@ -509,10 +515,14 @@ func (r *systemRunner) readyTimeout() time.Duration {
 // may not accept connections yet.
 func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 	drv := r.drv
-	deadline := time.Now().Add(ready)
+	start := time.Now()
+	deadline := start.Add(ready)
 	for {
-		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		octx, cancel := context.WithTimeout(ctx, openTimeout)
 		err := drv.Open(octx, r.target)
+		if err != nil && errors.Is(octx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("the plugin did not open it within %s (%w)", openTimeout, err)
+		}
 		cancel()
 		if err == nil {
 			return nil
@@ -523,7 +533,14 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 			}
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() || errors.Is(err, core.ErrRefused) {
-			return fmt.Errorf("open %s: %w", r.target.Endpoint, err)
+			hint := ""
+			if strings.Contains(err.Error(), "connection refused") {
+				hint = ": nothing accepts connections there; is the server running, and on this port?"
+			}
+			if errors.Is(err, core.ErrRefused) {
+				return fmt.Errorf("cannot open %s at %s: %w%s", r.info.Name, r.target.Endpoint, err, hint)
+			}
+			return fmt.Errorf("cannot open %s at %s (tried for %s): %w%s", r.info.Name, r.target.Endpoint, time.Since(start).Round(100*time.Millisecond), err, hint)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -618,10 +635,15 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		end.Notes = append(end.Notes, fmt.Sprintf("the plugin stopped after %s; its intervals cover %s, which rates are computed over", end.Elapsed.Round(time.Millisecond), covered.Round(time.Millisecond)))
 		end.Elapsed = covered
 	}
-	if secs := end.Elapsed.Seconds(); secs > 0 {
+	switch secs := end.Elapsed.Seconds(); {
+	case end.Elapsed >= minCPUPhase:
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
 		p.CoresAllowed = sampler.CoresAllowed(pid)
 		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
+	case secs > 0:
+		// CPU time is counted in clock ticks: over a few milliseconds it says nothing.
+		p.CoresAllowed = sampler.CoresAllowed(pid)
+		end.Notes = append(end.Notes, fmt.Sprintf("too short (%s) to measure the client's CPU use", end.Elapsed.Round(time.Millisecond)))
 	}
 	// The engine merged the phase's intervals as it went; a plugin that died (or
 	// one from before engine.lag) did not say, and what arrived is merged here.
