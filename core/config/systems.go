@@ -290,7 +290,7 @@ func checkProfile(file string, sys *System, defined map[string]yaml.Node, node *
 	pn, ok := defined[sys.Profile]
 	if !ok {
 		if builtin := schema.Builtin(); !slices.Contains(builtin, sys.Profile) {
-			return []error{fmt.Errorf("%s:%d: system %q: profile %q is neither built in (%s) nor defined under profiles:",
+			return []error{fmt.Errorf("%s:%d: system %q: profile %q is neither built in (%s) nor defined under the profiles: section",
 				file, lineOf(node, "profile"), sys.Name, sys.Profile, strings.Join(builtin, ", "))}
 		}
 		return nil

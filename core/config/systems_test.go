@@ -160,7 +160,7 @@ profiles:
   mine:
     commands: {read: GET}
     colour: red
-`, []string{`cmpbench.yaml:5: system "a": profile "nosuch" is neither built in (stock) nor defined under profiles:`,
+`, []string{`cmpbench.yaml:5: system "a": profile "nosuch" is neither built in (stock) nor defined under the profiles: section`,
 			`cmpbench.yaml:13: unknown key "colour"`}},
 		{"a profile value its adapter refuses", `systems:
   b:
