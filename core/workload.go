@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -179,6 +180,10 @@ const (
 	InsertOrdered = "ordered"
 )
 
+// ProportionTolerance is how far from 1 the YCSB proportions may add up: floating-point
+// rounding of decimal shares (0.7+0.1+0.2), nothing a suite could mean.
+const ProportionTolerance = 1e-9
+
 // YCSBMix is a named mix of YCSB's core workloads.
 type YCSBMix struct {
 	Name                       string
@@ -212,7 +217,8 @@ type YCSBSpec struct {
 	RecordCount int64
 	FieldCount  int
 	FieldLength int
-	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1.
+	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1 (within
+	// ProportionTolerance).
 	Read, Update, Insert, Scan float64
 	Distribution               string // of the records READ, UPDATE and SCAN choose
 	InsertOrder                string
@@ -257,8 +263,8 @@ func (y YCSBSpec) Validate() []error {
 		}
 		sum += p
 	}
-	if sum < 0.999999 || sum > 1.000001 {
-		add("read, update, insert and scan proportions add up to %g, not 1", sum)
+	if math.Abs(sum-1) > ProportionTolerance {
+		add("read, update, insert and scan proportions add up to %.10g, not 1", sum)
 	}
 	switch y.Distribution {
 	case DistUniform, DistZipfian, DistLatest:

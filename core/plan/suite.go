@@ -271,7 +271,9 @@ func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
 		}
 	}
 	if y.Distribution == "" {
-		y.Distribution = core.DistZipfian // YCSB's default
+		// YCSB CoreWorkload's requestdistribution default; the named workloads
+		// carry their own (zipfian for A, B and C, latest for D).
+		y.Distribution = core.DistUniform
 	}
 	return y, errs
 }

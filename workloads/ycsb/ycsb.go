@@ -78,9 +78,7 @@ type Source struct {
 	load       bool
 	next, last int64 // load: the next and the last record of this worker's share
 	inserted   int64 // run: records this worker inserted
-	readCut    float64
-	updateCut  float64
-	insertCut  float64
+	mix        mix
 	fields     [][]byte
 	values     [][]byte
 	keyBuf     []byte
@@ -94,9 +92,7 @@ func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Sourc
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
 		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
 	}
-	s.readCut = spec.Read
-	s.updateCut = s.readCut + spec.Update
-	s.insertCut = s.updateCut + spec.Insert
+	s.mix = newMix(&spec)
 	s.fields = make([][]byte, spec.FieldCount)
 	s.values = make([][]byte, spec.FieldCount)
 	for i := range s.fields {
@@ -145,25 +141,61 @@ func (s *Source) Next(op *core.Op) {
 		op.Key = Key(s.keyBuf, &s.spec, n)
 		return
 	}
-	switch u := s.rng.Float64(); {
-	case u < s.readCut:
-		op.Kind, op.Values = core.OpRead, nil
+	switch op.Kind = s.mix.pick(s.rng.Float64()); op.Kind {
+	case core.OpRead:
+		op.Values = nil
 		n = s.choose.next(s.rng)
-	case u < s.updateCut:
-		op.Kind = core.OpUpdate
+	case core.OpUpdate:
 		n = s.choose.next(s.rng)
 		op.Values = s.randomValues()
-	case u < s.insertCut:
-		op.Kind = core.OpInsert
+	case core.OpInsert:
 		n = s.insertRecord(s.inserted)
 		s.inserted++
 		op.Values = s.randomValues()
 	default:
-		op.Kind, op.Values = core.OpScan, nil
+		op.Values = nil
 		n = s.choose.next(s.rng)
 		op.ScanCount = 1 + s.rng.IntN(s.spec.MaxScanLength)
 	}
 	op.Key = Key(s.keyBuf, &s.spec, n)
+}
+
+// mix picks a run phase's operation kind by cumulative proportion, as YCSB's
+// DiscreteGenerator. The last kind with a share takes what floating-point rounding
+// leaves between its cut and 1, so a kind without a share is never chosen.
+type mix struct {
+	n     int
+	cuts  [4]float64 // cuts[i]: the cumulative share up to and including kinds[i]
+	kinds [4]core.OpKind
+}
+
+func newMix(spec *core.YCSBSpec) mix {
+	var m mix
+	cum := 0.0
+	for _, p := range [...]struct {
+		share float64
+		kind  core.OpKind
+	}{{spec.Read, core.OpRead}, {spec.Update, core.OpUpdate}, {spec.Insert, core.OpInsert}, {spec.Scan, core.OpScan}} {
+		if p.share > 0 {
+			cum += p.share
+			m.cuts[m.n], m.kinds[m.n] = cum, p.kind
+			m.n++
+		}
+	}
+	if m.n == 0 { // no shares at all (refused by Validate): read
+		m.kinds[0], m.n = core.OpRead, 1
+	}
+	return m
+}
+
+// pick maps u in [0, 1) to a kind.
+func (m *mix) pick(u float64) core.OpKind {
+	for i := range m.n - 1 {
+		if u < m.cuts[i] {
+			return m.kinds[i]
+		}
+	}
+	return m.kinds[m.n-1]
 }
 
 // randomValues points every field at a random stretch of the pool.

@@ -264,3 +264,20 @@ func BenchmarkNextLoad(b *testing.B) {
 		s.Next(&op)
 	}
 }
+
+// TestNoOpWithoutAShare: the operation is chosen by cumulative proportion and the
+// last kind with a share takes what rounding leaves, so a kind with no share (here
+// SCAN, which adapters reject) is never chosen.
+func TestNoOpWithoutAShare(t *testing.T) {
+	sp := spec(core.YCSBB)
+	sp.Read, sp.Update = 0.99999, 0 // the shares leave 1e-5 unassigned
+	sp.MaxScanLength = 10
+	s := New(sp, 3, 0, 1, false)
+	var op core.Op
+	for i := range 1_000_000 {
+		s.Next(&op)
+		if op.Kind != core.OpRead {
+			t.Fatalf("op %d is a %s; the mix has only READ", i, op.Kind)
+		}
+	}
+}
