@@ -45,8 +45,9 @@ var printable = func() (t [256]byte) {
 	return t
 }()
 
-// fill writes printable ASCII from a splitmix64 stream.
-func fill(dst []byte, state uint64) {
+// fill writes printable ASCII from a splitmix64 stream, eight bytes per step, and
+// returns the stream's state after it.
+func fill(dst []byte, state uint64) uint64 {
 	for i := 0; i < len(dst); i += 8 {
 		state += 0x9E3779B97F4A7C15
 		z := state
@@ -63,6 +64,7 @@ func fill(dst []byte, state uint64) {
 			dst[i+j] = printable[byte(z>>(8*j))]
 		}
 	}
+	return state
 }
 
 // Source is one worker's stream. A load (kind load) inserts this worker's share of the
@@ -82,7 +84,7 @@ type Source struct {
 	fields     [][]byte
 	values     [][]byte
 	keyBuf     []byte
-	pool       []byte // random printable bytes for UPDATE and INSERT values
+	valueState uint64 // run: the splitmix64 state of UPDATE and INSERT values
 }
 
 // New returns worker's stream among workers; load selects the load stream.
@@ -104,8 +106,7 @@ func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Sourc
 		s.next, s.last = start, start+count-1
 		return s
 	}
-	s.pool = make([]byte, spec.FieldLength+4096)
-	fill(s.pool, s.rng.Uint64())
+	s.valueState = s.rng.Uint64()
 	switch spec.Distribution {
 	case core.DistZipfian:
 		s.choose = newScrambledZipfian(spec.RecordCount)
@@ -198,11 +199,12 @@ func (m *mix) pick(u float64) core.OpKind {
 	return m.kinds[m.n-1]
 }
 
-// randomValues points every field at a random stretch of the pool.
+// randomValues fills every field with fresh pseudo-random printable bytes, as
+// YCSB's RandomByteIterator: a value that repeats what was written before would
+// flatter engines that compress or deduplicate.
 func (s *Source) randomValues() [][]byte {
-	for i := range s.values {
-		off := s.rng.IntN(len(s.pool) - s.spec.FieldLength + 1)
-		s.values[i] = s.pool[off : off+s.spec.FieldLength]
+	for _, v := range s.values {
+		s.valueState = fill(v, s.valueState)
 	}
 	return s.values
 }

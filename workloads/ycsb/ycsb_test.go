@@ -2,6 +2,7 @@ package ycsb
 
 import (
 	"bytes"
+	"compress/flate"
 	"flag"
 	"fmt"
 	"math"
@@ -279,5 +280,49 @@ func TestNoOpWithoutAShare(t *testing.T) {
 		if op.Kind != core.OpRead {
 			t.Fatalf("op %d is a %s; the mix has only READ", i, op.Kind)
 		}
+	}
+}
+
+// TestRunValuesAreFreshRandomBytes: every value an UPDATE or INSERT writes is new
+// pseudo-random printable text, as YCSB's RandomByteIterator, not a window of a
+// small pool that engines which compress or deduplicate would shrink.
+func TestRunValuesAreFreshRandomBytes(t *testing.T) {
+	s := New(spec(core.YCSBA), 5, 0, 1, false)
+	var op core.Op
+	var all bytes.Buffer
+	chunks := map[string]bool{}
+	for all.Len() < 1<<20 {
+		s.Next(&op)
+		for _, v := range op.Values {
+			for _, c := range v {
+				if c < ' ' || c > '~' {
+					t.Fatalf("value byte %q is not printable", c)
+				}
+			}
+			for i := 0; i+16 <= len(v); i += 16 {
+				if chunks[string(v[i:i+16])] {
+					t.Fatalf("a 16-byte run of a value repeats after %d bytes", all.Len())
+				}
+				chunks[string(v[i:i+16])] = true
+			}
+			all.Write(v)
+		}
+	}
+	var z bytes.Buffer
+	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	w.Write(all.Bytes())
+	w.Close()
+	// 95 printable symbols carry log2(95)/8 = 82% of a byte's entropy.
+	if ratio := float64(z.Len()) / float64(all.Len()); ratio < 0.8 {
+		t.Fatalf("1 MiB of values compresses to %.0f%%", ratio*100)
+	}
+}
+
+func BenchmarkNextUpdateHeavy(b *testing.B) {
+	s := New(spec(core.YCSBA), 1, 0, 1, false)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
 	}
 }
