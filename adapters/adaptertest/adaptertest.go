@@ -97,9 +97,9 @@ func Run(t *testing.T, s Setup) {
 				t.Fatalf("records read back: %v", problems)
 			}
 			upd := record(2, 99)
-			upd.Kind = core.OpUpdate
+			upd.Kind, upd.WholeRecord = core.OpUpdate, true
 			if err := c.Do(ctx, upd); err != nil {
-				t.Fatalf("UPDATE: %v", err)
+				t.Fatalf("UPDATE of the whole record: %v", err)
 			}
 			got, err := rr.ReadRecord(ctx, upd.Key)
 			if err != nil || !bytes.Equal(got["field3"], values[3]) || len(got) != spec.FieldCount {
@@ -107,6 +107,15 @@ func Run(t *testing.T, s Setup) {
 			}
 			if _, problems := ycsb.VerifySamples(ctx, rr, spec, 1); len(problems) != 1 || !strings.Contains(problems[0], string(upd.Key)) {
 				t.Fatalf("an updated record must fail the check naming it: %v", problems)
+			}
+			// YCSB's default UPDATE writes one field; the record's others stay.
+			one := &core.Op{Kind: core.OpUpdate, Key: upd.Key, Fields: [][]byte{ycsb.FieldName(1)}, Values: [][]byte{[]byte("one-field-update")}}
+			if err := c.Do(ctx, one); err != nil {
+				t.Fatalf("UPDATE of one field: %v", err)
+			}
+			got, err = rr.ReadRecord(ctx, upd.Key)
+			if err != nil || len(got) != spec.FieldCount || string(got["field1"]) != "one-field-update" || !bytes.Equal(got["field3"], values[3]) {
+				t.Fatalf("record after an UPDATE of field1 alone (want field1 changed, the other %d fields kept): %q %v", spec.FieldCount-1, got, err)
 			}
 		}
 	})

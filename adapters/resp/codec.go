@@ -33,7 +33,7 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 		dst = appendBulkString(dst, "HGETALL")
 		return appendBulk(dst, op.Key)
 	case core.OpUpdate:
-		return c.appendRecord(dst, c.profile.Commands.Update, op)
+		return c.appendRecord(dst, c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		return c.appendRecord(dst, c.profile.Commands.Insert, op)
 	}
@@ -43,7 +43,7 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 	return appendBulkString(dst, "PING")
 }
 
-// appendRecord writes every field of op with a profile's command.
+// appendRecord writes op's fields with a profile's command.
 func (c codec) appendRecord(dst []byte, command []string, op *core.Op) []byte {
 	dst = appendHeader(dst, len(command)+1+2*len(op.Fields))
 	for _, w := range command {

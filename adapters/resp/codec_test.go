@@ -62,14 +62,20 @@ func TestParseReply(t *testing.T) {
 }
 
 func TestAppendRequest(t *testing.T) {
-	p := &Profile{}
-	p.Commands.Update, p.Commands.Insert = []string{"LAVIK.HREPLACE"}, []string{"HSET"}
+	p, err := LoadProfile("lavik", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := codec{profile: p}
-	op := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: [][]byte{[]byte("f0")}, Values: [][]byte{[]byte("v")}}
+	op := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: [][]byte{[]byte("f0")}, Values: [][]byte{[]byte("v")}, WholeRecord: true}
 	got := string(c.AppendRequest(nil, op))
 	want := "*4\r\n$14\r\nLAVIK.HREPLACE\r\n$5\r\nuser1\r\n$2\r\nf0\r\n$1\r\nv\r\n"
 	if got != want {
 		t.Fatalf("%q, want %q", got, want)
+	}
+	op.WholeRecord = false // one field: the record's others stay, so never a replace
+	if got := string(c.AppendRequest(nil, op)); got != "*4\r\n$4\r\nHSET\r\n$5\r\nuser1\r\n$2\r\nf0\r\n$1\r\nv\r\n" {
+		t.Fatalf("UPDATE of one field: %q", got)
 	}
 	if got := string(c.AppendRequest(nil, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("")})); got != "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n" {
 		t.Fatalf("SET with an empty value: %q", got)

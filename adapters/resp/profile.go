@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // A Profile is what differs between RESP products, as data: the commands that carry
@@ -19,9 +21,12 @@ type Profile struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Commands    struct {
-		Read   []string `yaml:"read"`
-		Update []string `yaml:"update"`
-		Insert []string `yaml:"insert"`
+		Read []string `yaml:"read"`
+		// Update writes every field of a record (write_all_fields: true) and may
+		// replace it; UpdateField writes some fields and must keep the others.
+		Update      []string `yaml:"update"`
+		UpdateField []string `yaml:"update_field"`
+		Insert      []string `yaml:"insert"`
 	} `yaml:"commands"`
 	// Capture lists commands whose replies are kept with the system's capture.
 	Capture [][]string `yaml:"capture"`
@@ -132,8 +137,8 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 	if p.Name == "" {
 		p.Name = name
 	}
-	def := [...][]string{{"HGETALL"}, {"HSET"}, {"HSET"}}
-	for i, c := range []*[]string{&p.Commands.Read, &p.Commands.Update, &p.Commands.Insert} {
+	def := [...][]string{{"HGETALL"}, {"HSET"}, {"HSET"}, {"HSET"}}
+	for i, c := range []*[]string{&p.Commands.Read, &p.Commands.Update, &p.Commands.UpdateField, &p.Commands.Insert} {
 		if len(*c) == 0 {
 			*c = def[i]
 		}
@@ -175,4 +180,14 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		}
 	}
 	return &p, nil
+}
+
+// updateCommand is the command an UPDATE is sent with: the profile's update when
+// the op writes the whole record, update_field when the record's other fields
+// must stay.
+func (p *Profile) updateCommand(op *core.Op) []string {
+	if op.WholeRecord {
+		return p.Commands.Update
+	}
+	return p.Commands.UpdateField
 }

@@ -228,7 +228,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	case core.OpRead:
 		cmd = c.dc.B().Hgetall().Key(rueidis.BinaryString(op.Key)).Build()
 	case core.OpUpdate:
-		cmd = c.record(c.profile.Commands.Update, op)
+		cmd = c.record(c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		cmd = c.record(c.profile.Commands.Insert, op)
 	default:
@@ -256,7 +256,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	return &core.OpError{Class: class, Err: err}
 }
 
-// record builds a write of every field of op with a profile's command.
+// record builds a write of op's fields with a profile's command.
 func (c *conn) record(command []string, op *core.Op) rueidis.Completed {
 	c.args = c.args[:0]
 	for i, f := range op.Fields {

@@ -126,7 +126,7 @@ func (s *Source) insertRecord(i int64) int64 {
 
 // Next fills op with the next operation.
 func (s *Source) Next(op *core.Op) {
-	op.Value, op.ScanCount = nil, 0
+	op.Value, op.ScanCount, op.WholeRecord = nil, 0, false
 	op.Fields = s.fields
 	var n int64
 	if s.load {
@@ -148,7 +148,7 @@ func (s *Source) Next(op *core.Op) {
 		n = s.choose.next(s.rng)
 	case core.OpUpdate:
 		n = s.choose.next(s.rng)
-		op.Values = s.randomValues()
+		op.Values, op.WholeRecord = s.randomValues(), true
 	case core.OpInsert:
 		n = s.insertRecord(s.inserted)
 		s.inserted++
