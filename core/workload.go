@@ -220,16 +220,20 @@ type YCSBSpec struct {
 	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1 (within
 	// ProportionTolerance).
 	Read, Update, Insert, Scan float64
-	Distribution               string // of the records READ, UPDATE and SCAN choose
-	InsertOrder                string
-	KeyPrefix                  string
+	// WriteAllFields makes an UPDATE write every field (YCSB writeallfields=true);
+	// otherwise it writes one field chosen uniformly, as YCSB's default.
+	WriteAllFields bool
+	Distribution   string // of the records READ, UPDATE and SCAN choose
+	InsertOrder    string
+	KeyPrefix      string
 	// InsertStart is the first record number a run phase inserts; phases get
 	// disjoint ranges so that their inserts never collide.
 	InsertStart   int64
 	MaxScanLength int
 }
 
-// Describe is e.g. "ycsb read 0.95 update 0.05 uniform, 10x128B, 100000 records".
+// Describe is e.g. "ycsb read 0.95 update 0.05 (1 field) uniform, 10x128B, 100000
+// records".
 func (y YCSBSpec) Describe() string {
 	var parts []string
 	for _, p := range []struct {
@@ -238,6 +242,9 @@ func (y YCSBSpec) Describe() string {
 	}{{"read", y.Read}, {"update", y.Update}, {"insert", y.Insert}, {"scan", y.Scan}} {
 		if p.share > 0 {
 			parts = append(parts, fmt.Sprintf("%s %g", p.name, p.share))
+		}
+		if p.name == "update" && p.share > 0 {
+			parts = append(parts, map[bool]string{true: "(all fields)", false: "(1 field)"}[y.WriteAllFields])
 		}
 	}
 	return fmt.Sprintf("ycsb %s %s, %dx%dB, %d records", strings.Join(parts, " "), y.Distribution, y.FieldCount, y.FieldLength, y.RecordCount)

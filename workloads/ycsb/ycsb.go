@@ -1,5 +1,6 @@
 // Package ycsb generates YCSB core-workload operation streams over multi-field
-// records: READ of all fields, UPDATE and INSERT of all fields, SCAN; request
+// records: READ of all fields, UPDATE of one field or all, INSERT of all fields,
+// SCAN; request
 // distributions uniform, zipfian (scrambled, as YCSB) and latest; hashed or ordered
 // record keys ("user" + FNV-1a 64 of the record number, as YCSB).
 package ycsb
@@ -83,6 +84,8 @@ type Source struct {
 	mix        mix
 	fields     [][]byte
 	values     [][]byte
+	oneField   [][]byte // an UPDATE of one field: its name and its value
+	oneValue   [][]byte
 	keyBuf     []byte
 	valueState uint64 // run: the splitmix64 state of UPDATE and INSERT values
 }
@@ -107,6 +110,7 @@ func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Sourc
 		return s
 	}
 	s.valueState = s.rng.Uint64()
+	s.oneField, s.oneValue = make([][]byte, 1), make([][]byte, 1)
 	switch spec.Distribution {
 	case core.DistZipfian:
 		s.choose = newScrambledZipfian(spec.RecordCount)
@@ -148,7 +152,15 @@ func (s *Source) Next(op *core.Op) {
 		n = s.choose.next(s.rng)
 	case core.OpUpdate:
 		n = s.choose.next(s.rng)
-		op.Values, op.WholeRecord = s.randomValues(), true
+		if s.spec.WriteAllFields {
+			op.Values, op.WholeRecord = s.randomValues(), true
+			break
+		}
+		// One field, chosen uniformly, as YCSB's buildSingleValue.
+		i := s.rng.IntN(len(s.fields))
+		s.oneField[0], s.oneValue[0] = s.fields[i], s.values[i]
+		s.valueState = fill(s.values[i], s.valueState)
+		op.Fields, op.Values = s.oneField, s.oneValue
 	case core.OpInsert:
 		n = s.insertRecord(s.inserted)
 		s.inserted++

@@ -52,6 +52,9 @@ func TestGoldenOpStreams(t *testing.T) {
 				if op.Values != nil {
 					fmt.Fprintf(&b, " %dx%d", len(op.Values), len(op.Values[0]))
 				}
+				if op.Kind == core.OpUpdate && !op.WholeRecord {
+					fmt.Fprintf(&b, " %s", op.Fields[0])
+				}
 				b.WriteString("\n")
 			}
 			golden := filepath.Join("testdata", "ycsb_"+strings.ToLower(w.Name)+".golden")
@@ -324,5 +327,41 @@ func BenchmarkNextUpdateHeavy(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.Next(&op)
+	}
+}
+
+func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
+	sp := spec(core.YCSBA)
+	s := New(sp, 13, 0, 1, false)
+	var op core.Op
+	seen := map[string]int{}
+	updates := 0
+	for range 20_000 {
+		s.Next(&op)
+		if op.Kind == core.OpRead && len(op.Fields) != sp.FieldCount {
+			t.Fatalf("a READ expects %d fields; it reads every field", len(op.Fields))
+		}
+		if op.Kind != core.OpUpdate {
+			continue
+		}
+		updates++
+		if op.WholeRecord || len(op.Fields) != 1 || len(op.Values) != 1 || len(op.Values[0]) != sp.FieldLength {
+			t.Fatalf("update of %d fields (%d values), whole record %v; YCSB's default writes one", len(op.Fields), len(op.Values), op.WholeRecord)
+		}
+		seen[string(op.Fields[0])]++
+	}
+	// The field is uniform over all of them, as YCSB's fieldchooser.
+	for i := range sp.FieldCount {
+		if n := seen[string(FieldName(i))]; math.Abs(float64(n)/float64(updates)-0.1) > 0.02 {
+			t.Errorf("field%d in %d of %d updates", i, n, updates)
+		}
+	}
+	sp.WriteAllFields = true
+	s = New(sp, 13, 0, 1, false)
+	for range 100 {
+		s.Next(&op)
+		if op.Kind == core.OpUpdate && (!op.WholeRecord || len(op.Fields) != sp.FieldCount || len(op.Values) != sp.FieldCount) {
+			t.Fatalf("write_all_fields: update of %d fields, whole record %v", len(op.Fields), op.WholeRecord)
+		}
 	}
 }
