@@ -68,9 +68,22 @@ func fill(dst []byte, state uint64) uint64 {
 	return state
 }
 
+// Phase is the streams of one phase: what YCSB's client threads have in common.
+type Phase struct {
+	spec    core.YCSBSpec
+	seed    uint64
+	workers int
+	load    bool
+}
+
+// NewPhase returns the streams of a phase of workers; load selects the load streams.
+func NewPhase(spec core.YCSBSpec, seed uint64, workers int, load bool) *Phase {
+	return &Phase{spec: spec, seed: seed, workers: workers, load: load}
+}
+
 // Source is one worker's stream. A load (kind load) inserts this worker's share of the
 // initial records, in order, with LoadValue contents; a run phase mixes READ,
-// UPDATE, INSERT and SCAN. It does not allocate after New.
+// UPDATE, INSERT and SCAN. It does not allocate after Phase.Source.
 type Source struct {
 	spec       core.YCSBSpec
 	seed       uint64
@@ -90,8 +103,9 @@ type Source struct {
 	valueState uint64 // run: the splitmix64 state of UPDATE and INSERT values
 }
 
-// New returns worker's stream among workers; load selects the load stream.
-func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Source {
+// Source returns the stream of worker (0-based) of the phase.
+func (p *Phase) Source(worker int) *Source {
+	spec, seed, workers, load := p.spec, p.seed, p.workers, p.load
 	s := &Source{
 		spec: spec, seed: seed, worker: worker, workers: workers, load: load,
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),

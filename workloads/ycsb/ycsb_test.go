@@ -44,7 +44,7 @@ func TestGoldenOpStreams(t *testing.T) {
 	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
 		t.Run(w.Name, func(t *testing.T) {
 			var b bytes.Buffer
-			s := New(spec(w), 42, 0, 2, false)
+			s := NewPhase(spec(w), 42, 2, false).Source(0)
 			var op core.Op
 			for range 40 {
 				s.Next(&op)
@@ -74,7 +74,7 @@ func TestGoldenOpStreams(t *testing.T) {
 
 func TestMixProportions(t *testing.T) {
 	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
-		s := New(spec(w), 7, 0, 1, false)
+		s := NewPhase(spec(w), 7, 1, false).Source(0)
 		counts := map[core.OpKind]int{}
 		var op core.Op
 		const n = 100_000
@@ -98,7 +98,7 @@ func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
 	sp.RecordCount = 1001
 	seen := map[string]bool{}
 	for w := range 7 {
-		s := New(sp, 3, w, 7, true)
+		s := NewPhase(sp, 3, 7, true).Source(w)
 		_, quota := core.Split(sp.RecordCount, 7, w)
 		var op core.Op
 		for range quota {
@@ -113,7 +113,7 @@ func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
 		t.Fatalf("%d distinct records loaded, want 1001", len(seen))
 	}
 	// Record 17's field 3 can be recomputed by anyone with the seed.
-	s := New(sp, 3, 0, 1, true)
+	s := NewPhase(sp, 3, 1, true).Source(0)
 	var op core.Op
 	for range 18 {
 		s.Next(&op)
@@ -135,8 +135,9 @@ func TestInsertsOfPhasesAndWorkersNeverCollide(t *testing.T) {
 	for _, start := range []int64{2_000_000_000, 4_000_000_000} {
 		sp := spec(core.YCSBD)
 		sp.InsertStart = start
+		ph := NewPhase(sp, 1, 4, false)
 		for w := range 4 {
-			s := New(sp, 1, w, 4, false)
+			s := ph.Source(w)
 			var op core.Op
 			for range 20_000 {
 				s.Next(&op)
@@ -158,7 +159,7 @@ func TestUniformReadsOnlyInitialRecords(t *testing.T) {
 	for n := range sp.RecordCount {
 		initial[string(Key(nil, &sp, n))] = true
 	}
-	s := New(sp, 9, 1, 3, false)
+	s := NewPhase(sp, 9, 3, false).Source(1)
 	var op core.Op
 	for range 20_000 {
 		s.Next(&op)
@@ -226,7 +227,7 @@ func TestZipfianFollowsZipfsLaw(t *testing.T) {
 
 func TestLatestFavoursRecentInserts(t *testing.T) {
 	sp := spec(core.YCSBD)
-	s := New(sp, 11, 0, 1, false)
+	s := NewPhase(sp, 11, 1, false).Source(0)
 	var op core.Op
 	inserted := map[string]int{}
 	var reads, recent int
@@ -250,7 +251,7 @@ func TestLatestFavoursRecentInserts(t *testing.T) {
 }
 
 func BenchmarkNextRead(b *testing.B) {
-	s := New(spec(core.YCSBB), 1, 0, 1, false)
+	s := NewPhase(spec(core.YCSBB), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -261,7 +262,7 @@ func BenchmarkNextRead(b *testing.B) {
 func BenchmarkNextLoad(b *testing.B) {
 	sp := spec(core.YCSBC)
 	sp.RecordCount = 1 << 40
-	s := New(sp, 1, 0, 1, true)
+	s := NewPhase(sp, 1, 1, true).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -276,7 +277,7 @@ func TestNoOpWithoutAShare(t *testing.T) {
 	sp := spec(core.YCSBB)
 	sp.Read, sp.Update = 0.99999, 0 // the shares leave 1e-5 unassigned
 	sp.MaxScanLength = 10
-	s := New(sp, 3, 0, 1, false)
+	s := NewPhase(sp, 3, 1, false).Source(0)
 	var op core.Op
 	for i := range 1_000_000 {
 		s.Next(&op)
@@ -290,7 +291,7 @@ func TestNoOpWithoutAShare(t *testing.T) {
 // pseudo-random printable text, as YCSB's RandomByteIterator, not a window of a
 // small pool that engines which compress or deduplicate would shrink.
 func TestRunValuesAreFreshRandomBytes(t *testing.T) {
-	s := New(spec(core.YCSBA), 5, 0, 1, false)
+	s := NewPhase(spec(core.YCSBA), 5, 1, false).Source(0)
 	var op core.Op
 	var all bytes.Buffer
 	chunks := map[string]bool{}
@@ -322,7 +323,7 @@ func TestRunValuesAreFreshRandomBytes(t *testing.T) {
 }
 
 func BenchmarkNextUpdateHeavy(b *testing.B) {
-	s := New(spec(core.YCSBA), 1, 0, 1, false)
+	s := NewPhase(spec(core.YCSBA), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -332,7 +333,7 @@ func BenchmarkNextUpdateHeavy(b *testing.B) {
 
 func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
 	sp := spec(core.YCSBA)
-	s := New(sp, 13, 0, 1, false)
+	s := NewPhase(sp, 13, 1, false).Source(0)
 	var op core.Op
 	seen := map[string]int{}
 	updates := 0
@@ -357,7 +358,7 @@ func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
 		}
 	}
 	sp.WriteAllFields = true
-	s = New(sp, 13, 0, 1, false)
+	s = NewPhase(sp, 13, 1, false).Source(0)
 	for range 100 {
 		s.Next(&op)
 		if op.Kind == core.OpUpdate && (!op.WholeRecord || len(op.Fields) != sp.FieldCount || len(op.Values) != sp.FieldCount) {
