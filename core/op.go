@@ -80,6 +80,14 @@ type OpSource interface {
 	Next(op *Op)
 }
 
+// Acknowledger is an OpSource that is told when the operation it filled in last
+// has finished, whatever its outcome, before it is asked for the next one. YCSB's
+// latest distribution reads only records whose inserts have finished (its
+// AcknowledgedCounterGenerator).
+type Acknowledger interface {
+	Acknowledge()
+}
+
 // ErrMiss is returned by Conn.Do when a read found no value. It is an outcome, not an error.
 var ErrMiss = errors.New("miss")
 

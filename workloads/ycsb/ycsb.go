@@ -68,32 +68,46 @@ func fill(dst []byte, state uint64) uint64 {
 	return state
 }
 
-// Phase is the streams of one phase: what YCSB's client threads have in common.
+// Phase is the streams of one phase and what they share, as YCSB's client threads
+// share one insert counter: inserts are numbered across the phase's workers, and
+// the latest distribution reads the acknowledged ones of every worker.
 type Phase struct {
 	spec    core.YCSBSpec
 	seed    uint64
 	workers int
 	load    bool
+	inserts *insertCounter // run phases
 }
 
 // NewPhase returns the streams of a phase of workers; load selects the load streams.
 func NewPhase(spec core.YCSBSpec, seed uint64, workers int, load bool) *Phase {
-	return &Phase{spec: spec, seed: seed, workers: workers, load: load}
+	p := &Phase{spec: spec, seed: seed, workers: workers, load: load}
+	if !load {
+		window := 0
+		if spec.Distribution == core.DistLatest && spec.Insert > 0 {
+			window = ackWindow
+		}
+		p.inserts = newInsertCounter(window)
+	}
+	return p
 }
+
+// insertRecord is the record number of the phase's i-th insert: a range of the
+// phase's own, so that no two inserts of a run collide.
+func (p *Phase) insertRecord(i int64) int64 { return p.spec.InsertStart + i }
 
 // Source is one worker's stream. A load (kind load) inserts this worker's share of the
 // initial records, in order, with LoadValue contents; a run phase mixes READ,
 // UPDATE, INSERT and SCAN. It does not allocate after Phase.Source.
 type Source struct {
+	phase      *Phase
 	spec       core.YCSBSpec
 	seed       uint64
 	rng        *rand.Rand
 	choose     chooser
-	worker     int
-	workers    int
 	load       bool
 	next, last int64 // load: the next and the last record of this worker's share
-	inserted   int64 // run: records this worker inserted
+	pending    int64 // run: the number of the insert in flight, or -1
 	mix        mix
 	fields     [][]byte
 	values     [][]byte
@@ -107,7 +121,7 @@ type Source struct {
 func (p *Phase) Source(worker int) *Source {
 	spec, seed, workers, load := p.spec, p.seed, p.workers, p.load
 	s := &Source{
-		spec: spec, seed: seed, worker: worker, workers: workers, load: load,
+		phase: p, spec: spec, seed: seed, load: load, pending: -1,
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
 		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
 	}
@@ -129,21 +143,29 @@ func (p *Phase) Source(worker int) *Source {
 	case core.DistZipfian:
 		s.choose = newScrambledZipfian(spec.RecordCount)
 	case core.DistLatest:
-		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: s.insertRecord, count: &s.inserted}
+		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: p.insertRecord, inserts: p.inserts}
 	default:
 		s.choose = uniformChooser{spec.RecordCount}
 	}
 	return s
 }
 
-// insertRecord is the record number of this worker's i-th insert of the phase:
-// workers interleave within the phase's own range, so no two inserts collide.
-func (s *Source) insertRecord(i int64) int64 {
-	return s.spec.InsertStart + int64(s.worker) + i*int64(s.workers)
+var _ core.Acknowledger = (*Source)(nil)
+
+// Acknowledge implements core.Acknowledger: the operation Next filled in last has
+// finished, so an insert among them may be read.
+func (s *Source) Acknowledge() {
+	if s.pending >= 0 {
+		s.phase.inserts.acknowledge(s.pending)
+		s.pending = -1
+	}
 }
 
 // Next fills op with the next operation.
 func (s *Source) Next(op *core.Op) {
+	// A worker has one operation in flight: when it asks for the next, the last
+	// has finished, told or not.
+	s.Acknowledge()
 	op.Value, op.ScanCount, op.WholeRecord = nil, 0, false
 	op.Fields = s.fields
 	var n int64
@@ -176,8 +198,8 @@ func (s *Source) Next(op *core.Op) {
 		s.valueState = fill(s.values[i], s.valueState)
 		op.Fields, op.Values = s.oneField, s.oneValue
 	case core.OpInsert:
-		n = s.insertRecord(s.inserted)
-		s.inserted++
+		s.pending = s.phase.inserts.claim()
+		n = s.phase.insertRecord(s.pending)
 		op.Values = s.randomValues()
 	default:
 		op.Values = nil

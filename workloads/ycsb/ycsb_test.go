@@ -9,8 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -364,5 +366,113 @@ func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
 		if op.Kind == core.OpUpdate && (!op.WholeRecord || len(op.Fields) != sp.FieldCount || len(op.Values) != sp.FieldCount) {
 			t.Fatalf("write_all_fields: update of %d fields, whole record %v", len(op.Fields), op.WholeRecord)
 		}
+	}
+}
+
+// TestLatestIsSharedByTheWorkersOfAPhase: as YCSB's one AcknowledgedCounterGenerator
+// for all client threads, a worker's latest reads favour the records any worker
+// inserted, once those inserts are acknowledged, and never one that is not.
+func TestLatestIsSharedByTheWorkersOfAPhase(t *testing.T) {
+	sp := spec(core.YCSBD)
+	ph := NewPhase(sp, 17, 2, false)
+	writer, reader := ph.Source(0), ph.Source(1)
+	var op core.Op
+	inserted := map[string]bool{}
+	for len(inserted) < 200 {
+		writer.Next(&op)
+		if op.Kind == core.OpInsert {
+			inserted[string(op.Key)] = true
+		}
+		if a, ok := any(writer).(core.Acknowledger); ok {
+			a.Acknowledge()
+		}
+	}
+	// The writer's last op may be an insert in flight: the reader must not read it.
+	var inFlight string
+	for inFlight == "" {
+		writer.Next(&op)
+		if op.Kind == core.OpInsert {
+			inFlight = string(op.Key)
+		}
+	}
+	reads, recent := 0, 0
+	for range 20_000 {
+		reader.Next(&op)
+		if op.Kind != core.OpRead {
+			continue
+		}
+		reads++
+		if string(op.Key) == inFlight {
+			t.Fatalf("read %s, whose insert has not finished", op.Key)
+		}
+		if inserted[string(op.Key)] {
+			recent++
+		}
+	}
+	// 200 of 1,200 records, the most recent: zipfian over recency gives them far
+	// more than their 17%; a reader that sees only its own inserts gives them none.
+	if share := float64(recent) / float64(reads); share < 0.3 {
+		t.Fatalf("%.1f%% of the reader's reads hit the writer's inserts", share*100)
+	}
+}
+
+func TestInsertCounterAcknowledgesInOrder(t *testing.T) {
+	c := newInsertCounter(8)
+	for range 5 {
+		c.claim()
+	}
+	for _, step := range []struct{ ack, want int64 }{{1, 0}, {2, 0}, {0, 3}, {4, 3}, {3, 5}} {
+		c.acknowledge(step.ack)
+		if got := c.acked.Load(); got != step.want {
+			t.Fatalf("after acknowledging %d: %d acknowledged, want %d", step.ack, got, step.want)
+		}
+	}
+	// An insert a whole window ahead of an unfinished one stops the wait for it.
+	stuck := c.claim() // 5, never acknowledged
+	for range 8 {
+		c.acknowledge(c.claim())
+	}
+	if got := c.acked.Load(); got <= stuck {
+		t.Fatalf("%d acknowledged: a straggler held the window", got)
+	}
+	c.acknowledge(stuck) // late: it must not take back its slot
+	for range 3 {
+		c.acknowledge(c.claim())
+	}
+	if got, want := c.acked.Load(), c.next.Load(); got != want {
+		t.Fatalf("%d acknowledged of %d finished", got, want)
+	}
+}
+
+func TestInsertCounterConcurrently(t *testing.T) {
+	c := newInsertCounter(64)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 20_000 {
+				i := c.claim()
+				if rng.IntN(16) == 0 {
+					runtime.Gosched()
+				}
+				c.acknowledge(i)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := c.acked.Load(); got != 8*20_000 {
+		t.Fatalf("%d acknowledged of %d", got, 8*20_000)
+	}
+}
+
+func BenchmarkNextLatest(b *testing.B) {
+	s := NewPhase(spec(core.YCSBD), 1, 1, false).Source(0)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
+		s.Acknowledge()
 	}
 }
