@@ -1,5 +1,5 @@
 // Package adaptertest is the conformance suite every adapter passes: connect, each op
-// kind it claims, miss against error, key count, reading records back, capture
+// kind it claims, miss against error, updates of missing records, key count, reading records back, capture
 // without credentials, stats, and emptying. Call Run from the adapter's tests against
 // a real server (or, where none can run, a wire-protocol test server).
 package adaptertest
@@ -78,6 +78,21 @@ func Run(t *testing.T, s Setup) {
 		read := &core.Op{Kind: core.OpRead, Key: ycsb.Key(nil, &spec, 0), Fields: fields}
 		if err := c.Do(ctx, read); err == nil || err == core.ErrMiss {
 			t.Fatalf("READ of a missing record returned %v; it must be an error", err)
+		}
+		// A write that finds no record is an error of class not_found, never a
+		// success: Aerospike's REPLACE_ONLY and UPDATE_ONLY, a RESP update whose
+		// reply says there was no record. (Some commands, HSET among them, have
+		// created a partial record by then: the INSERTs below complete it, so each
+		// check takes a record of its own.)
+		for n, whole := range []bool{true, false} {
+			upd := record(int64(n), 7)
+			upd.Kind, upd.WholeRecord = core.OpUpdate, whole
+			if !whole {
+				upd.Fields, upd.Values = upd.Fields[:1], upd.Values[:1]
+			}
+			if err := c.Do(ctx, upd); err == nil || err == core.ErrMiss || core.ClassOf(err) != core.ErrClassNotFound {
+				t.Fatalf("UPDATE (whole record %v) of a missing record returned %v; it must be an error of class not_found", whole, err)
+			}
 		}
 		for n := range spec.RecordCount {
 			op := record(n, 1)

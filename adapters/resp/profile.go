@@ -27,6 +27,13 @@ type Profile struct {
 		Update      []string `yaml:"update"`
 		UpdateField []string `yaml:"update_field"`
 		Insert      []string `yaml:"insert"`
+		// How the reply of update and of update_field says that the record was
+		// not there: UpdateNil (a nil reply, as LAVIK.HREPLACE gives) or
+		// UpdateCreated (an integer reply counting the fields the command created,
+		// which were all it wrote: HSET, which has created them by then). A nil
+		// reply is not_found either way. Default: created for HSET, else nil.
+		UpdateNotFound      string `yaml:"update_not_found"`
+		UpdateFieldNotFound string `yaml:"update_field_not_found"`
 	} `yaml:"commands"`
 	// Capture lists commands whose replies are kept with the system's capture.
 	Capture [][]string `yaml:"capture"`
@@ -143,6 +150,21 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 			*c = def[i]
 		}
 	}
+	for _, u := range []struct {
+		command  []string
+		notFound *string
+	}{{p.Commands.Update, &p.Commands.UpdateNotFound}, {p.Commands.UpdateField, &p.Commands.UpdateFieldNotFound}} {
+		switch *u.notFound {
+		case "":
+			*u.notFound = UpdateNil
+			if len(u.command) == 1 && strings.EqualFold(u.command[0], "HSET") {
+				*u.notFound = UpdateCreated
+			}
+		case UpdateNil, UpdateCreated:
+		default:
+			return nil, fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q or %q, not %q", name, UpdateNil, UpdateCreated, *u.notFound)
+		}
+	}
 	if len(p.InfoSections) == 0 {
 		p.InfoSections = []string{"everything", "all"}
 	}
@@ -180,6 +202,22 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		}
 	}
 	return &p, nil
+}
+
+// How an UPDATE's reply says that the record was not there (Profile.Commands).
+const (
+	UpdateNil     = "nil"
+	UpdateCreated = "created"
+)
+
+// updateFoundNothing reports whether n, the integer reply to op (an UPDATE), says
+// that there was no record: the command created every field it wrote.
+func (p *Profile) updateFoundNothing(op *core.Op, n int64) bool {
+	how := p.Commands.UpdateFieldNotFound
+	if op.WholeRecord {
+		how = p.Commands.UpdateNotFound
+	}
+	return how == UpdateCreated && n == int64(len(op.Fields))
 }
 
 // updateCommand is the command an UPDATE is sent with: the profile's update when

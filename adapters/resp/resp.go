@@ -243,12 +243,16 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 			op.RespBytes = len(s)
 		case core.OpRead:
 			return checkRecord(res, op)
+		case core.OpUpdate:
+			if n, ierr := res.AsInt64(); ierr == nil && c.profile.updateFoundNothing(op, n) {
+				return notFound(op)
+			}
 		}
 		return nil
 	}
 	class, miss := classify(err)
 	if miss {
-		return core.ErrMiss
+		return nilReply(op)
 	}
 	if class == core.ErrClassConnection || class == core.ErrClassTimeout {
 		c.broken = true
