@@ -15,7 +15,7 @@ const (
 	OpGet    OpKind = iota // read one value by key; a missing key is a miss
 	OpSet                  // write one value by key
 	OpRead                 // read every field of a record (YCSB READ)
-	OpUpdate               // replace every field of an existing record (YCSB UPDATE)
+	OpUpdate               // write fields of an existing record (YCSB UPDATE); see Op.WholeRecord
 	OpInsert               // create a record (YCSB INSERT)
 	OpScan                 // read records in key order from a key (YCSB SCAN)
 	NumOpKinds
@@ -54,6 +54,11 @@ type Op struct {
 	// them; READ expects len(Fields) fields back, and fewer is an error.
 	Fields [][]byte
 	Values [][]byte
+	// WholeRecord says an UPDATE's Fields are every field of the record, so the
+	// adapter may replace the record (Aerospike REPLACE_ONLY, a profile's update
+	// command such as LAVIK.HREPLACE). Otherwise only Fields change and the
+	// record's other fields stay as they are (YCSB's default, writeallfields=false).
+	WholeRecord bool
 	// ScanCount is how many records a SCAN reads.
 	ScanCount int
 	// RespBytes is set by the adapter: payload bytes received in the reply (for reads).
@@ -73,6 +78,14 @@ func (o *Op) WriteBytes() int {
 // its own source; it is never shared and must not allocate per call.
 type OpSource interface {
 	Next(op *Op)
+}
+
+// Acknowledger is an OpSource that is told when the operation it filled in last
+// has finished, whatever its outcome, before it is asked for the next one. YCSB's
+// latest distribution reads only records whose inserts have finished (its
+// AcknowledgedCounterGenerator).
+type Acknowledger interface {
+	Acknowledge()
 }
 
 // ErrMiss is returned by Conn.Do when a read found no value. It is an outcome, not an error.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -179,6 +180,10 @@ const (
 	InsertOrdered = "ordered"
 )
 
+// ProportionTolerance is how far from 1 the YCSB proportions may add up: floating-point
+// rounding of decimal shares (0.7+0.1+0.2), nothing a suite could mean.
+const ProportionTolerance = 1e-9
+
 // YCSBMix is a named mix of YCSB's core workloads.
 type YCSBMix struct {
 	Name                       string
@@ -212,18 +217,23 @@ type YCSBSpec struct {
 	RecordCount int64
 	FieldCount  int
 	FieldLength int
-	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1.
+	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1 (within
+	// ProportionTolerance).
 	Read, Update, Insert, Scan float64
-	Distribution               string // of the records READ, UPDATE and SCAN choose
-	InsertOrder                string
-	KeyPrefix                  string
+	// WriteAllFields makes an UPDATE write every field (YCSB writeallfields=true);
+	// otherwise it writes one field chosen uniformly, as YCSB's default.
+	WriteAllFields bool
+	Distribution   string // of the records READ, UPDATE and SCAN choose
+	InsertOrder    string
+	KeyPrefix      string
 	// InsertStart is the first record number a run phase inserts; phases get
 	// disjoint ranges so that their inserts never collide.
 	InsertStart   int64
 	MaxScanLength int
 }
 
-// Describe is e.g. "ycsb read 0.95 update 0.05 uniform, 10x128B, 100000 records".
+// Describe is e.g. "ycsb read 0.95 update 0.05 (1 field) uniform, 10x128B, 100000
+// records".
 func (y YCSBSpec) Describe() string {
 	var parts []string
 	for _, p := range []struct {
@@ -232,6 +242,9 @@ func (y YCSBSpec) Describe() string {
 	}{{"read", y.Read}, {"update", y.Update}, {"insert", y.Insert}, {"scan", y.Scan}} {
 		if p.share > 0 {
 			parts = append(parts, fmt.Sprintf("%s %g", p.name, p.share))
+		}
+		if p.name == "update" && p.share > 0 {
+			parts = append(parts, map[bool]string{true: "(all fields)", false: "(1 field)"}[y.WriteAllFields])
 		}
 	}
 	return fmt.Sprintf("ycsb %s %s, %dx%dB, %d records", strings.Join(parts, " "), y.Distribution, y.FieldCount, y.FieldLength, y.RecordCount)
@@ -257,8 +270,8 @@ func (y YCSBSpec) Validate() []error {
 		}
 		sum += p
 	}
-	if sum < 0.999999 || sum > 1.000001 {
-		add("read, update, insert and scan proportions add up to %g, not 1", sum)
+	if math.Abs(sum-1) > ProportionTolerance {
+		add("read, update, insert and scan proportions add up to %.10g, not 1", sum)
 	}
 	switch y.Distribution {
 	case DistUniform, DistZipfian, DistLatest:

@@ -91,7 +91,7 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 			RecordCount: y.RecordCount, FieldCount: int32(y.FieldCount), FieldLength: int32(y.FieldLength),
 			Read: y.Read, Update: y.Update, Insert: y.Insert, Scan: y.Scan,
 			Distribution: y.Distribution, InsertOrder: y.InsertOrder, KeyPrefix: y.KeyPrefix,
-			InsertStart: y.InsertStart, MaxScanLength: int32(y.MaxScanLength),
+			InsertStart: y.InsertStart, MaxScanLength: int32(y.MaxScanLength), WriteAllFields: y.WriteAllFields,
 		}}
 	}
 	return m
@@ -121,7 +121,7 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 			RecordCount: y.GetRecordCount(), FieldCount: int(y.GetFieldCount()), FieldLength: int(y.GetFieldLength()),
 			Read: y.GetRead(), Update: y.GetUpdate(), Insert: y.GetInsert(), Scan: y.GetScan(),
 			Distribution: y.GetDistribution(), InsertOrder: y.GetInsertOrder(), KeyPrefix: y.GetKeyPrefix(),
-			InsertStart: y.GetInsertStart(), MaxScanLength: int(y.GetMaxScanLength()),
+			InsertStart: y.GetInsertStart(), MaxScanLength: int(y.GetMaxScanLength()), WriteAllFields: y.GetWriteAllFields(),
 		}
 	}
 	return p

@@ -90,7 +90,7 @@ func TestPhaseSpecRoundTrip(t *testing.T) {
 	if out != in {
 		t.Fatalf("%+v", out)
 	}
-	y := core.YCSBSpec{RecordCount: 100, FieldCount: 10, FieldLength: 128, Read: 0.95, Insert: 0.05, Distribution: core.DistLatest,
+	y := core.YCSBSpec{RecordCount: 100, FieldCount: 10, FieldLength: 128, Read: 0.95, Insert: 0.05, WriteAllFields: true, Distribution: core.DistLatest,
 		InsertOrder: core.InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000_000, MaxScanLength: 7}
 	yo := PhaseFromProto(PhaseToProto(core.PhaseSpec{Workload: core.WorkloadSpec{YCSB: &y}}))
 	if yo.Workload.YCSB == nil || *yo.Workload.YCSB != y || yo.Workload.Memtier != nil {

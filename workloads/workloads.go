@@ -10,20 +10,39 @@ import (
 	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
-// NewSource returns the stream of one worker of a phase.
-func NewSource(spec core.PhaseSpec, worker int) (core.OpSource, error) {
-	switch w := spec.Workload; {
+// Phase is the operation streams of one phase: Source(i) for connection i, and
+// the side probe's. The streams of a phase share what they must (YCSB's
+// acknowledged insert counter), so make one Phase per phase and take every
+// connection's stream from it.
+type Phase struct {
+	spec core.PhaseSpec
+	ycsb *ycsb.Phase
+}
+
+// NewPhase returns the streams of a phase.
+func NewPhase(spec core.PhaseSpec) *Phase {
+	p := &Phase{spec: spec}
+	if y := spec.Workload.YCSB; y != nil {
+		p.ycsb = ycsb.NewPhase(*y, spec.Seed, spec.Connections, spec.Kind == core.PhaseLoad)
+	}
+	return p
+}
+
+// Source returns the stream of connection worker (0-based).
+func (p *Phase) Source(worker int) (core.OpSource, error) {
+	switch w := p.spec.Workload; {
 	case w.Memtier != nil:
-		return memtier.New(*w.Memtier, spec.Seed, worker, spec.Connections), nil
-	case w.YCSB != nil:
-		return ycsb.New(*w.YCSB, spec.Seed, worker, spec.Connections, spec.Kind == core.PhaseLoad), nil
+		return memtier.New(*w.Memtier, p.spec.Seed, worker, p.spec.Connections), nil
+	case p.ycsb != nil:
+		return p.ycsb.Source(worker), nil
 	}
 	return nil, errors.New("phase has no workload")
 }
 
-// NewProbeSource returns the side probe's stream: its op on keys of the loaded range,
+// ProbeSource returns the side probe's stream: its op on keys of the loaded range,
 // uniformly, never past it, from a random stream of its own.
-func NewProbeSource(spec core.PhaseSpec) (core.OpSource, error) {
+func (p *Phase) ProbeSource() (core.OpSource, error) {
+	spec := p.spec
 	if spec.Probe == nil {
 		return nil, errors.New("phase has no probe")
 	}
@@ -43,7 +62,7 @@ func NewProbeSource(spec core.PhaseSpec) (core.OpSource, error) {
 		if spec.Probe.Op == core.OpUpdate {
 			y.Read, y.Update = 0, 1
 		}
-		return ycsb.New(y, spec.Seed, spec.Connections, spec.Connections+1, false), nil
+		return ycsb.NewPhase(y, spec.Seed, spec.Connections+1, false).Source(spec.Connections), nil
 	}
 	return nil, errors.New("phase has no workload")
 }

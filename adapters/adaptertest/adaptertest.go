@@ -1,5 +1,5 @@
 // Package adaptertest is the conformance suite every adapter passes: connect, each op
-// kind it claims, miss against error, key count, reading records back, capture
+// kind it claims, miss against error, updates of missing records, key count, reading records back, capture
 // without credentials, stats, and emptying. Call Run from the adapter's tests against
 // a real server (or, where none can run, a wire-protocol test server).
 package adaptertest
@@ -79,6 +79,21 @@ func Run(t *testing.T, s Setup) {
 		if err := c.Do(ctx, read); err == nil || err == core.ErrMiss {
 			t.Fatalf("READ of a missing record returned %v; it must be an error", err)
 		}
+		// A write that finds no record is an error of class not_found, never a
+		// success: Aerospike's REPLACE_ONLY and UPDATE_ONLY, a RESP update whose
+		// reply says there was no record. (Some commands, HSET among them, have
+		// created a partial record by then: the INSERTs below complete it, so each
+		// check takes a record of its own.)
+		for n, whole := range []bool{true, false} {
+			upd := record(int64(n), 7)
+			upd.Kind, upd.WholeRecord = core.OpUpdate, whole
+			if !whole {
+				upd.Fields, upd.Values = upd.Fields[:1], upd.Values[:1]
+			}
+			if err := c.Do(ctx, upd); err == nil || err == core.ErrMiss || core.ClassOf(err) != core.ErrClassNotFound {
+				t.Fatalf("UPDATE (whole record %v) of a missing record returned %v; it must be an error of class not_found", whole, err)
+			}
+		}
 		for n := range spec.RecordCount {
 			op := record(n, 1)
 			op.Kind = core.OpInsert
@@ -97,9 +112,9 @@ func Run(t *testing.T, s Setup) {
 				t.Fatalf("records read back: %v", problems)
 			}
 			upd := record(2, 99)
-			upd.Kind = core.OpUpdate
+			upd.Kind, upd.WholeRecord = core.OpUpdate, true
 			if err := c.Do(ctx, upd); err != nil {
-				t.Fatalf("UPDATE: %v", err)
+				t.Fatalf("UPDATE of the whole record: %v", err)
 			}
 			got, err := rr.ReadRecord(ctx, upd.Key)
 			if err != nil || !bytes.Equal(got["field3"], values[3]) || len(got) != spec.FieldCount {
@@ -107,6 +122,15 @@ func Run(t *testing.T, s Setup) {
 			}
 			if _, problems := ycsb.VerifySamples(ctx, rr, spec, 1); len(problems) != 1 || !strings.Contains(problems[0], string(upd.Key)) {
 				t.Fatalf("an updated record must fail the check naming it: %v", problems)
+			}
+			// YCSB's default UPDATE writes one field; the record's others stay.
+			one := &core.Op{Kind: core.OpUpdate, Key: upd.Key, Fields: [][]byte{ycsb.FieldName(1)}, Values: [][]byte{[]byte("one-field-update")}}
+			if err := c.Do(ctx, one); err != nil {
+				t.Fatalf("UPDATE of one field: %v", err)
+			}
+			got, err = rr.ReadRecord(ctx, upd.Key)
+			if err != nil || len(got) != spec.FieldCount || string(got["field1"]) != "one-field-update" || !bytes.Equal(got["field3"], values[3]) {
+				t.Fatalf("record after an UPDATE of field1 alone (want field1 changed, the other %d fields kept): %q %v", spec.FieldCount-1, got, err)
 			}
 		}
 	})

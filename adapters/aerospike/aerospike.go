@@ -1,6 +1,7 @@
 // Package aerospike is the adapter for Aerospike, on aerospike-client-go/v8: one bin
-// per field; READ gets every bin, UPDATE replaces the record (REPLACE_ONLY), INSERT
-// creates it (CREATE_ONLY); GET and SET use a single bin. No retries, explicit
+// per field; READ gets every bin, UPDATE replaces the record (REPLACE_ONLY) or, for
+// some fields, changes their bins (UPDATE_ONLY), INSERT creates it (CREATE_ONLY);
+// GET and SET use a single bin. No retries, explicit
 // timeouts, errors classified from result codes.
 package aerospike
 
@@ -113,6 +114,7 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	t.read = base
 	t.set1 = writePolicy(base, as.UPDATE)
 	t.update = writePolicy(base, as.REPLACE_ONLY)
+	t.updateBins = writePolicy(base, as.UPDATE_ONLY)
 	t.insert = writePolicy(base, as.CREATE_ONLY)
 	return t, nil
 }
@@ -125,11 +127,14 @@ func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePol
 }
 
 type target struct {
-	client               *as.Client
-	ns, set              string
-	timeout              time.Duration
-	read                 *as.BasePolicy
-	set1, update, insert *as.WritePolicy
+	client       *as.Client
+	ns, set      string
+	timeout      time.Duration
+	read         *as.BasePolicy
+	set1, insert *as.WritePolicy
+	// update replaces a record (an UPDATE of every field); updateBins changes the
+	// bins it writes and keeps the others.
+	update, updateBins *as.WritePolicy
 }
 
 // Connect returns a worker's handle; the client pools connections itself.
@@ -183,7 +188,11 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 		}
 		return nil
 	case core.OpUpdate:
-		return classify(t.client.PutBins(t.update, key, c.record(op)...))
+		policy := t.updateBins
+		if op.WholeRecord {
+			policy = t.update
+		}
+		return classify(t.client.PutBins(policy, key, c.record(op)...))
 	case core.OpInsert:
 		return classify(t.client.PutBins(t.insert, key, c.record(op)...))
 	}

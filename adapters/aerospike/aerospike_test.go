@@ -31,7 +31,7 @@ func TestRecordSemantics(t *testing.T) {
 	c, _ := tg.Connect(context.Background())
 	fields := [][]byte{[]byte("field0"), []byte("field1")}
 	op := func(kind core.OpKind, key string, vals ...string) error {
-		o := &core.Op{Kind: kind, Key: []byte(key), Fields: fields}
+		o := &core.Op{Kind: kind, Key: []byte(key), Fields: fields, WholeRecord: kind == core.OpUpdate}
 		for _, v := range vals {
 			o.Values = append(o.Values, []byte(v))
 		}
@@ -58,6 +58,20 @@ func TestRecordSemantics(t *testing.T) {
 	rec, err := tg.(core.RecordReader).ReadRecord(ctx, []byte("user1"))
 	if err != nil || string(rec["field0"]) != "c" || string(rec["field1"]) != "d" {
 		t.Fatalf("record after update: %v %v", rec, err)
+	}
+	// An UPDATE of some fields is UPDATE_ONLY: those bins change, the others stay,
+	// and a missing record is still not_found.
+	one := func(key, v string) error {
+		return c.Do(ctx, &core.Op{Kind: core.OpUpdate, Key: []byte(key), Fields: fields[1:], Values: [][]byte{[]byte(v)}})
+	}
+	if err := one("user1", "e"); err != nil {
+		t.Fatalf("update of one bin: %v", err)
+	}
+	if rec, err := tg.(core.RecordReader).ReadRecord(ctx, []byte("user1")); err != nil || len(rec) != 2 || string(rec["field0"]) != "c" || string(rec["field1"]) != "e" {
+		t.Fatalf("record after an update of field1 alone: %q %v", rec, err)
+	}
+	if err := one("user3", "e"); core.ClassOf(err) != core.ErrClassNotFound {
+		t.Fatalf("update of one bin of a missing record: %v (class %s)", err, core.ClassOf(err))
 	}
 	if n, err := tg.(core.Counter).Count(ctx); err != nil || n != 1 || srv.Count() != 1 {
 		t.Fatalf("count %d %v", n, err)

@@ -33,7 +33,7 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 		dst = appendBulkString(dst, "HGETALL")
 		return appendBulk(dst, op.Key)
 	case core.OpUpdate:
-		return c.appendRecord(dst, c.profile.Commands.Update, op)
+		return c.appendRecord(dst, c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		return c.appendRecord(dst, c.profile.Commands.Insert, op)
 	}
@@ -43,7 +43,7 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 	return appendBulkString(dst, "PING")
 }
 
-// appendRecord writes every field of op with a profile's command.
+// appendRecord writes op's fields with a profile's command.
 func (c codec) appendRecord(dst []byte, command []string, op *core.Op) []byte {
 	dst = appendHeader(dst, len(command)+1+2*len(op.Fields))
 	for _, w := range command {
@@ -102,11 +102,18 @@ func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
 		}
 		return n, &core.OpError{Class: class, Err: replyError(msg)}
 	case '_':
-		return n, core.ErrMiss
+		return n, nilReply(op)
+	case ':':
+		if op.Kind == core.OpUpdate {
+			if v, ok := parseInt(reply[1 : len(reply)-2]); ok && c.profile.updateFoundNothing(op, v) {
+				return n, notFound(op)
+			}
+		}
+		return n, nil
 	case '$':
 		l, _ := lineInt(reply, 0)
 		if l < 0 {
-			return n, core.ErrMiss
+			return n, nilReply(op)
 		}
 		if op.Kind.IsRead() {
 			op.RespBytes = int(l)
@@ -115,7 +122,7 @@ func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
 	case '*', '%':
 		count, _ := lineInt(reply, 0)
 		if count < 0 {
-			return n, core.ErrMiss
+			return n, nilReply(op)
 		}
 		if op.Kind != core.OpRead {
 			return n, nil
@@ -128,6 +135,23 @@ func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
 		return n, nil
 	}
 	return n, nil
+}
+
+// nilReply is the outcome of a nil reply to op: a miss for a read; for an UPDATE,
+// an error of class not_found (the record was not there); for other writes an
+// error, since nothing was written. A write is never a miss.
+func nilReply(op *core.Op) error {
+	switch {
+	case op.Kind.IsRead():
+		return core.ErrMiss
+	case op.Kind == core.OpUpdate:
+		return notFound(op)
+	}
+	return &core.OpError{Class: core.ErrClassOther, Err: fmt.Errorf("%s %s: nil reply, nothing written", op.Kind, op.Key)}
+}
+
+func notFound(op *core.Op) error {
+	return &core.OpError{Class: core.ErrClassNotFound, Err: fmt.Errorf("%s %s: no such record", op.Kind, op.Key)}
 }
 
 // recordFields counts the field/value pairs of a HGETALL reply (a RESP2 array of

@@ -8,7 +8,13 @@ import (
 )
 
 func TestParseReply(t *testing.T) {
+	redis, err := LoadProfile("redis", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := &core.Op{Kind: core.OpRead, Fields: make([][]byte, 2)}
+	upd := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: make([][]byte, 2), WholeRecord: true}
+	updOne := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: make([][]byte, 1)}
 	tests := []struct {
 		name  string
 		op    *core.Op
@@ -27,6 +33,13 @@ func TestParseReply(t *testing.T) {
 		{"OOM", &core.Op{Kind: core.OpSet}, "-OOM command not allowed\r\n", 26, errors.New(""), core.ErrClassOOM, 0},
 		{"other error", &core.Op{Kind: core.OpSet}, "-WRONGTYPE x\r\n", 14, errors.New(""), core.ErrClassOther, 0},
 		{"integer", &core.Op{Kind: core.OpInsert}, ":10\r\n", 5, nil, 0, 0},
+		{"nil reply to an UPDATE: no record", upd, "$-1\r\n", 5, errors.New(""), core.ErrClassNotFound, 0},
+		{"RESP3 null to an UPDATE", updOne, "_\r\n", 3, errors.New(""), core.ErrClassNotFound, 0},
+		{"nil reply to a SET: nothing written", &core.Op{Kind: core.OpSet}, "$-1\r\n", 5, errors.New(""), core.ErrClassOther, 0},
+		{"HSET created every field it wrote: no record", upd, ":2\r\n", 4, errors.New(""), core.ErrClassNotFound, 0},
+		{"HSET of one field created it: no record", updOne, ":1\r\n", 4, errors.New(""), core.ErrClassNotFound, 0},
+		{"HSET created nothing: an update", upd, ":0\r\n", 4, nil, 0, 0},
+		{"HSET created some fields: the record was there", upd, ":1\r\n", 4, nil, 0, 0},
 		{"record", rec, "*4\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\nx\r\n", 36, nil, 0, 4},
 		{"RESP3 map", rec, "%2\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\nx\r\n", 36, nil, 0, 4},
 		{"record cut short", rec, "*4\r\n$2\r\nf1\r\n$3\r\nabc\r\n$2\r\nf2\r\n$1\r\n", 0, nil, 0, 0},
@@ -42,7 +55,7 @@ func TestParseReply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			op := *tc.op
 			op.RespBytes = 0
-			n, err := codec{profile: &Profile{}}.ParseReply([]byte(tc.reply), &op)
+			n, err := codec{profile: redis}.ParseReply([]byte(tc.reply), &op)
 			if n != tc.n {
 				t.Fatalf("took %d bytes, want %d (%v)", n, tc.n, err)
 			}
@@ -51,6 +64,8 @@ func TestParseReply(t *testing.T) {
 				t.Fatalf("err %v, want %v", err, tc.err)
 			case tc.err == core.ErrMiss && err != core.ErrMiss:
 				t.Fatalf("err %v, want a miss", err)
+			case tc.err != core.ErrMiss && err == core.ErrMiss:
+				t.Fatalf("a miss, want an error of class %s", tc.class)
 			case tc.err != nil && tc.err != core.ErrMiss && core.ClassOf(err) != tc.class:
 				t.Fatalf("err %v of class %s, want %s", err, core.ClassOf(err), tc.class)
 			}
@@ -62,16 +77,43 @@ func TestParseReply(t *testing.T) {
 }
 
 func TestAppendRequest(t *testing.T) {
-	p := &Profile{}
-	p.Commands.Update, p.Commands.Insert = []string{"LAVIK.HREPLACE"}, []string{"HSET"}
+	p, err := LoadProfile("lavik", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := codec{profile: p}
-	op := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: [][]byte{[]byte("f0")}, Values: [][]byte{[]byte("v")}}
+	op := &core.Op{Kind: core.OpUpdate, Key: []byte("user1"), Fields: [][]byte{[]byte("f0")}, Values: [][]byte{[]byte("v")}, WholeRecord: true}
 	got := string(c.AppendRequest(nil, op))
 	want := "*4\r\n$14\r\nLAVIK.HREPLACE\r\n$5\r\nuser1\r\n$2\r\nf0\r\n$1\r\nv\r\n"
 	if got != want {
 		t.Fatalf("%q, want %q", got, want)
 	}
+	op.WholeRecord = false // one field: the record's others stay, so never a replace
+	if got := string(c.AppendRequest(nil, op)); got != "*4\r\n$4\r\nHSET\r\n$5\r\nuser1\r\n$2\r\nf0\r\n$1\r\nv\r\n" {
+		t.Fatalf("UPDATE of one field: %q", got)
+	}
 	if got := string(c.AppendRequest(nil, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("")})); got != "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n" {
 		t.Fatalf("SET with an empty value: %q", got)
+	}
+}
+
+// An UPDATE sent with a command that answers nil for a missing record
+// (LAVIK.HREPLACE) is not judged by its integer reply.
+func TestParseReplyOfAReplacingUpdate(t *testing.T) {
+	lavik, err := LoadProfile("lavik", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := codec{profile: lavik}
+	whole := &core.Op{Kind: core.OpUpdate, Fields: make([][]byte, 2), WholeRecord: true}
+	if _, err := c.ParseReply([]byte(":2\r\n"), whole); err != nil {
+		t.Fatalf("LAVIK.HREPLACE answering 2: %v", err)
+	}
+	if _, err := c.ParseReply([]byte("$-1\r\n"), whole); core.ClassOf(err) != core.ErrClassNotFound {
+		t.Fatalf("LAVIK.HREPLACE answering nil: %v", err)
+	}
+	one := &core.Op{Kind: core.OpUpdate, Fields: make([][]byte, 1)} // update_field: HSET
+	if _, err := c.ParseReply([]byte(":1\r\n"), one); core.ClassOf(err) != core.ErrClassNotFound {
+		t.Fatalf("HSET of one field creating it: %v", err)
 	}
 }

@@ -21,9 +21,19 @@ type Profile struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Commands    struct {
-		Read   []string `yaml:"read"`
-		Update []string `yaml:"update"`
-		Insert []string `yaml:"insert"`
+		Read []string `yaml:"read"`
+		// Update writes every field of a record (write_all_fields: true) and may
+		// replace it; UpdateField writes some fields and must keep the others.
+		Update      []string `yaml:"update"`
+		UpdateField []string `yaml:"update_field"`
+		Insert      []string `yaml:"insert"`
+		// How the reply of update and of update_field says that the record was
+		// not there: UpdateNil (a nil reply, as LAVIK.HREPLACE gives) or
+		// UpdateCreated (an integer reply counting the fields the command created,
+		// which were all it wrote: HSET, which has created them by then). A nil
+		// reply is not_found either way. Default: created for HSET, else nil.
+		UpdateNotFound      string `yaml:"update_not_found"`
+		UpdateFieldNotFound string `yaml:"update_field_not_found"`
 	} `yaml:"commands"`
 	// Capture lists commands whose replies are kept with the system's capture.
 	Capture [][]string `yaml:"capture"`
@@ -150,10 +160,25 @@ func (p *Profile) check(name string) error {
 	if p.Name == "" {
 		p.Name = name
 	}
-	def := [...][]string{{"HGETALL"}, {"HSET"}, {"HSET"}}
-	for i, c := range []*[]string{&p.Commands.Read, &p.Commands.Update, &p.Commands.Insert} {
+	def := [...][]string{{"HGETALL"}, {"HSET"}, {"HSET"}, {"HSET"}}
+	for i, c := range []*[]string{&p.Commands.Read, &p.Commands.Update, &p.Commands.UpdateField, &p.Commands.Insert} {
 		if len(*c) == 0 {
 			*c = def[i]
+		}
+	}
+	for _, u := range []struct {
+		command  []string
+		notFound *string
+	}{{p.Commands.Update, &p.Commands.UpdateNotFound}, {p.Commands.UpdateField, &p.Commands.UpdateFieldNotFound}} {
+		switch *u.notFound {
+		case "":
+			*u.notFound = UpdateNil
+			if len(u.command) == 1 && strings.EqualFold(u.command[0], "HSET") {
+				*u.notFound = UpdateCreated
+			}
+		case UpdateNil, UpdateCreated:
+		default:
+			return nil, fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q or %q, not %q", name, UpdateNil, UpdateCreated, *u.notFound)
 		}
 	}
 	if len(p.InfoSections) == 0 {
@@ -193,4 +218,30 @@ func (p *Profile) check(name string) error {
 		}
 	}
 	return nil
+}
+
+// How an UPDATE's reply says that the record was not there (Profile.Commands).
+const (
+	UpdateNil     = "nil"
+	UpdateCreated = "created"
+)
+
+// updateFoundNothing reports whether n, the integer reply to op (an UPDATE), says
+// that there was no record: the command created every field it wrote.
+func (p *Profile) updateFoundNothing(op *core.Op, n int64) bool {
+	how := p.Commands.UpdateFieldNotFound
+	if op.WholeRecord {
+		how = p.Commands.UpdateNotFound
+	}
+	return how == UpdateCreated && n == int64(len(op.Fields))
+}
+
+// updateCommand is the command an UPDATE is sent with: the profile's update when
+// the op writes the whole record, update_field when the record's other fields
+// must stay.
+func (p *Profile) updateCommand(op *core.Op) []string {
+	if op.WholeRecord {
+		return p.Commands.Update
+	}
+	return p.Commands.UpdateField
 }

@@ -77,6 +77,7 @@ func TestProfileErrors(t *testing.T) {
 		{"wait without trigger", "count: {wait: {line: x, changed: true}}\n", "without count.trigger"},
 		{"wait without condition", "count: {trigger: [X], wait: {line: x}}\n", "line and ready or changed"},
 		{"bad regexp", "count: {trigger: [X], wait: {line: x, ready: '('}}\n", "count.wait.ready"},
+		{"update_not_found", "commands: {update_not_found: maybe}\n", "not \"maybe\""},
 	}
 	for _, tc := range tests {
 		_, err := LoadProfile("custom", []byte(tc.data))
@@ -140,6 +141,25 @@ func TestRestricted(t *testing.T) {
 	for _, tc := range tests {
 		if got := tg.restricted(tc.cmd...); got != tc.want {
 			t.Errorf("restricted(%v) = %v", tc.cmd, got)
+		}
+	}
+}
+
+// How an update's reply says there was no record: HSET counts the fields it
+// created, a replacing command answers nil.
+func TestUpdateNotFoundDefaults(t *testing.T) {
+	for _, tc := range []struct{ name, data, update, field string }{
+		{"redis", "", UpdateCreated, UpdateCreated},
+		{"lavik", "", UpdateNil, UpdateCreated},
+		{"valkey", "", UpdateCreated, UpdateCreated},
+		{"custom", "commands: {update: [HMSET], update_field: [hset]}\n", UpdateNil, UpdateCreated},
+	} {
+		p, err := LoadProfile(tc.name, []byte(tc.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Commands.UpdateNotFound != tc.update || p.Commands.UpdateFieldNotFound != tc.field {
+			t.Errorf("%s: update_not_found %q, update_field_not_found %q; want %q, %q", tc.name, p.Commands.UpdateNotFound, p.Commands.UpdateFieldNotFound, tc.update, tc.field)
 		}
 	}
 }

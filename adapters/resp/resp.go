@@ -258,7 +258,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	case core.OpRead:
 		cmd = c.dc.B().Hgetall().Key(rueidis.BinaryString(op.Key)).Build()
 	case core.OpUpdate:
-		cmd = c.record(c.profile.Commands.Update, op)
+		cmd = c.record(c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		cmd = c.record(c.profile.Commands.Insert, op)
 	default:
@@ -273,12 +273,16 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 			op.RespBytes = len(s)
 		case core.OpRead:
 			return checkRecord(res, op)
+		case core.OpUpdate:
+			if n, ierr := res.AsInt64(); ierr == nil && c.profile.updateFoundNothing(op, n) {
+				return notFound(op)
+			}
 		}
 		return nil
 	}
 	class, miss := classify(err)
 	if miss {
-		return core.ErrMiss
+		return nilReply(op)
 	}
 	if class == core.ErrClassConnection || class == core.ErrClassTimeout {
 		c.broken = true
@@ -286,7 +290,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	return &core.OpError{Class: class, Err: err}
 }
 
-// record builds a write of every field of op with a profile's command.
+// record builds a write of op's fields with a profile's command.
 func (c *conn) record(command []string, op *core.Op) rueidis.Completed {
 	c.args = c.args[:0]
 	for i, f := range op.Fields {

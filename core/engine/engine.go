@@ -108,6 +108,7 @@ func (e *phaseRun) abort(reason string) {
 // its count bound, its open-loop schedule and its error bookkeeping.
 type stream struct {
 	src  core.OpSource
+	ack  core.Acknowledger // src, when it wants to know that its op finished
 	op   core.Op
 	conn core.Conn
 
@@ -137,6 +138,9 @@ type errLog [core.NumErrorClasses]string
 // finish records one finished operation of s into o. It returns the error class,
 // or -1 for a success.
 func (e *phaseRun) finish(s *stream, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
+	if s.ack != nil {
+		s.ack.Acknowledge()
+	}
 	s.done++
 	s.lastEnd = end
 	x := sample{intended: intended, ready: ready, start: start, end: end, kind: s.op.Kind}
@@ -233,6 +237,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			return failed("workload for connection %d: %v", i, err)
 		}
 		s := &stream{src: src, quota: -1, connErrSince: -1}
+		s.ack, _ = src.(core.Acknowledger)
 		if spec.Ops > 0 {
 			_, s.quota = core.Split(spec.Ops, n, i)
 		}

@@ -496,3 +496,50 @@ func BenchmarkHotPathLoops(b *testing.B) {
 		b.Fatal(end.Error)
 	}
 }
+
+// ackSource checks that the engine tells a source each operation has finished
+// (core.Acknowledger) before it asks for the next, whoever drives the connection.
+type ackSource struct {
+	fixedSource
+	srv            *lineServer
+	issued, acked  int64
+	early, unacked *atomic.Int64
+	acks           *atomic.Int64
+}
+
+func (s *ackSource) Next(op *core.Op) {
+	if s.issued != s.acked {
+		s.unacked.Add(1)
+	}
+	s.issued++
+	s.fixedSource.Next(op)
+}
+
+func (s *ackSource) Acknowledge() {
+	s.acked++
+	s.acks.Add(1)
+	if s.srv.requests.Load() < s.acks.Load() {
+		s.early.Add(1) // acknowledged before the server saw the request
+	}
+}
+
+func TestSourcesAreToldWhenAnOperationFinishes(t *testing.T) {
+	srv := newLineServer(t, nil)
+	for _, exec := range executors {
+		t.Run(exec, func(t *testing.T) {
+			srv.requests.Store(0)
+			var early, unacked, acks atomic.Int64
+			src := func() core.OpSource {
+				return &ackSource{fixedSource: fixedSource{core.OpGet}, srv: srv, early: &early, unacked: &unacked, acks: &acks}
+			}
+			end, c := rawRun(t, srv, exec, spec(4, 20_000, 10*time.Second, 2000), src, nil)
+			if end.Status != core.StatusOK {
+				t.Fatalf("%s: %s", end.Status, end.Error)
+			}
+			if got := c.total()[core.OpGet]; acks.Load() != got.OK+got.ErrorTotal() || unacked.Load() != 0 || early.Load() != 0 {
+				t.Fatalf("%d operations, %d acknowledged; %d asked for before the last was acknowledged, %d acknowledged early",
+					got.OK+got.ErrorTotal(), acks.Load(), unacked.Load(), early.Load())
+			}
+		})
+	}
+}

@@ -78,6 +78,7 @@ type ycsbDoc struct {
 	Update              *float64 `yaml:"update_proportion"`
 	Insert              *float64 `yaml:"insert_proportion"`
 	Scan                *float64 `yaml:"scan_proportion"`
+	WriteAllFields      bool     `yaml:"write_all_fields"` // false: an UPDATE writes one field, as YCSB
 	RequestDistribution string   `yaml:"request_distribution"`
 	InsertOrder         string   `yaml:"insert_order"`
 	KeyPrefix           *string  `yaml:"key_prefix"`
@@ -233,7 +234,7 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
 	var errs []error
 	y := core.YCSBSpec{
-		RecordCount: d.RecordCount, FieldCount: d.FieldCount, FieldLength: d.FieldLength,
+		RecordCount: d.RecordCount, FieldCount: d.FieldCount, FieldLength: d.FieldLength, WriteAllFields: d.WriteAllFields,
 		Distribution: d.RequestDistribution, InsertOrder: or(d.InsertOrder, core.InsertHashed),
 		KeyPrefix: DefaultYCSBKeyPrefix, InsertStart: d.InsertStart, MaxScanLength: d.MaxScanLength,
 	}
@@ -277,7 +278,9 @@ func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
 		}
 	}
 	if y.Distribution == "" {
-		y.Distribution = core.DistZipfian // YCSB's default
+		// YCSB CoreWorkload's requestdistribution default; the named workloads
+		// carry their own (zipfian for A, B and C, latest for D).
+		y.Distribution = core.DistUniform
 	}
 	return y, errs
 }

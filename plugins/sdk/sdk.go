@@ -158,12 +158,13 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 		s.stopPhase = nil
 		s.mu.Unlock()
 	}()
+	streams := workloads.NewPhase(spec)
 	var sendErr error
 	end := engine.Run(ctx, engine.Config{
 		Spec:           spec,
 		Connect:        t.Connect,
-		NewSource:      func(worker int) (core.OpSource, error) { return workloads.NewSource(spec, worker) },
-		NewProbeSource: func() (core.OpSource, error) { return workloads.NewProbeSource(spec) },
+		NewSource:      streams.Source,
+		NewProbeSource: streams.ProbeSource,
 		Emit: func(r core.IntervalReport) {
 			if sendErr != nil {
 				return

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // FNVHash64 is YCSB's record-number hash (Utils.fnvhash64): FNV-1a over the eight
@@ -117,24 +118,85 @@ func (s *scrambledZipfian) next(rng *rand.Rand) int64 {
 	return FNVHash64(s.z.next(rng, s.z.items)) % s.n
 }
 
-// latest is YCSB's SkewedLatestGenerator for one worker: zipfian popularity by
-// recency, over the initial records and the records this worker inserted, the most
-// recent first.
+// latest is YCSB's SkewedLatestGenerator: zipfian popularity by recency over the
+// initial records and the phase's acknowledged inserts (of every worker), the most
+// recent first. Each worker has its own; they share the insert counter.
 type latest struct {
 	z        *zipfian
 	initial  int64
-	inserted func(i int64) int64 // record number of this worker's i-th insert
-	count    *int64              // this worker's inserts so far
+	inserted func(i int64) int64 // record number of the phase's i-th insert
+	inserts  *insertCounter
 }
 
 func (l *latest) next(rng *rand.Rand) int64 {
-	total := l.initial + *l.count
+	acked := l.inserts.acked.Load()
+	total := l.initial + acked
 	r := l.z.next(rng, total) // 0 = most recent
 	if r >= total {
 		r = total - 1
 	}
-	if r < *l.count {
-		return l.inserted(*l.count - 1 - r)
+	if r < acked {
+		return l.inserted(acked - 1 - r)
 	}
-	return l.initial - 1 - (r - *l.count)
+	return l.initial - 1 - (r - acked)
+}
+
+// insertCounter is YCSB's AcknowledgedCounterGenerator for the inserts of a phase,
+// shared by all its workers without a lock: claim hands out insert numbers 0, 1,
+// 2, ...; acknowledge marks one finished; acked is how many inserts, from the
+// first, have all finished, which is what the latest distribution may read.
+type insertCounter struct {
+	next, acked atomic.Int64
+	// window[i&mask] holds i+1 once insert i is acknowledged, for the inserts
+	// since the first unfinished one; nil when nothing reads acked.
+	window []atomic.Int64
+	mask   int64
+}
+
+// ackWindow is how many inserts may be in flight or finished behind the first
+// unfinished one, as YCSB's WINDOW_SIZE: at 100,000 inserts/s, ten seconds.
+const ackWindow = 1 << 20
+
+func newInsertCounter(window int) *insertCounter {
+	c := &insertCounter{}
+	if window > 0 {
+		c.window, c.mask = make([]atomic.Int64, window), int64(window-1)
+	}
+	return c
+}
+
+func (c *insertCounter) claim() int64 { return c.next.Add(1) - 1 }
+
+func (c *insertCounter) acknowledge(i int64) {
+	if c.window == nil {
+		return
+	}
+	// Where YCSB fails the thread, an insert so far ahead that the window would
+	// wrap stops the wait for the oldest ones instead.
+	w := int64(len(c.window))
+	for {
+		a := c.acked.Load()
+		if i-a < w || c.acked.CompareAndSwap(a, i-w+1) {
+			break
+		}
+	}
+	// A slot keeps its latest insert: one given up on may finish after the
+	// insert that took its slot.
+	slot := &c.window[i&c.mask]
+	for {
+		old := slot.Load()
+		if old >= i+1 || slot.CompareAndSwap(old, i+1) {
+			break
+		}
+	}
+	// Move the finished prefix forward. Whoever finds the next insert finished
+	// moves it: an insert acknowledged just behind another's check is seen by
+	// the check of that other, so none is left behind.
+	for {
+		a := c.acked.Load()
+		if c.window[a&c.mask].Load() != a+1 {
+			return
+		}
+		c.acked.CompareAndSwap(a, a+1)
+	}
 }

@@ -1,5 +1,6 @@
 // Package ycsb generates YCSB core-workload operation streams over multi-field
-// records: READ of all fields, UPDATE and INSERT of all fields, SCAN; request
+// records: READ of all fields, UPDATE of one field or all, INSERT of all fields,
+// SCAN; request
 // distributions uniform, zipfian (scrambled, as YCSB) and latest; hashed or ordered
 // record keys ("user" + FNV-1a 64 of the record number, as YCSB).
 package ycsb
@@ -45,8 +46,9 @@ var printable = func() (t [256]byte) {
 	return t
 }()
 
-// fill writes printable ASCII from a splitmix64 stream.
-func fill(dst []byte, state uint64) {
+// fill writes printable ASCII from a splitmix64 stream, eight bytes per step, and
+// returns the stream's state after it.
+func fill(dst []byte, state uint64) uint64 {
 	for i := 0; i < len(dst); i += 8 {
 		state += 0x9E3779B97F4A7C15
 		z := state
@@ -63,40 +65,67 @@ func fill(dst []byte, state uint64) {
 			dst[i+j] = printable[byte(z>>(8*j))]
 		}
 	}
+	return state
 }
+
+// Phase is the streams of one phase and what they share, as YCSB's client threads
+// share one insert counter: inserts are numbered across the phase's workers, and
+// the latest distribution reads the acknowledged ones of every worker.
+type Phase struct {
+	spec    core.YCSBSpec
+	seed    uint64
+	workers int
+	load    bool
+	inserts *insertCounter // run phases
+}
+
+// NewPhase returns the streams of a phase of workers; load selects the load streams.
+func NewPhase(spec core.YCSBSpec, seed uint64, workers int, load bool) *Phase {
+	p := &Phase{spec: spec, seed: seed, workers: workers, load: load}
+	if !load {
+		window := 0
+		if spec.Distribution == core.DistLatest && spec.Insert > 0 {
+			window = ackWindow
+		}
+		p.inserts = newInsertCounter(window)
+	}
+	return p
+}
+
+// insertRecord is the record number of the phase's i-th insert: a range of the
+// phase's own, so that no two inserts of a run collide.
+func (p *Phase) insertRecord(i int64) int64 { return p.spec.InsertStart + i }
 
 // Source is one worker's stream. A load (kind load) inserts this worker's share of the
 // initial records, in order, with LoadValue contents; a run phase mixes READ,
-// UPDATE, INSERT and SCAN. It does not allocate after New.
+// UPDATE, INSERT and SCAN. It does not allocate after Phase.Source.
 type Source struct {
+	phase      *Phase
 	spec       core.YCSBSpec
 	seed       uint64
 	rng        *rand.Rand
 	choose     chooser
-	worker     int
-	workers    int
 	load       bool
 	next, last int64 // load: the next and the last record of this worker's share
-	inserted   int64 // run: records this worker inserted
-	readCut    float64
-	updateCut  float64
-	insertCut  float64
+	pending    int64 // run: the number of the insert in flight, or -1
+	mix        mix
 	fields     [][]byte
 	values     [][]byte
+	oneField   [][]byte // an UPDATE of one field: its name and its value
+	oneValue   [][]byte
 	keyBuf     []byte
-	pool       []byte // random printable bytes for UPDATE and INSERT values
+	valueState uint64 // run: the splitmix64 state of UPDATE and INSERT values
 }
 
-// New returns worker's stream among workers; load selects the load stream.
-func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Source {
+// Source returns the stream of worker (0-based) of the phase.
+func (p *Phase) Source(worker int) *Source {
+	spec, seed, workers, load := p.spec, p.seed, p.workers, p.load
 	s := &Source{
-		spec: spec, seed: seed, worker: worker, workers: workers, load: load,
+		phase: p, spec: spec, seed: seed, load: load, pending: -1,
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
 		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
 	}
-	s.readCut = spec.Read
-	s.updateCut = s.readCut + spec.Update
-	s.insertCut = s.updateCut + spec.Insert
+	s.mix = newMix(&spec)
 	s.fields = make([][]byte, spec.FieldCount)
 	s.values = make([][]byte, spec.FieldCount)
 	for i := range s.fields {
@@ -108,28 +137,36 @@ func New(spec core.YCSBSpec, seed uint64, worker, workers int, load bool) *Sourc
 		s.next, s.last = start, start+count-1
 		return s
 	}
-	s.pool = make([]byte, spec.FieldLength+4096)
-	fill(s.pool, s.rng.Uint64())
+	s.valueState = s.rng.Uint64()
+	s.oneField, s.oneValue = make([][]byte, 1), make([][]byte, 1)
 	switch spec.Distribution {
 	case core.DistZipfian:
 		s.choose = newScrambledZipfian(spec.RecordCount)
 	case core.DistLatest:
-		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: s.insertRecord, count: &s.inserted}
+		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: p.insertRecord, inserts: p.inserts}
 	default:
 		s.choose = uniformChooser{spec.RecordCount}
 	}
 	return s
 }
 
-// insertRecord is the record number of this worker's i-th insert of the phase:
-// workers interleave within the phase's own range, so no two inserts collide.
-func (s *Source) insertRecord(i int64) int64 {
-	return s.spec.InsertStart + int64(s.worker) + i*int64(s.workers)
+var _ core.Acknowledger = (*Source)(nil)
+
+// Acknowledge implements core.Acknowledger: the operation Next filled in last has
+// finished, so an insert among them may be read.
+func (s *Source) Acknowledge() {
+	if s.pending >= 0 {
+		s.phase.inserts.acknowledge(s.pending)
+		s.pending = -1
+	}
 }
 
 // Next fills op with the next operation.
 func (s *Source) Next(op *core.Op) {
-	op.Value, op.ScanCount = nil, 0
+	// A worker has one operation in flight: when it asks for the next, the last
+	// has finished, told or not.
+	s.Acknowledge()
+	op.Value, op.ScanCount, op.WholeRecord = nil, 0, false
 	op.Fields = s.fields
 	var n int64
 	if s.load {
@@ -145,32 +182,77 @@ func (s *Source) Next(op *core.Op) {
 		op.Key = Key(s.keyBuf, &s.spec, n)
 		return
 	}
-	switch u := s.rng.Float64(); {
-	case u < s.readCut:
-		op.Kind, op.Values = core.OpRead, nil
+	switch op.Kind = s.mix.pick(s.rng.Float64()); op.Kind {
+	case core.OpRead:
+		op.Values = nil
 		n = s.choose.next(s.rng)
-	case u < s.updateCut:
-		op.Kind = core.OpUpdate
+	case core.OpUpdate:
 		n = s.choose.next(s.rng)
-		op.Values = s.randomValues()
-	case u < s.insertCut:
-		op.Kind = core.OpInsert
-		n = s.insertRecord(s.inserted)
-		s.inserted++
+		if s.spec.WriteAllFields {
+			op.Values, op.WholeRecord = s.randomValues(), true
+			break
+		}
+		// One field, chosen uniformly, as YCSB's buildSingleValue.
+		i := s.rng.IntN(len(s.fields))
+		s.oneField[0], s.oneValue[0] = s.fields[i], s.values[i]
+		s.valueState = fill(s.values[i], s.valueState)
+		op.Fields, op.Values = s.oneField, s.oneValue
+	case core.OpInsert:
+		s.pending = s.phase.inserts.claim()
+		n = s.phase.insertRecord(s.pending)
 		op.Values = s.randomValues()
 	default:
-		op.Kind, op.Values = core.OpScan, nil
+		op.Values = nil
 		n = s.choose.next(s.rng)
 		op.ScanCount = 1 + s.rng.IntN(s.spec.MaxScanLength)
 	}
 	op.Key = Key(s.keyBuf, &s.spec, n)
 }
 
-// randomValues points every field at a random stretch of the pool.
+// mix picks a run phase's operation kind by cumulative proportion, as YCSB's
+// DiscreteGenerator. The last kind with a share takes what floating-point rounding
+// leaves between its cut and 1, so a kind without a share is never chosen.
+type mix struct {
+	n     int
+	cuts  [4]float64 // cuts[i]: the cumulative share up to and including kinds[i]
+	kinds [4]core.OpKind
+}
+
+func newMix(spec *core.YCSBSpec) mix {
+	var m mix
+	cum := 0.0
+	for _, p := range [...]struct {
+		share float64
+		kind  core.OpKind
+	}{{spec.Read, core.OpRead}, {spec.Update, core.OpUpdate}, {spec.Insert, core.OpInsert}, {spec.Scan, core.OpScan}} {
+		if p.share > 0 {
+			cum += p.share
+			m.cuts[m.n], m.kinds[m.n] = cum, p.kind
+			m.n++
+		}
+	}
+	if m.n == 0 { // no shares at all (refused by Validate): read
+		m.kinds[0], m.n = core.OpRead, 1
+	}
+	return m
+}
+
+// pick maps u in [0, 1) to a kind.
+func (m *mix) pick(u float64) core.OpKind {
+	for i := range m.n - 1 {
+		if u < m.cuts[i] {
+			return m.kinds[i]
+		}
+	}
+	return m.kinds[m.n-1]
+}
+
+// randomValues fills every field with fresh pseudo-random printable bytes, as
+// YCSB's RandomByteIterator: a value that repeats what was written before would
+// flatter engines that compress or deduplicate.
 func (s *Source) randomValues() [][]byte {
-	for i := range s.values {
-		off := s.rng.IntN(len(s.pool) - s.spec.FieldLength + 1)
-		s.values[i] = s.pool[off : off+s.spec.FieldLength]
+	for _, v := range s.values {
+		s.valueState = fill(v, s.valueState)
 	}
 	return s.values
 }

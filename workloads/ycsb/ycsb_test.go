@@ -2,14 +2,17 @@ package ycsb
 
 import (
 	"bytes"
+	"compress/flate"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -43,13 +46,16 @@ func TestGoldenOpStreams(t *testing.T) {
 	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
 		t.Run(w.Name, func(t *testing.T) {
 			var b bytes.Buffer
-			s := New(spec(w), 42, 0, 2, false)
+			s := NewPhase(spec(w), 42, 2, false).Source(0)
 			var op core.Op
 			for range 40 {
 				s.Next(&op)
 				fmt.Fprintf(&b, "%s %s", op.Kind, op.Key)
 				if op.Values != nil {
 					fmt.Fprintf(&b, " %dx%d", len(op.Values), len(op.Values[0]))
+				}
+				if op.Kind == core.OpUpdate && !op.WholeRecord {
+					fmt.Fprintf(&b, " %s", op.Fields[0])
 				}
 				b.WriteString("\n")
 			}
@@ -70,7 +76,7 @@ func TestGoldenOpStreams(t *testing.T) {
 
 func TestMixProportions(t *testing.T) {
 	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
-		s := New(spec(w), 7, 0, 1, false)
+		s := NewPhase(spec(w), 7, 1, false).Source(0)
 		counts := map[core.OpKind]int{}
 		var op core.Op
 		const n = 100_000
@@ -94,7 +100,7 @@ func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
 	sp.RecordCount = 1001
 	seen := map[string]bool{}
 	for w := range 7 {
-		s := New(sp, 3, w, 7, true)
+		s := NewPhase(sp, 3, 7, true).Source(w)
 		_, quota := core.Split(sp.RecordCount, 7, w)
 		var op core.Op
 		for range quota {
@@ -109,7 +115,7 @@ func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
 		t.Fatalf("%d distinct records loaded, want 1001", len(seen))
 	}
 	// Record 17's field 3 can be recomputed by anyone with the seed.
-	s := New(sp, 3, 0, 1, true)
+	s := NewPhase(sp, 3, 1, true).Source(0)
 	var op core.Op
 	for range 18 {
 		s.Next(&op)
@@ -131,8 +137,9 @@ func TestInsertsOfPhasesAndWorkersNeverCollide(t *testing.T) {
 	for _, start := range []int64{2_000_000_000, 4_000_000_000} {
 		sp := spec(core.YCSBD)
 		sp.InsertStart = start
+		ph := NewPhase(sp, 1, 4, false)
 		for w := range 4 {
-			s := New(sp, 1, w, 4, false)
+			s := ph.Source(w)
 			var op core.Op
 			for range 20_000 {
 				s.Next(&op)
@@ -154,7 +161,7 @@ func TestUniformReadsOnlyInitialRecords(t *testing.T) {
 	for n := range sp.RecordCount {
 		initial[string(Key(nil, &sp, n))] = true
 	}
-	s := New(sp, 9, 1, 3, false)
+	s := NewPhase(sp, 9, 3, false).Source(1)
 	var op core.Op
 	for range 20_000 {
 		s.Next(&op)
@@ -222,7 +229,7 @@ func TestZipfianFollowsZipfsLaw(t *testing.T) {
 
 func TestLatestFavoursRecentInserts(t *testing.T) {
 	sp := spec(core.YCSBD)
-	s := New(sp, 11, 0, 1, false)
+	s := NewPhase(sp, 11, 1, false).Source(0)
 	var op core.Op
 	inserted := map[string]int{}
 	var reads, recent int
@@ -246,7 +253,7 @@ func TestLatestFavoursRecentInserts(t *testing.T) {
 }
 
 func BenchmarkNextRead(b *testing.B) {
-	s := New(spec(core.YCSBB), 1, 0, 1, false)
+	s := NewPhase(spec(core.YCSBB), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -257,10 +264,215 @@ func BenchmarkNextRead(b *testing.B) {
 func BenchmarkNextLoad(b *testing.B) {
 	sp := spec(core.YCSBC)
 	sp.RecordCount = 1 << 40
-	s := New(sp, 1, 0, 1, true)
+	s := NewPhase(sp, 1, 1, true).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
 		s.Next(&op)
+	}
+}
+
+// TestNoOpWithoutAShare: the operation is chosen by cumulative proportion and the
+// last kind with a share takes what rounding leaves, so a kind with no share (here
+// SCAN, which adapters reject) is never chosen.
+func TestNoOpWithoutAShare(t *testing.T) {
+	sp := spec(core.YCSBB)
+	sp.Read, sp.Update = 0.99999, 0 // the shares leave 1e-5 unassigned
+	sp.MaxScanLength = 10
+	s := NewPhase(sp, 3, 1, false).Source(0)
+	var op core.Op
+	for i := range 1_000_000 {
+		s.Next(&op)
+		if op.Kind != core.OpRead {
+			t.Fatalf("op %d is a %s; the mix has only READ", i, op.Kind)
+		}
+	}
+}
+
+// TestRunValuesAreFreshRandomBytes: every value an UPDATE or INSERT writes is new
+// pseudo-random printable text, as YCSB's RandomByteIterator, not a window of a
+// small pool that engines which compress or deduplicate would shrink.
+func TestRunValuesAreFreshRandomBytes(t *testing.T) {
+	s := NewPhase(spec(core.YCSBA), 5, 1, false).Source(0)
+	var op core.Op
+	var all bytes.Buffer
+	chunks := map[string]bool{}
+	for all.Len() < 1<<20 {
+		s.Next(&op)
+		for _, v := range op.Values {
+			for _, c := range v {
+				if c < ' ' || c > '~' {
+					t.Fatalf("value byte %q is not printable", c)
+				}
+			}
+			for i := 0; i+16 <= len(v); i += 16 {
+				if chunks[string(v[i:i+16])] {
+					t.Fatalf("a 16-byte run of a value repeats after %d bytes", all.Len())
+				}
+				chunks[string(v[i:i+16])] = true
+			}
+			all.Write(v)
+		}
+	}
+	var z bytes.Buffer
+	w, _ := flate.NewWriter(&z, flate.BestCompression)
+	w.Write(all.Bytes())
+	w.Close()
+	// 95 printable symbols carry log2(95)/8 = 82% of a byte's entropy.
+	if ratio := float64(z.Len()) / float64(all.Len()); ratio < 0.8 {
+		t.Fatalf("1 MiB of values compresses to %.0f%%", ratio*100)
+	}
+}
+
+func BenchmarkNextUpdateHeavy(b *testing.B) {
+	s := NewPhase(spec(core.YCSBA), 1, 1, false).Source(0)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
+	}
+}
+
+func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
+	sp := spec(core.YCSBA)
+	s := NewPhase(sp, 13, 1, false).Source(0)
+	var op core.Op
+	seen := map[string]int{}
+	updates := 0
+	for range 20_000 {
+		s.Next(&op)
+		if op.Kind == core.OpRead && len(op.Fields) != sp.FieldCount {
+			t.Fatalf("a READ expects %d fields; it reads every field", len(op.Fields))
+		}
+		if op.Kind != core.OpUpdate {
+			continue
+		}
+		updates++
+		if op.WholeRecord || len(op.Fields) != 1 || len(op.Values) != 1 || len(op.Values[0]) != sp.FieldLength {
+			t.Fatalf("update of %d fields (%d values), whole record %v; YCSB's default writes one", len(op.Fields), len(op.Values), op.WholeRecord)
+		}
+		seen[string(op.Fields[0])]++
+	}
+	// The field is uniform over all of them, as YCSB's fieldchooser.
+	for i := range sp.FieldCount {
+		if n := seen[string(FieldName(i))]; math.Abs(float64(n)/float64(updates)-0.1) > 0.02 {
+			t.Errorf("field%d in %d of %d updates", i, n, updates)
+		}
+	}
+	sp.WriteAllFields = true
+	s = NewPhase(sp, 13, 1, false).Source(0)
+	for range 100 {
+		s.Next(&op)
+		if op.Kind == core.OpUpdate && (!op.WholeRecord || len(op.Fields) != sp.FieldCount || len(op.Values) != sp.FieldCount) {
+			t.Fatalf("write_all_fields: update of %d fields, whole record %v", len(op.Fields), op.WholeRecord)
+		}
+	}
+}
+
+// TestLatestIsSharedByTheWorkersOfAPhase: as YCSB's one AcknowledgedCounterGenerator
+// for all client threads, a worker's latest reads favour the records any worker
+// inserted, once those inserts are acknowledged, and never one that is not.
+func TestLatestIsSharedByTheWorkersOfAPhase(t *testing.T) {
+	sp := spec(core.YCSBD)
+	ph := NewPhase(sp, 17, 2, false)
+	writer, reader := ph.Source(0), ph.Source(1)
+	var op core.Op
+	inserted := map[string]bool{}
+	for len(inserted) < 200 {
+		writer.Next(&op)
+		if op.Kind == core.OpInsert {
+			inserted[string(op.Key)] = true
+		}
+		if a, ok := any(writer).(core.Acknowledger); ok {
+			a.Acknowledge()
+		}
+	}
+	// The writer's last op may be an insert in flight: the reader must not read it.
+	var inFlight string
+	for inFlight == "" {
+		writer.Next(&op)
+		if op.Kind == core.OpInsert {
+			inFlight = string(op.Key)
+		}
+	}
+	reads, recent := 0, 0
+	for range 20_000 {
+		reader.Next(&op)
+		if op.Kind != core.OpRead {
+			continue
+		}
+		reads++
+		if string(op.Key) == inFlight {
+			t.Fatalf("read %s, whose insert has not finished", op.Key)
+		}
+		if inserted[string(op.Key)] {
+			recent++
+		}
+	}
+	// 200 of 1,200 records, the most recent: zipfian over recency gives them far
+	// more than their 17%; a reader that sees only its own inserts gives them none.
+	if share := float64(recent) / float64(reads); share < 0.3 {
+		t.Fatalf("%.1f%% of the reader's reads hit the writer's inserts", share*100)
+	}
+}
+
+func TestInsertCounterAcknowledgesInOrder(t *testing.T) {
+	c := newInsertCounter(8)
+	for range 5 {
+		c.claim()
+	}
+	for _, step := range []struct{ ack, want int64 }{{1, 0}, {2, 0}, {0, 3}, {4, 3}, {3, 5}} {
+		c.acknowledge(step.ack)
+		if got := c.acked.Load(); got != step.want {
+			t.Fatalf("after acknowledging %d: %d acknowledged, want %d", step.ack, got, step.want)
+		}
+	}
+	// An insert a whole window ahead of an unfinished one stops the wait for it.
+	stuck := c.claim() // 5, never acknowledged
+	for range 8 {
+		c.acknowledge(c.claim())
+	}
+	if got := c.acked.Load(); got <= stuck {
+		t.Fatalf("%d acknowledged: a straggler held the window", got)
+	}
+	c.acknowledge(stuck) // late: it must not take back its slot
+	for range 3 {
+		c.acknowledge(c.claim())
+	}
+	if got, want := c.acked.Load(), c.next.Load(); got != want {
+		t.Fatalf("%d acknowledged of %d finished", got, want)
+	}
+}
+
+func TestInsertCounterConcurrently(t *testing.T) {
+	c := newInsertCounter(64)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 20_000 {
+				i := c.claim()
+				if rng.IntN(16) == 0 {
+					runtime.Gosched()
+				}
+				c.acknowledge(i)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := c.acked.Load(); got != 8*20_000 {
+		t.Fatalf("%d acknowledged of %d", got, 8*20_000)
+	}
+}
+
+func BenchmarkNextLatest(b *testing.B) {
+	s := NewPhase(spec(core.YCSBD), 1, 1, false).Source(0)
+	var op core.Op
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Next(&op)
+		s.Acknowledge()
 	}
 }

@@ -796,21 +796,22 @@ func (x *MemtierSpec) GetMissFraction() float64 {
 }
 
 type YCSBSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordCount   int64                  `protobuf:"varint,1,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
-	FieldCount    int32                  `protobuf:"varint,2,opt,name=field_count,json=fieldCount,proto3" json:"field_count,omitempty"`
-	FieldLength   int32                  `protobuf:"varint,3,opt,name=field_length,json=fieldLength,proto3" json:"field_length,omitempty"`
-	Read          float64                `protobuf:"fixed64,4,opt,name=read,proto3" json:"read,omitempty"`
-	Update        float64                `protobuf:"fixed64,5,opt,name=update,proto3" json:"update,omitempty"`
-	Insert        float64                `protobuf:"fixed64,6,opt,name=insert,proto3" json:"insert,omitempty"`
-	Scan          float64                `protobuf:"fixed64,7,opt,name=scan,proto3" json:"scan,omitempty"`
-	Distribution  string                 `protobuf:"bytes,8,opt,name=distribution,proto3" json:"distribution,omitempty"`
-	InsertOrder   string                 `protobuf:"bytes,9,opt,name=insert_order,json=insertOrder,proto3" json:"insert_order,omitempty"`
-	KeyPrefix     string                 `protobuf:"bytes,10,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
-	InsertStart   int64                  `protobuf:"varint,11,opt,name=insert_start,json=insertStart,proto3" json:"insert_start,omitempty"`
-	MaxScanLength int32                  `protobuf:"varint,12,opt,name=max_scan_length,json=maxScanLength,proto3" json:"max_scan_length,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RecordCount    int64                  `protobuf:"varint,1,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
+	FieldCount     int32                  `protobuf:"varint,2,opt,name=field_count,json=fieldCount,proto3" json:"field_count,omitempty"`
+	FieldLength    int32                  `protobuf:"varint,3,opt,name=field_length,json=fieldLength,proto3" json:"field_length,omitempty"`
+	Read           float64                `protobuf:"fixed64,4,opt,name=read,proto3" json:"read,omitempty"`
+	Update         float64                `protobuf:"fixed64,5,opt,name=update,proto3" json:"update,omitempty"`
+	Insert         float64                `protobuf:"fixed64,6,opt,name=insert,proto3" json:"insert,omitempty"`
+	Scan           float64                `protobuf:"fixed64,7,opt,name=scan,proto3" json:"scan,omitempty"`
+	Distribution   string                 `protobuf:"bytes,8,opt,name=distribution,proto3" json:"distribution,omitempty"`
+	InsertOrder    string                 `protobuf:"bytes,9,opt,name=insert_order,json=insertOrder,proto3" json:"insert_order,omitempty"`
+	KeyPrefix      string                 `protobuf:"bytes,10,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
+	InsertStart    int64                  `protobuf:"varint,11,opt,name=insert_start,json=insertStart,proto3" json:"insert_start,omitempty"`
+	MaxScanLength  int32                  `protobuf:"varint,12,opt,name=max_scan_length,json=maxScanLength,proto3" json:"max_scan_length,omitempty"`
+	WriteAllFields bool                   `protobuf:"varint,13,opt,name=write_all_fields,json=writeAllFields,proto3" json:"write_all_fields,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *YCSBSpec) Reset() {
@@ -925,6 +926,13 @@ func (x *YCSBSpec) GetMaxScanLength() int32 {
 		return x.MaxScanLength
 	}
 	return 0
+}
+
+func (x *YCSBSpec) GetWriteAllFields() bool {
+	if x != nil {
+		return x.WriteAllFields
+	}
+	return false
 }
 
 type PhaseSpec struct {
@@ -2310,7 +2318,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tvalue_min\x18\n" +
 	" \x01(\x05R\bvalueMin\x12\x1b\n" +
 	"\tvalue_max\x18\v \x01(\x05R\bvalueMax\x12#\n" +
-	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xfa\x02\n" +
+	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xa4\x03\n" +
 	"\bYCSBSpec\x12!\n" +
 	"\frecord_count\x18\x01 \x01(\x03R\vrecordCount\x12\x1f\n" +
 	"\vfield_count\x18\x02 \x01(\x05R\n" +
@@ -2326,7 +2334,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"key_prefix\x18\n" +
 	" \x01(\tR\tkeyPrefix\x12!\n" +
 	"\finsert_start\x18\v \x01(\x03R\vinsertStart\x12&\n" +
-	"\x0fmax_scan_length\x18\f \x01(\x05R\rmaxScanLength\"\xa2\x03\n" +
+	"\x0fmax_scan_length\x18\f \x01(\x05R\rmaxScanLength\x12(\n" +
+	"\x10write_all_fields\x18\r \x01(\bR\x0ewriteAllFields\"\xa2\x03\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
