@@ -1,10 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
 )
 
@@ -49,5 +54,55 @@ func TestCompareExitCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// editManifest sets a top-level field of an archive's manifest.json and puts the
+// file's new SHA-256 into SHA256SUMS, so that `sha256sum -c` still passes.
+func editManifest(t *testing.T, dir, field string, value any) {
+	t.Helper()
+	path := filepath.Join(dir, archive.ManifestFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m[field] = value
+	if b, err = json.MarshalIndent(m, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := os.ReadFile(filepath.Join(dir, archive.SumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
+		if strings.HasSuffix(l, "  "+archive.ManifestFile) {
+			l = fmt.Sprintf("%x  %s", sha256.Sum256(b), archive.ManifestFile)
+		}
+		out = append(out, l)
+	}
+	if err := os.WriteFile(filepath.Join(dir, archive.SumsFile), []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerifyFindsAStatusMadeComplete(t *testing.T) {
+	dir := t.TempDir()
+	a := generated(t, dir, "a", archivetest.Options{FailPhase: "closed-1:10"})
+	if r := cli(t, dir, nil, "verify", a); r.code != 0 {
+		t.Fatalf("verify of the archive as written: exit %d\n%s", r.code, r.stderr)
+	}
+	editManifest(t, a, "status", "complete")
+	r := cli(t, dir, nil, "verify", a)
+	want := `verify: manifest.json: status "complete", but phase "closed-1:10" of fast (#1, repetition 0) ended failed`
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and %q", r.code, r.stderr, want)
 	}
 }
