@@ -53,6 +53,39 @@ func readManifestFile(dir string) (Manifest, error) {
 	return m, nil
 }
 
+// Enclosing returns the archive directory that path is or lies inside: the
+// nearest of path (symbolic links resolved) and its parents that holds a cmpbench
+// manifest.json, finished or not. It is how writers of generated files keep out of
+// archives, which are never changed.
+func Enclosing(path string) (dir string, ok bool) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	// Resolve the links of the part of path that exists.
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = filepath.Join(append([]string{r}, rest...)...)
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+	for d := p; ; d = filepath.Dir(d) {
+		if _, err := readManifestFile(d); err == nil {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
 // Open reads an archive's manifest and summary.
 func Open(dir string) (*Archive, error) {
 	m, err := ReadManifest(dir)

@@ -106,3 +106,44 @@ func TestVerifyFindsAStatusMadeComplete(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and %q", r.code, r.stderr, want)
 	}
 }
+
+func TestReportAndExportNeverWriteIntoAnArchive(t *testing.T) {
+	dir := t.TempDir()
+	a := generated(t, dir, "a", archivetest.Options{})
+	b := generated(t, dir, "b", archivetest.Options{})
+	if err := os.Symlink(a, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, out string
+		code      int
+		stderr    string
+	}{
+		{"the archive itself", a, 2, "--out " + a + " is the archive " + a + ": an archive is never changed"},
+		{"a directory inside it", filepath.Join(a, "charts"), 2, "is inside the archive " + a},
+		{"a new directory inside it", filepath.Join(a, "new", "dir"), 2, "is inside the archive " + a},
+		{"a link to it", filepath.Join(dir, "link"), 2, "is the archive " + a},
+		{"another archive", b, 2, "is the archive " + b},
+		{"elsewhere", filepath.Join(dir, "elsewhere"), 0, ""},
+	}
+	for _, command := range [][]string{{"report", a}, {"export", "hlog", a}} {
+		for _, tc := range tests {
+			t.Run(command[0]+"/"+tc.name, func(t *testing.T) {
+				r := cli(t, dir, nil, append(command, "--out", tc.out)...)
+				if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+					t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.code, tc.stderr)
+				}
+				for _, arch := range []string{a, b} {
+					if v := cli(t, dir, nil, "verify", arch); v.code != 0 {
+						t.Fatalf("%s changed:\n%s", arch, v.stderr)
+					}
+				}
+			})
+		}
+	}
+	for _, f := range []string{"report.md", "fast/1-closed-1_10.hlog"} {
+		if _, err := os.Stat(filepath.Join(dir, "elsewhere", f)); err != nil {
+			t.Errorf("--out elsewhere: %v", err)
+		}
+	}
+}

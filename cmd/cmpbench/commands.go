@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,9 +25,13 @@ func newReportCmd() *cobra.Command {
 		Short: "Regenerate report.md and charts of an archive from the archive alone",
 		Long: `Regenerates report.md and charts/*.svg from the archive's manifest and tables and
 compares them with the archived files. With --out, the regenerated files are written
-there; an archive is never changed, so that it still verifies.`,
+there; an archive is never changed, so that it still verifies: an --out that is or
+lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outsideArchives(out); err != nil {
+				return err
+			}
 			a, err := archive.Open(args[0])
 			if err != nil {
 				return badInput{err}
@@ -61,6 +66,25 @@ there; an archive is never changed, so that it still verifies.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the regenerated files into this directory")
 	return cmd
+}
+
+// outsideArchives refuses an output directory that is or lies inside an archive:
+// an archive is never changed, so that it still verifies.
+func outsideArchives(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir, ok := archive.Enclosing(out)
+	if !ok {
+		return nil
+	}
+	where := "is inside the archive"
+	if abs, err := filepath.Abs(out); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real == dir {
+			where = "is the archive"
+		}
+	}
+	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -287,6 +311,9 @@ func newExportCmd() *cobra.Command {
 			dir := out
 			if dir == "" {
 				dir = a.Manifest.RunID + "-hlog"
+			}
+			if err := outsideArchives(dir); err != nil {
+				return err
 			}
 			files, err := a.WriteHlogs(dir)
 			for _, f := range files {
