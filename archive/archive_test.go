@@ -540,3 +540,60 @@ func TestVerifyCrossChecksManifestAndTables(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyReadsOnlyTheArchive: SHA256SUMS and the files an archive holds decide
+// what verify reads; neither may take it outside the archive, or to a file that
+// is not one (a device never ends).
+func TestVerifyReadsOnlyTheArchive(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		want   string
+	}{
+		{"a listed path that leaves the archive", func(t *testing.T, dir string) {
+			outside := filepath.Join(filepath.Dir(dir), "outside.txt")
+			os.WriteFile(outside, []byte("not the archive's\n"), 0o644)
+			sum, _ := core.FileSHA256(outside)
+			f, _ := os.OpenFile(filepath.Join(dir, archive.SumsFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(sum + "  ../outside.txt\n")
+			f.Close()
+		}, `SHA256SUMS:10: "../outside.txt" is not a path inside the archive`},
+		{"a file replaced by a link to an equal one outside", func(t *testing.T, dir string) {
+			info := filepath.Join(dir, "systems", "fast", "info.txt")
+			outside := filepath.Join(filepath.Dir(dir), "info.txt")
+			b, _ := os.ReadFile(info)
+			os.WriteFile(outside, b, 0o644)
+			os.Remove(info)
+			if err := os.Symlink(outside, info); err != nil {
+				t.Fatal(err)
+			}
+		}, "systems/fast/info.txt: not a regular file"},
+		{"a device in a file's place", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, archive.ValidationFile)
+			os.Remove(p)
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "validation.json: not a regular file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := write(t, nil)
+			tc.tamper(t, dir)
+			done := make(chan []error, 1)
+			go func() { done <- archive.Verify(dir) }()
+			var msgs []string
+			select {
+			case errs := <-done:
+				for _, e := range errs {
+					msgs = append(msgs, e.Error())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("verify did not return")
+			}
+			if !slices.Contains(msgs, tc.want) {
+				t.Fatalf("verify said\n  %s\nwant among them\n  %s", strings.Join(msgs, "\n  "), tc.want)
+			}
+		})
+	}
+}

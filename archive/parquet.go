@@ -238,6 +238,9 @@ const readBatchSize = 1024
 // eachParquetBatch reads a table in batches of rows of type rowType and calls fn
 // with each batch, a []rowType, and returns the file's metadata.
 func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.Value) error) (map[string]string, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func Verify(dir string) []error {
 		return []error{err}
 	}
 	var errs []error
-	sums, err := os.ReadFile(filepath.Join(dir, SumsFile))
+	sums, err := readRegular(filepath.Join(dir, SumsFile))
 	if err != nil {
 		return []error{fmt.Errorf("%s: %w", SumsFile, err)}
 	}
@@ -40,14 +40,28 @@ func Verify(dir string) []error {
 			errs = append(errs, fmt.Errorf("%s:%d: not a sha256sum line", SumsFile, n))
 			continue
 		}
+		// What SHA256SUMS names is read: only files of the archive, never a
+		// path out of it, a link, or a device whose reading never ends.
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			errs = append(errs, fmt.Errorf("%s:%d: %q is not a path inside the archive", SumsFile, n, name))
+			continue
+		}
 		listed[name] = true
-		got, err := core.FileSHA256(filepath.Join(dir, filepath.FromSlash(name)))
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			errs = append(errs, fmt.Errorf("%s: %w", name, errNotRegular))
+			continue
+		}
+		got, err := core.FileSHA256(path)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		case got != want:
 			errs = append(errs, fmt.Errorf("%s: checksum mismatch (the file was changed after the run)", name))
 		}
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", SumsFile, err))
 	}
 	files, err := listFiles(dir)
 	if err != nil {
