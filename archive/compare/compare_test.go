@@ -142,7 +142,7 @@ func line(t *testing.T, r Row) string {
 	return strings.Join(strings.Fields(strings.SplitN(b.String(), "\n", 2)[1]), " ")
 }
 
-func TestVerdictsThatCannotMislead(t *testing.T) {
+func TestCompareVerdictsThatCannotMislead(t *testing.T) {
 	base := open(t, archivetest.Options{})
 	noBand := Options{Threshold: 0, Noise: 0, Unstable: 0.1}
 	failedRow, failedInfo := fail(core.StatusFailed)
@@ -262,7 +262,7 @@ func dropRows(a *archive.Archive, system, phase string) {
 	a.Summary = slices.DeleteFunc(a.Summary, func(r archive.SummaryRow) bool { return r.System == system && r.Phase == phase })
 }
 
-func TestNothingComparableIsAnError(t *testing.T) {
+func TestCompareNothingComparableIsAnError(t *testing.T) {
 	a := open(t, archivetest.Options{})
 	b := open(t, archivetest.Options{Systems: []string{"redis", "valkey"}})
 	rows := Compare(a, b, Defaults)

@@ -170,7 +170,7 @@ func TestClientLaggedPhaseIsFlaggedAndExplained(t *testing.T) {
 	}
 }
 
-func TestFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
+func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
 	_, files, tables := renderRun(t, archivetest.Options{})
 	for name, text := range map[string]string{"report.md": string(files[0].Data), "console tables": string(tables)} {
 		closed, fixed, _ := strings.Cut(text[strings.Index(text, "### closed-1:10"):], "### rate-5000")
