@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,5 +432,168 @@ func TestRecoverDropsARowCutShort(t *testing.T) {
 	}
 	if a.Manifest.Phases[2].Status != core.StatusInterrupted || len(a.Summary) != 5 {
 		t.Fatalf("%d summary rows, phase 3 %s", len(a.Summary), a.Manifest.Phases[2].Status)
+	}
+}
+
+// TestVerifyCrossChecksManifestAndTables edits an archive and recomputes
+// SHA256SUMS, as someone who wants a run to look better would: verify must find
+// what no longer agrees.
+func TestVerifyCrossChecksManifestAndTables(t *testing.T) {
+	phase := func(m *archive.Manifest, system, name string) *archive.PhaseInfo {
+		for i := range m.Phases {
+			if m.Phases[i].System == system && m.Phases[i].Name == name {
+				return &m.Phases[i]
+			}
+		}
+		t.Fatalf("no phase %s of %s", name, system)
+		return nil
+	}
+	failed := archivetest.Options{FailPhase: "closed-1:10"}
+	tests := []struct {
+		name   string
+		opt    archivetest.Options
+		tamper func(dir string) error
+		want   []string
+	}{
+		{"run status edited to complete", failed, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) { m.Status = core.RunComplete })
+		}, []string{`manifest.json: status "complete", but phase "closed-1:10" of fast (#1, repetition 0) ended failed`}},
+		{"phase and run status edited", failed, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) {
+				m.Status = core.RunComplete
+				phase(m, "fast", "closed-1:10").Status = core.StatusOK
+			})
+		}, []string{`summary.parquet: phase "closed-1:10" of fast (#1, repetition 0): status "failed", manifest.json says "ok"`}},
+		{"a failed validation in a complete run", archivetest.Options{}, func(dir string) error {
+			v := `[{"system":"slow","point":"after load","expected":1000,"counted":990,"samples":[],"problems":["the server holds 990 keys, 1000 were written"]}]`
+			if err := os.WriteFile(filepath.Join(dir, archive.ValidationFile), []byte(v), 0o644); err != nil {
+				return err
+			}
+			return archive.Resum(dir)
+		}, []string{`validation.json: status "complete" in manifest.json, but validation "after load" of slow failed: the server holds 990 keys, 1000 were written`}},
+		{"a recovered run made complete", archivetest.Options{}, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) { m.Recovered = true })
+		}, []string{`manifest.json: status "complete", but the archive was recovered (recovered: true), which leaves it interrupted`}},
+		{"a phase's repetition edited", archivetest.Options{}, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) { phase(m, "slow", "rate-5000").Repetition = 1 })
+		}, []string{
+			`summary.parquet: phase "rate-5000" of slow (#2, repetition 0) is not in manifest.json`,
+			`intervals.parquet: phase "rate-5000" of slow (#2, repetition 0) is not in manifest.json`,
+			`manifest.json: phase "rate-5000" of slow (#2, repetition 1) ran 3 intervals, intervals.parquet has 0`,
+		}},
+		{"a phase's interval count edited", archivetest.Options{}, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) { phase(m, "fast", "load").Intervals = 2 })
+		}, []string{`manifest.json: phase "load" of fast (#0, repetition 0) ran 2 intervals, intervals.parquet has 1`}},
+		{"a count edited in the summary", archivetest.Options{}, func(dir string) error {
+			return archive.EditTable(dir, archive.SummaryFile, func(rows []archive.SummaryRow) []archive.SummaryRow {
+				for i := range rows {
+					if rows[i].System == "slow" && rows[i].Phase == "closed-1:10" && rows[i].Op == "SET" {
+						rows[i].Errors, rows[i].ErrOOM = 0, 0
+					}
+				}
+				return rows
+			})
+		}, []string{`summary.parquet: phase "closed-1:10" of slow (#1, repetition 0), op SET: errors 0, errors_oom 0; the rows of intervals.parquet sum to errors 21, errors_oom 21`}},
+		{"an interval row dropped", archivetest.Options{}, func(dir string) error {
+			return archive.EditTable(dir, archive.IntervalsFile, func(rows []archive.IntervalRow) []archive.IntervalRow {
+				return slices.DeleteFunc(rows, func(r archive.IntervalRow) bool {
+					return r.System == "fast" && r.Phase == "closed-1:10" && r.Interval == 2 && r.Op == "GET"
+				})
+			})
+		}, []string{`summary.parquet: phase "closed-1:10" of fast (#1, repetition 0), op GET: count 3000, hits 2700, misses 300; the rows of intervals.parquet sum to count 2000, hits 1800, misses 200`}},
+		{"a step that was not sustained made sustained", archivetest.Options{}, func(dir string) error {
+			return archive.EditTable(dir, archive.SummaryFile, func(rows []archive.SummaryRow) []archive.SummaryRow {
+				yes := true
+				for i := range rows {
+					if rows[i].System == "slow" && rows[i].Phase == "rate-5000" {
+						rows[i].Sustained = &yes
+					}
+				}
+				return rows
+			})
+		}, []string{`summary.parquet: phase "rate-5000" of slow (#2, repetition 0), op GET: sustained true, but a phase with status ok at 4498 of 5000 ops/s is false`}},
+		{"a capture left out of the manifest", archivetest.Options{}, func(dir string) error {
+			return archive.EditManifest(dir, func(m *archive.Manifest) { m.Systems[0].Files = nil })
+		}, []string{`systems/fast/info.txt: not among the files manifest.json lists for system fast`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, err := archivetest.Write(t.TempDir(), tc.opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errs := archive.Verify(dir); len(errs) > 0 {
+				t.Fatalf("before the edit: %v", errs)
+			}
+			if err := tc.tamper(dir); err != nil {
+				t.Fatal(err)
+			}
+			var msgs []string
+			for _, e := range archive.Verify(dir) {
+				msgs = append(msgs, e.Error())
+			}
+			for _, want := range tc.want {
+				if !slices.Contains(msgs, want) {
+					t.Errorf("verify said\n  %s\nwant among them\n  %s", strings.Join(msgs, "\n  "), want)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifyReadsOnlyTheArchive: SHA256SUMS and the files an archive holds decide
+// what verify reads; neither may take it outside the archive, or to a file that
+// is not one (a device never ends).
+func TestVerifyReadsOnlyTheArchive(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		want   string
+	}{
+		{"a listed path that leaves the archive", func(t *testing.T, dir string) {
+			outside := filepath.Join(filepath.Dir(dir), "outside.txt")
+			os.WriteFile(outside, []byte("not the archive's\n"), 0o644)
+			sum, _ := core.FileSHA256(outside)
+			f, _ := os.OpenFile(filepath.Join(dir, archive.SumsFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(sum + "  ../outside.txt\n")
+			f.Close()
+		}, `SHA256SUMS:10: "../outside.txt" is not a path inside the archive`},
+		{"a file replaced by a link to an equal one outside", func(t *testing.T, dir string) {
+			info := filepath.Join(dir, "systems", "fast", "info.txt")
+			outside := filepath.Join(filepath.Dir(dir), "info.txt")
+			b, _ := os.ReadFile(info)
+			os.WriteFile(outside, b, 0o644)
+			os.Remove(info)
+			if err := os.Symlink(outside, info); err != nil {
+				t.Fatal(err)
+			}
+		}, "systems/fast/info.txt: not a regular file"},
+		{"a device in a file's place", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, archive.ValidationFile)
+			os.Remove(p)
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "validation.json: not a regular file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := write(t, nil)
+			tc.tamper(t, dir)
+			done := make(chan []error, 1)
+			go func() { done <- archive.Verify(dir) }()
+			var msgs []string
+			select {
+			case errs := <-done:
+				for _, e := range errs {
+					msgs = append(msgs, e.Error())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("verify did not return")
+			}
+			if !slices.Contains(msgs, tc.want) {
+				t.Fatalf("verify said\n  %s\nwant among them\n  %s", strings.Join(msgs, "\n  "), tc.want)
+			}
+		})
 	}
 }

@@ -237,26 +237,46 @@ const readBatchSize = 1024
 
 // eachParquetBatch reads a table in batches of rows of type rowType and calls fn
 // with each batch, a []rowType, and returns the file's metadata.
+//
+// A damaged file must be an error, never a crash of whatever reads the archive:
+// the Parquet library trusts the lengths it reads and can panic on a damaged file,
+// so every call into it is guarded (fn, ours, is not), and the Arrow schema the
+// writer stores in the file's metadata is not decoded (the columns' Parquet types
+// give the same Arrow types; decoding a damaged one can ask for any amount of
+// memory).
 func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.Value) error) (map[string]string, error) {
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, err
-	}
-	defer pf.Close()
-	meta := map[string]string{}
-	kv := pf.MetaData().KeyValueMetadata()
-	for i := range kv.Len() {
-		meta[kv.Keys()[i]] = kv.Values()[i]
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchSize}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
 	cols, err := columns(rowType)
 	if err != nil {
 		return nil, err
 	}
-	schema, err := fr.Schema()
+	if err := regular(path); err != nil {
+		return nil, err
+	}
+	var pf *file.Reader
+	if err := guarded("open", func() (err error) { pf, err = file.OpenParquetFile(path, false); return err }); err != nil {
+		return nil, err
+	}
+	defer guarded("close", pf.Close)
+	meta := map[string]string{}
+	var fr *pqarrow.FileReader
+	var schema *arrow.Schema
+	err = guarded("schema", func() error {
+		for _, kv := range pf.MetaData().KeyValueMetadata() {
+			if kv.Key == arrowSchemaKey {
+				kv.Key = "" // not decoded: see above
+				continue
+			}
+			if kv.Value != nil {
+				meta[kv.Key] = *kv.Value
+			}
+		}
+		var err error
+		if fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchSize}, memory.DefaultAllocator); err != nil {
+			return err
+		}
+		schema, err = fr.Schema()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -268,41 +288,74 @@ func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.V
 		switch {
 		case len(idx) > 0:
 			src[i] = idx[0]
+			if t := schema.Field(idx[0]).Type; !arrow.TypeEqual(t, c.typ) {
+				return nil, fmt.Errorf("column %q is of type %s, not %s", c.name, t, c.typ)
+			}
 		case c.optional:
 			src[i] = -1
 		default:
 			return nil, fmt.Errorf("column %q is missing", c.name)
 		}
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
+	var rr pqarrow.RecordReader
+	if err := guarded("read", func() (err error) { rr, err = fr.GetRecordReader(context.Background(), nil, nil); return err }); err != nil {
 		return nil, err
 	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		n := int(rec.NumRows())
-		rows := reflect.MakeSlice(reflect.SliceOf(rowType), n, n)
-		for ci, c := range cols {
-			if src[ci] < 0 {
-				continue
+	defer guarded("release", func() error { rr.Release(); return nil })
+	for {
+		var rows reflect.Value
+		more := false
+		err := guarded("read", func() error {
+			if more = rr.Next(); !more {
+				if err := rr.Err(); err != nil && err != io.EOF {
+					return err
+				}
+				return nil
 			}
-			if err := fillColumn(rows, c, rec.Column(src[ci])); err != nil {
-				return nil, err
+			rec := rr.RecordBatch()
+			n := int(rec.NumRows())
+			rows = reflect.MakeSlice(reflect.SliceOf(rowType), n, n)
+			for ci, c := range cols {
+				if src[ci] < 0 {
+					continue
+				}
+				if err := fillColumn(rows, c, rec.Column(src[ci])); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return meta, nil
 		}
 		if err := fn(rows); err != nil {
 			return nil, err
 		}
 	}
-	if err := rr.Err(); err != nil && err != io.EOF {
-		return nil, err
-	}
-	return meta, nil
+}
+
+// arrowSchemaKey is where pqarrow stores a table's Arrow schema in its metadata.
+const arrowSchemaKey = "ARROW:schema"
+
+// guarded runs a call into the Parquet library, turning a panic, which a damaged
+// file can cause, into an error.
+func guarded(what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("damaged Parquet file (%s: %v)", what, r)
+		}
+	}()
+	return f()
 }
 
 // fillColumn sets field c of every row from one column of a batch.
 func fillColumn(rows reflect.Value, c column, col arrow.Array) error {
+	if col.Len() != rows.Len() {
+		return fmt.Errorf("column %q has %d values in a batch of %d rows", c.name, col.Len(), rows.Len())
+	}
 	for i := range col.Len() {
 		v := rows.Index(i).FieldByIndex(c.index)
 		switch a := col.(type) {

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +31,17 @@ func ReadManifest(dir string) (Manifest, error) {
 
 // readManifestFile reads manifest.json whatever the run's status.
 func readManifestFile(dir string) (Manifest, error) {
-	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := readRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
-		return m, fmt.Errorf("%s is not a cmpbench archive: %w", dir, err)
+		return Manifest{}, fmt.Errorf("%s is not a cmpbench archive: %w", dir, err)
 	}
+	return parseManifest(b, filepath.Join(dir, ManifestFile))
+}
+
+// parseManifest decodes the manifest read from path, refusing a format version
+// newer than this code or none.
+func parseManifest(b []byte, path string) (Manifest, error) {
+	var m Manifest
 	var head struct {
 		FormatVersion int `json:"format_version"`
 	}
@@ -43,14 +50,47 @@ func readManifestFile(dir string) (Manifest, error) {
 	}
 	switch {
 	case head.FormatVersion > FormatVersion:
-		return m, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d); use a newer cmpbench", filepath.Join(dir, ManifestFile), head.FormatVersion, FormatVersion)
+		return m, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d); use a newer cmpbench", path, head.FormatVersion, FormatVersion)
 	case head.FormatVersion < 1:
-		return m, fmt.Errorf("%s: no format_version", filepath.Join(dir, ManifestFile))
+		return m, fmt.Errorf("%s: no format_version", path)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %w", ManifestFile, err)
 	}
 	return m, nil
+}
+
+// Enclosing returns the archive directory that path is or lies inside: the
+// nearest of path (symbolic links resolved) and its parents that holds a cmpbench
+// manifest.json, finished or not. It is how writers of generated files keep out of
+// archives, which are never changed.
+func Enclosing(path string) (dir string, ok bool) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	// Resolve the links of the part of path that exists.
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = filepath.Join(append([]string{r}, rest...)...)
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+	for d := p; ; d = filepath.Dir(d) {
+		if _, err := readManifestFile(d); err == nil {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
 }
 
 // Open reads an archive's manifest and summary.
@@ -137,6 +177,11 @@ func (a *Archive) Validations() ([]core.Validation, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseValidations(b)
+}
+
+// parseValidations decodes validation.json.
+func parseValidations(b []byte) ([]core.Validation, error) {
 	var v []core.Validation
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", ValidationFile, err)
@@ -146,7 +191,35 @@ func (a *Archive) Validations() ([]core.Validation, error) {
 
 // ReadFile reads a file of the archive.
 func (a *Archive) ReadFile(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(a.Dir, filepath.FromSlash(name)))
+	b, err := readRegular(filepath.Join(a.Dir, filepath.FromSlash(name)))
+	if errors.Is(err, errNotRegular) {
+		return nil, fmt.Errorf("%s: %w", name, errNotRegular)
+	}
+	return b, err
+}
+
+// errNotRegular is a device, pipe or directory where an archive has a file: it is
+// never read, since reading it might never end.
+var errNotRegular = errors.New("not a regular file")
+
+// regular returns errNotRegular unless path is a regular file (or a link to one).
+func regular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotRegular
+	}
+	return nil
+}
+
+// readRegular reads a regular file.
+func readRegular(path string) ([]byte, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // WriteSummaryCSV writes summary.parquet as CSV, histograms left out.

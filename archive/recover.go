@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,9 +50,9 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 			return nil, fmt.Errorf("%s: its spool files are missing: %w", dir, err)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, ValidationFile)); err == nil {
-		if err := json.Unmarshal(b, &w.vals); err != nil {
-			return nil, fmt.Errorf("%s: %w", ValidationFile, err)
+	if b, err := readRegular(filepath.Join(dir, ValidationFile)); err == nil {
+		if w.vals, err = parseValidations(b); err != nil {
+			return nil, err
 		}
 	}
 	// Leftovers of a Commit that stopped half-way are rewritten by the next one.

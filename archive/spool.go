@@ -83,10 +83,14 @@ func readSpoolFrom[T any](path string, from int64, fn func(*T) error) error {
 
 // readSpoolSized is readSpoolFrom that also says each row's size in the spool.
 func readSpoolSized[T any](path string, from int64, fn func(*T, int) error) error {
-	f, err := os.Open(path)
+	err := regular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}

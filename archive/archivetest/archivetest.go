@@ -4,6 +4,7 @@ package archivetest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -28,6 +29,12 @@ type Options struct {
 	// Lagged makes the second system's client send late in its fixed-rate phase:
 	// a send lag above its service time.
 	Lagged bool
+	// Systems names the two systems (default fast and slow); the second misses its
+	// fixed rate and gets OOM errors.
+	Systems []string
+	// FailPhase names a measured phase that ends failed on the first system, its
+	// numbers kept.
+	FailPhase string
 }
 
 // RunID is the run id of every generated run.
@@ -44,7 +51,11 @@ func Write(out string, opt Options, red *redact.Redactor) (string, error) {
 	if err := Feed(w, opt, -1); err != nil {
 		return "", err
 	}
-	if _, err := w.Finish(core.RunComplete, t0.Add(40*time.Second)); err != nil {
+	status := core.RunComplete
+	if opt.FailPhase != "" {
+		status = core.RunFailed
+	}
+	if _, err := w.Finish(status, t0.Add(40*time.Second)); err != nil {
 		return "", err
 	}
 	return w.Commit()
@@ -124,9 +135,12 @@ func generate(opt Options) (*generated, archive.Header) {
 		opt.Latency = 1
 	}
 	opt.Repeat = max(opt.Repeat, 1)
+	if len(opt.Systems) != 2 {
+		opt.Systems = []string{"fast", "slow"}
+	}
 	res := &generated{}
 	m := archive.Header{
-		RunID: RunID, Started: t0, CommandLine: []string{"cmpbench", "run", "--systems", "fast,slow", "--suite", "smoke"},
+		RunID: RunID, Started: t0, CommandLine: []string{"cmpbench", "run", "--systems", strings.Join(opt.Systems, ","), "--suite", "smoke"},
 		Cmpbench: archive.BuildInfo{Version: "v0.1.0", Commit: "0123456789abcdef0123"},
 		Host:     core.HostFacts{Hostname: "bench1", OS: "linux", Platform: "debian", PlatformVersion: "12", Kernel: "6.1", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2, MemoryBytes: 24 << 30, GoVersion: "go1.26.8"},
 		Seed:     1, Scale: 1, Repeat: opt.Repeat,
@@ -140,7 +154,7 @@ func generate(opt Options) (*generated, archive.Header) {
 		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
 		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
 	}
-	for si, sys := range []string{"fast", "slow"} {
+	for si, sys := range opt.Systems {
 		res.Systems = append(res.Systems, core.SystemRun{
 			Name: sys, Adapter: "resp", Endpoint: "127.0.0.1:700" + string(rune('0'+si)), Provisioned: true,
 			Launch: []string{"/usr/bin/redis-server", "--port", "7000"}, Binary: "/usr/bin/redis-server", BinarySHA256: "ab" + sha(si),
@@ -150,11 +164,11 @@ func generate(opt Options) (*generated, archive.Header) {
 		if si == 0 {
 			res.Systems[si].Capture.Sections["info"] += opt.InfoExtra
 		}
-		if sys == "slow" {
+		if si == 1 {
 			res.Systems[si].Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
 		}
 		info := archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}, CostPerMonth: 3000}
-		if sys == "slow" {
+		if si == 1 {
 			info.CostPerMonth = 1000
 		}
 		m.Systems = append(m.Systems, info)
@@ -174,7 +188,10 @@ func generate(opt Options) (*generated, archive.Header) {
 					secs = 1
 				}
 				p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
-				if pi == 1 && sys == "slow" {
+				if si == 0 && spec.Name == opt.FailPhase {
+					p.End.Status, p.End.Error = core.StatusFailed, "the server went away"
+				}
+				if pi == 1 && si == 1 {
 					p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
 				}
 				for iv := range secs {
@@ -186,7 +203,7 @@ func generate(opt Options) (*generated, archive.Header) {
 							if k == core.OpSet {
 								n = 5000 / 11
 							}
-							if sys == "slow" {
+							if si == 1 {
 								n = n * 9 / 10 // 90% of the target: not sustained
 							}
 						}
@@ -214,7 +231,7 @@ func generate(opt Options) (*generated, archive.Header) {
 							}
 							o.Response, o.Lag = summarize(resp), summarize(lag)
 						}
-						if pi == 1 && sys == "slow" && k == core.OpSet {
+						if pi == 1 && si == 1 && k == core.OpSet {
 							o.Errors[core.ErrClassOOM] = 7
 						}
 						rep.Ops = append(rep.Ops, o)

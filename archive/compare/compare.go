@@ -4,13 +4,17 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // Options are the judgement thresholds, as fractions.
@@ -23,28 +27,58 @@ type Options struct {
 // Defaults for Options.
 var Defaults = Options{Threshold: 0.05, Noise: 0.03, Unstable: 0.10}
 
-// Verdicts.
+// Resolution is the smallest relative change compare tells from none, whatever the
+// noise band: latencies come from HdrHistograms with 3 significant digits, whose
+// buckets are up to 0.1% of their value wide, and changes are printed to 0.1%. A
+// smaller change is unchanged, so that nothing printed as ±0.0% is ever judged.
+const Resolution = 0.001
+
+// Verdicts. A phase that did not end ok on a side is not compared: its verdict is
+// its status there (failed, interrupted or skipped; B's when both did not end ok).
 const (
 	Unchanged     = "unchanged"
 	Minor         = "minor"       // beyond the noise band, within the threshold
 	Improvement   = "improvement" // beyond the threshold, for the better
 	Regression    = "regression"  // beyond the threshold, for the worse
 	Unstable      = "UNSTABLE"    // repetitions vary too much to judge
-	NotComparable = "NS"          // a fixed-rate step not sustained on one side
-	Missing       = "missing"     // on one side only
+	NotComparable = "NS"          // a fixed-rate step not sustained on one side: latencies not judged
+	Missing       = "missing"     // the phase or op is in one archive only
+	Absent        = "absent"      // no value on a side: no operation of the op succeeded, so none was timed
 )
 
 // Row is one metric of one op of one phase of one system.
 type Row struct {
 	System, Phase, Op, Metric string
-	A, B                      float64
-	Change                    float64 // (B - A) / A
-	Verdict                   string
+	// A and B are medians over repetitions, where HasA and HasB say there is a value.
+	A, B       float64
+	HasA, HasB bool
+	// StatusA and StatusB are how the phase ended in each archive ("ok", "failed",
+	// "interrupted", "skipped"); empty where the archive does not have it.
+	StatusA, StatusB string
+	Change           float64 // (B - A) / A, when both have a value; ±Inf from a zero A
+	Verdict          string
 }
+
+// Compared reports whether the row's numbers were set against each other.
+func (r Row) Compared() bool {
+	switch r.Verdict {
+	case Unchanged, Minor, Improvement, Regression, Unstable, NotComparable:
+		return true
+	}
+	return false
+}
+
+// NotOK reports whether the phase did not end ok on a side (and so was not compared).
+func (r Row) NotOK() bool { return notOK(r.StatusA) || notOK(r.StatusB) }
+
+func notOK(status string) bool { return status != "" && status != string(core.StatusOK) }
 
 type key struct{ system, phase, op string }
 
-// metric reads one number from a summary row; lowerIsBetter for latencies.
+type phaseKey struct{ system, phase string }
+
+// metric reads one number from a summary row; lowerIsBetter for latencies, which
+// only rows with successful operations have.
 type metric struct {
 	name          string
 	lowerIsBetter bool
@@ -58,29 +92,83 @@ var metrics = []metric{
 	{"p99.9 ms", true, func(r archive.SummaryRow) float64 { return float64(r.RespP999) / 1e6 }},
 }
 
-// side is one archive's measured rows, grouped over repetitions.
-type side map[key][]archive.SummaryRow
+// has says whether a row has the metric: latencies exist only when something was timed.
+func (m metric) has(r archive.SummaryRow) bool { return !m.lowerIsBetter || r.Count > 0 }
+
+// side is one archive's measured phases: their rows, grouped over repetitions, and
+// how each phase ended.
+type side struct {
+	rows   map[key][]archive.SummaryRow
+	status map[phaseKey]string
+	order  map[phaseKey]int
+}
 
 func group(a *archive.Archive) side {
-	s := side{}
-	for _, r := range a.Summary {
-		if r.Kind == "measured" {
-			k := key{r.System, r.Phase, r.Op}
-			s[k] = append(s[k], r)
+	s := side{rows: map[key][]archive.SummaryRow{}, status: map[phaseKey]string{}, order: map[phaseKey]int{}}
+	statuses := map[phaseKey][]string{}
+	for _, p := range a.Manifest.Phases {
+		if p.Kind == core.PhaseMeasured {
+			pk := phaseKey{p.System, p.Name}
+			statuses[pk] = append(statuses[pk], string(p.Status))
+			s.order[pk] = p.Index
 		}
+	}
+	for _, r := range a.Summary {
+		if r.Kind == string(core.PhaseMeasured) {
+			k := key{r.System, r.Phase, r.Op}
+			s.rows[k] = append(s.rows[k], r)
+			pk := phaseKey{r.System, r.Phase}
+			statuses[pk] = append(statuses[pk], r.Status)
+			s.order[pk] = r.PhaseIndex
+		}
+	}
+	for pk, list := range statuses {
+		s.status[pk] = worst(list)
 	}
 	return s
 }
 
-// Compare lists every metric of every measured phase x op found in either archive.
+// worst is "ok" when every repetition ended ok, else the first of failed,
+// interrupted, skipped or any other status found.
+func worst(statuses []string) string {
+	for _, w := range []core.PhaseStatus{core.StatusFailed, core.StatusInterrupted, core.StatusSkipped} {
+		if slices.Contains(statuses, string(w)) {
+			return string(w)
+		}
+	}
+	for _, st := range statuses {
+		if st != string(core.StatusOK) {
+			return st
+		}
+	}
+	return string(core.StatusOK)
+}
+
+// Compare lists every metric of every measured phase x op found in either archive;
+// a measured phase that has no rows on either side (it failed or was skipped before
+// any operation) is listed once, with op and metric "—".
 func Compare(a, b *archive.Archive, o Options) []Row {
 	sa, sb := group(a), group(b)
 	keys := map[key]bool{}
-	for k := range sa {
-		keys[k] = true
+	withRows := map[phaseKey]bool{}
+	for _, s := range []side{sa, sb} {
+		for k := range s.rows {
+			keys[k] = true
+			withRows[phaseKey{k.system, k.phase}] = true
+		}
 	}
-	for k := range sb {
-		keys[k] = true
+	for _, s := range []side{sa, sb} {
+		for pk := range s.status {
+			if !withRows[pk] {
+				keys[key{pk.system, pk.phase, ""}] = true
+			}
+		}
+	}
+	order := func(k key) int {
+		if i, ok := sa.order[phaseKey{k.system, k.phase}]; ok {
+			return i
+		}
+		return sb.order[phaseKey{k.system, k.phase}]
 	}
 	sorted := make([]key, 0, len(keys))
 	for k := range keys {
@@ -92,42 +180,49 @@ func Compare(a, b *archive.Archive, o Options) []Row {
 			return x.system < y.system
 		}
 		if x.phase != y.phase {
-			return phaseOrder(sa, sb, x) < phaseOrder(sa, sb, y)
+			if ox, oy := order(x), order(y); ox != oy {
+				return ox < oy
+			}
+			return x.phase < y.phase
 		}
 		return x.op < y.op
 	})
 	var rows []Row
 	for _, k := range sorted {
-		ra, rb := sa[k], sb[k]
+		pk := phaseKey{k.system, k.phase}
+		base := Row{System: k.system, Phase: k.phase, Op: k.op, StatusA: sa.status[pk], StatusB: sb.status[pk]}
+		if k.op == "" {
+			row := base
+			row.Metric = ""
+			row.Verdict = verdictOfStatus(row)
+			rows = append(rows, row)
+			continue
+		}
 		for _, m := range metrics {
-			row := Row{System: k.system, Phase: k.phase, Op: k.op, Metric: m.name}
-			if len(ra) == 0 || len(rb) == 0 {
-				row.Verdict = Missing
-				if len(ra) > 0 {
-					row.A = spread(ra, m).Median
-				} else {
-					row.B = spread(rb, m).Median
-				}
-				rows = append(rows, row)
-				continue
-			}
+			row := base
+			row.Metric = m.name
+			ra, rb := sa.rows[k], sb.rows[k]
 			pa, pb := spread(ra, m), spread(rb, m)
+			row.HasA, row.HasB = pa.N > 0, pb.N > 0
 			row.A, row.B = pa.Median, pb.Median
-			if row.A != 0 {
-				row.Change = (row.B - row.A) / row.A
-			}
-			row.Verdict = judge(row.Change, m.lowerIsBetter, o)
 			switch {
-			case sustainedAll(ra) && !sustainedAll(rb) && m.name == "ops/s":
-				row.Verdict = Regression
-			case !sustainedAll(ra) && sustainedAll(rb) && m.name == "ops/s":
-				row.Verdict = Improvement
-			case !sustainedAll(ra) || !sustainedAll(rb):
-				if m.lowerIsBetter {
+			case row.StatusA == "" || row.StatusB == "":
+				row.Verdict = Missing
+			case row.NotOK():
+				row.Verdict = verdictOfStatus(row)
+			case len(ra) == 0 || len(rb) == 0:
+				row.Verdict = Missing
+			case !row.HasA || !row.HasB:
+				row.Verdict = Absent
+			default:
+				row.Change = change(row.A, row.B)
+				row.Verdict = judge(row.Change, m.lowerIsBetter, o)
+				switch {
+				case m.lowerIsBetter && (!sustainedAll(ra) || !sustainedAll(rb)):
 					row.Verdict = NotComparable
+				case pa.N > 1 && pa.CV > o.Unstable || pb.N > 1 && pb.CV > o.Unstable:
+					row.Verdict = Unstable
 				}
-			case pa.N > 1 && pa.CV > o.Unstable || pb.N > 1 && pb.CV > o.Unstable:
-				row.Verdict = Unstable
 			}
 			rows = append(rows, row)
 		}
@@ -135,17 +230,37 @@ func Compare(a, b *archive.Archive, o Options) []Row {
 	return rows
 }
 
-func phaseOrder(sa, sb side, k key) int {
-	if r := sa[k]; len(r) > 0 {
-		return r[0].PhaseIndex
+// verdictOfStatus is the status of a phase that did not end ok: B's, else A's.
+func verdictOfStatus(r Row) string {
+	switch {
+	case notOK(r.StatusB):
+		return r.StatusB
+	case notOK(r.StatusA):
+		return r.StatusA
+	case r.StatusA == "" || r.StatusB == "":
+		return Missing
 	}
-	return sb[k][0].PhaseIndex
+	return Absent // both ok, and neither has a row
+}
+
+// change is (b - a) / a; from zero, any value is an infinite change.
+func change(a, b float64) float64 {
+	switch {
+	case a != 0:
+		return (b - a) / a
+	case b == 0:
+		return 0
+	default:
+		return math.Copysign(math.Inf(1), b)
+	}
 }
 
 func spread(rows []archive.SummaryRow, m metric) archive.Spread {
-	v := make([]float64, len(rows))
-	for i, r := range rows {
-		v[i] = m.value(r)
+	var v []float64
+	for _, r := range rows {
+		if m.has(r) {
+			v = append(v, m.value(r))
+		}
 	}
 	return archive.SpreadOf(v)
 }
@@ -162,7 +277,7 @@ func sustainedAll(rows []archive.SummaryRow) bool {
 func judge(change float64, lowerIsBetter bool, o Options) string {
 	c := math.Abs(change)
 	switch {
-	case c <= o.Noise:
+	case c < Resolution || c <= o.Noise:
 		return Unchanged
 	case c <= o.Threshold:
 		return Minor
@@ -184,27 +299,94 @@ func Count(rows []Row, verdict string) int {
 	return n
 }
 
-// Write prints the rows as a table.
+// FailedInB lists the phases ("system/phase (status)") that ended ok in A and not
+// in B: they show no regression only because they were not compared.
+func FailedInB(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		if r.StatusA == string(core.StatusOK) && notOK(r.StatusB) {
+			if s := fmt.Sprintf("%s/%s (%s)", r.System, r.Phase, r.StatusB); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Comparable returns an error when no metric was compared: when the archives share
+// no measured phase (system, phase and op), or every phase they share did not end
+// ok on a side or has no values.
+func Comparable(rows []Row) error {
+	var inA, inB []string
+	shared := 0
+	for _, r := range rows {
+		if r.Compared() {
+			return nil
+		}
+		name := r.System + "/" + r.Phase
+		if r.StatusA != "" && !slices.Contains(inA, name) {
+			inA = append(inA, name)
+		}
+		if r.StatusB != "" && !slices.Contains(inB, name) {
+			inB = append(inB, name)
+		}
+		if r.Verdict != Missing {
+			shared++
+		}
+	}
+	if shared == 0 {
+		return fmt.Errorf("nothing to compare: A and B share no measured phase (system, phase and op); A has %s; B has %s",
+			list(inA), list(inB))
+	}
+	return errors.New("nothing compared: every measured phase A and B share did not end ok on a side, or has no values on one")
+}
+
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// Write prints the rows as a table. A side where the phase did not end ok shows its
+// status, a missing value "—"; the change is printed only where values were compared.
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "SYSTEM\tPHASE\tOP\tMETRIC\tA\tB\tCHANGE\tVERDICT\t")
 	for _, r := range rows {
-		change := "—"
-		if r.Verdict != Missing && r.A != 0 {
-			change = fmt.Sprintf("%+.1f%%", r.Change*100)
+		chg := "—"
+		if r.Compared() {
+			chg = percent(r.Change)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.System, r.Phase, r.Op, r.Metric, num(r.A), num(r.B), change, r.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.System, r.Phase, dash(r.Op), dash(r.Metric),
+			cell(r.A, r.HasA, r.StatusA), cell(r.B, r.HasB, r.StatusB), chg, r.Verdict)
 	}
 	return tw.Flush()
 }
 
-func num(v float64) string {
+func cell(v float64, has bool, status string) string {
 	switch {
-	case v == 0:
+	case notOK(status):
+		return status
+	case !has:
 		return "—"
-	case v >= 100:
+	case v >= 100 || v == 0:
 		return fmt.Sprintf("%.0f", v)
 	default:
 		return fmt.Sprintf("%.3f", v)
 	}
+}
+
+func percent(c float64) string {
+	if math.IsInf(c, 0) {
+		return fmt.Sprintf("%+.0f (from 0)", c) // "+Inf (from 0)"
+	}
+	return fmt.Sprintf("%+.1f%%", c*100)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }

@@ -90,7 +90,7 @@ func (d *data) markdown(charts []chart) []byte {
 
 	w("## Results\n\n")
 	w("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
-	w("Closed-loop phases show service time. Fixed-rate phases show response time, measured from each operation's intended send time, so queueing behind a slow server counts. ")
+	w("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
 	w("**NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
 	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	w("**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
@@ -147,7 +147,7 @@ func (d *data) sideBySide(b *strings.Builder) {
 	if len(d.measured) == 0 {
 		return
 	}
-	b.WriteString("### Side by side\n\nCells are ops/s, and for each op its p99 / p99.9 in ms.\n\n| phase | metric |")
+	b.WriteString("### Side by side\n\nCells are ops/s, and for each op its p99 / p99.9 in ms; for a fixed-rate phase both the response time (from the intended send) and the service time (from the actual send, as YCSB and memtier publish).\n\n| phase | metric |")
 	sep := "|---|---|"
 	for _, sys := range d.systems {
 		fmt.Fprintf(b, " %s |", sys)
@@ -184,13 +184,20 @@ func (d *data) sideBySide(b *strings.Builder) {
 						v = append(v, row.Throughput)
 					}
 				}
-				p99, ok99 := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP99 })
-				p999, ok999 := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP999 })
+				p99, ok99 := c.latency(op, func(r archive.SummaryRow) int64 { return r.SvcP99 })
+				p999, ok999 := c.latency(op, func(r archive.SummaryRow) int64 { return r.SvcP999 })
 				if len(v) == 0 || !ok99 || !ok999 {
 					b.WriteString(" — |")
 					continue
 				}
-				fmt.Fprintf(b, " %s; %s / %s |", thousands(int64(math.Round(archive.SpreadOf(v).Median))), ms(p99), ms(p999))
+				tp := thousands(int64(math.Round(archive.SpreadOf(v).Median)))
+				if ph.info.Rate <= 0 {
+					fmt.Fprintf(b, " %s; %s / %s |", tp, ms(p99), ms(p999))
+					continue
+				}
+				r99, _ := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP99 })
+				r999, _ := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP999 })
+				fmt.Fprintf(b, " %s; response %s / %s; service %s / %s |", tp, ms(r99), ms(r999), ms(p99), ms(p999))
 			}
 			b.WriteString("\n")
 		}
@@ -249,6 +256,10 @@ func (d *data) tables(b *strings.Builder) {
 	for _, ph := range d.measured {
 		info := ph.info
 		fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
+		open := info.Rate > 0
+		if open {
+			b.WriteString("Fixed rate: response time is measured from each operation's intended send time (the schedule), so queueing behind a slow server counts; service time from its actual send, as YCSB and memtier measure the latencies they publish. Each percentile shows both, side by side.\n\n")
+		}
 		ops := d.ops(ph)
 		b.WriteString("| system | ops/s |")
 		sep := "|---|--:|"
@@ -256,9 +267,13 @@ func (d *data) tables(b *strings.Builder) {
 			b.WriteString(" spread |")
 			sep += "---|"
 		}
+		latencies := closedLoopLatencies
+		if open {
+			latencies = openLoopLatencies
+		}
 		for _, op := range ops {
-			for _, q := range []string{"p50", "p99", "p99.9", "p99.99"} {
-				fmt.Fprintf(b, " %s %s |", op, q)
+			for _, l := range latencies {
+				fmt.Fprintf(b, " %s %s |", op, l.name)
 				sep += "--:|"
 			}
 		}
@@ -268,7 +283,7 @@ func (d *data) tables(b *strings.Builder) {
 			reps := c.measured()
 			status := statusOf(c)
 			if len(reps) == 0 {
-				fmt.Fprintf(b, "| %s | — |%s%s — | — | — | %s |\n", sys, ifStr(spread, " — |"), strings.Repeat(" — |", 4*len(ops)), status)
+				fmt.Fprintf(b, "| %s | — |%s%s — | — | — | %s |\n", sys, ifStr(spread, " — |"), strings.Repeat(" — |", len(latencies)*len(ops)), status)
 				continue
 			}
 			tp := c.throughput()
@@ -299,13 +314,8 @@ func (d *data) tables(b *strings.Builder) {
 				fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
 			}
 			for _, op := range ops {
-				for _, pick := range []func(archive.SummaryRow) int64{
-					func(r archive.SummaryRow) int64 { return r.RespP50 },
-					func(r archive.SummaryRow) int64 { return r.RespP99 },
-					func(r archive.SummaryRow) int64 { return r.RespP999 },
-					func(r archive.SummaryRow) int64 { return r.RespP9999 },
-				} {
-					if v, ok := c.latency(op, pick); ok {
+				for _, l := range latencies {
+					if v, ok := c.latency(op, l.pick); ok {
 						fmt.Fprintf(b, " %s |", ms(v))
 					} else {
 						b.WriteString(" — |")
@@ -330,11 +340,42 @@ func (d *data) tables(b *strings.Builder) {
 			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
 		}
 		b.WriteString("\n")
-		if info.Rate > 0 {
+		if open {
 			d.lagTable(b, ph, ops)
+		} else {
+			b.WriteString("Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n")
 		}
 	}
 }
+
+// latencyColumn is one latency column of a phase's table.
+type latencyColumn struct {
+	name string
+	pick func(archive.SummaryRow) int64
+}
+
+// closedLoopLatencies are the columns of a closed-loop phase, where response and
+// service time are the same; openLoopLatencies those of a fixed-rate phase, each
+// percentile from the intended send (response) next to the same from the actual
+// send (service).
+var (
+	closedLoopLatencies = []latencyColumn{
+		{"p50", func(r archive.SummaryRow) int64 { return r.SvcP50 }},
+		{"p99", func(r archive.SummaryRow) int64 { return r.SvcP99 }},
+		{"p99.9", func(r archive.SummaryRow) int64 { return r.SvcP999 }},
+		{"p99.99", func(r archive.SummaryRow) int64 { return r.SvcP9999 }},
+	}
+	openLoopLatencies = []latencyColumn{
+		{"response p50", func(r archive.SummaryRow) int64 { return r.RespP50 }},
+		{"service p50", func(r archive.SummaryRow) int64 { return r.SvcP50 }},
+		{"response p99", func(r archive.SummaryRow) int64 { return r.RespP99 }},
+		{"service p99", func(r archive.SummaryRow) int64 { return r.SvcP99 }},
+		{"response p99.9", func(r archive.SummaryRow) int64 { return r.RespP999 }},
+		{"service p99.9", func(r archive.SummaryRow) int64 { return r.SvcP999 }},
+		{"response p99.99", func(r archive.SummaryRow) int64 { return r.RespP9999 }},
+		{"service p99.99", func(r archive.SummaryRow) int64 { return r.SvcP9999 }},
+	}
+)
 
 // lagTable splits a fixed-rate phase's response time: the server's service time,
 // the client's send lag, and (the rest) queueing behind the previous request on a

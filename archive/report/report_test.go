@@ -169,3 +169,33 @@ func TestClientLaggedPhaseIsFlaggedAndExplained(t *testing.T) {
 		t.Error("client-lagged on the wrong system, or not in the console tables")
 	}
 }
+
+func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
+	_, files, tables := renderRun(t, archivetest.Options{})
+	for name, text := range map[string]string{"report.md": string(files[0].Data), "console tables": string(tables)} {
+		closed, fixed, _ := strings.Cut(text[strings.Index(text, "### closed-1:10"):], "### rate-5000")
+		for _, want := range []string{
+			// Each percentile twice, side by side: from the intended send and from the actual send.
+			"| system | ops/s | GET response p50 | GET service p50 | GET response p99 | GET service p99 | GET response p99.9 | GET service p99.9 | GET response p99.99 | GET service p99.99 | SET response p50 |",
+			"| fast | 4,999 of 5,000 | 0.260 | 0.150 | 0.456 | 0.248 | 0.460 | 0.250 | 0.460 | 0.250 | 0.259 | 0.150 |",
+			"response time is measured from each operation's intended send time",
+			"service time from its actual send",
+		} {
+			if !strings.Contains(fixed, want) {
+				t.Errorf("%s: fixed-rate table lacks %q:\n%s", name, want, fixed)
+			}
+		}
+		for _, want := range []string{
+			"| system | ops/s | GET p50 | GET p99 | GET p99.9 | GET p99.99 | SET p50 |",
+			"Closed loop: each request is sent when the previous one returns",
+		} {
+			if !strings.Contains(closed, want) {
+				t.Errorf("%s: closed-loop table lacks %q:\n%s", name, want, closed)
+			}
+		}
+	}
+	md := string(files[0].Data)
+	if want := "| rate-5000 | GET | 4,545; response 0.456 / 0.460; service 0.248 / 0.250 |"; !strings.Contains(md, want) {
+		t.Errorf("side-by-side table lacks %q", want)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,9 +25,13 @@ func newReportCmd() *cobra.Command {
 		Short: "Regenerate report.md and charts of an archive from the archive alone",
 		Long: `Regenerates report.md and charts/*.svg from the archive's manifest and tables and
 compares them with the archived files. With --out, the regenerated files are written
-there; an archive is never changed, so that it still verifies.`,
+there; an archive is never changed, so that it still verifies: an --out that is or
+lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outsideArchives(out); err != nil {
+				return err
+			}
 			a, err := archive.Open(args[0])
 			if err != nil {
 				return badInput{err}
@@ -61,6 +66,25 @@ there; an archive is never changed, so that it still verifies.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the regenerated files into this directory")
 	return cmd
+}
+
+// outsideArchives refuses an output directory that is or lies inside an archive:
+// an archive is never changed, so that it still verifies.
+func outsideArchives(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir, ok := archive.Enclosing(out)
+	if !ok {
+		return nil
+	}
+	where := "is inside the archive"
+	if abs, err := filepath.Abs(out); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real == dir {
+			where = "is the archive"
+		}
+	}
+	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -215,9 +239,12 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare two archives phase by phase: throughput and latency changes",
 		Long: `For every measured phase and op of two archives (matched by system, phase and op),
 prints throughput and p50/p99/p99.9 of A and B and the change. A change within the
-noise band is unchanged, beyond the threshold a regression or improvement, in between
-minor; UNSTABLE marks metrics whose repetitions (--repeat) vary by more than the
-unstable CV, NS latencies of fixed-rate phases not sustained.`,
+noise band, or below 0.1% (the histograms' resolution), is unchanged; beyond the
+threshold a regression or improvement; in between minor. UNSTABLE marks metrics whose
+repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-rate
+phases not sustained. A phase that did not end ok on a side is shown with its status
+(failed, interrupted, skipped) and not compared; a latency of an op with no successful
+operation is absent (—). Archives with nothing to compare are bad input (exit 2).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Threshold, o.Noise, o.Unstable = threshold/100, noise/100, unstable/100
@@ -238,10 +265,24 @@ unstable CV, NS latencies of fixed-rate phases not sustained.`,
 			if err := compare.Write(w, rows); err != nil {
 				return err
 			}
+			if err := compare.Comparable(rows); err != nil {
+				return badInput{err}
+			}
 			reg := compare.Count(rows, compare.Regression)
-			fmt.Fprintf(w, "\n%d regressions, %d improvements, %d unstable, %d missing (threshold %g%%, noise %g%%)\n",
-				reg, compare.Count(rows, compare.Improvement), compare.Count(rows, compare.Unstable), compare.Count(rows, compare.Missing), threshold, noise)
-			if failOnRegression && reg > 0 {
+			notOK := 0
+			for _, r := range rows {
+				if r.NotOK() {
+					notOK++
+				}
+			}
+			fmt.Fprintf(w, "\n%d regressions, %d improvements, %d unstable, %d missing, %d absent, %d not compared because a phase did not end ok (threshold %g%%, noise %g%%)\n",
+				reg, compare.Count(rows, compare.Improvement), compare.Count(rows, compare.Unstable), compare.Count(rows, compare.Missing),
+				compare.Count(rows, compare.Absent), notOK, threshold, noise)
+			failedInB := compare.FailedInB(rows)
+			if len(failedInB) > 0 {
+				fmt.Fprintf(w, "ended ok in A but not in B: %s\n", strings.Join(failedInB, ", "))
+			}
+			if failOnRegression && (reg > 0 || len(failedInB) > 0) {
 				return errFailed
 			}
 			return nil
@@ -251,7 +292,7 @@ unstable CV, NS latencies of fixed-rate phases not sustained.`,
 	f.Float64Var(&threshold, "threshold", o.Threshold*100, "percent change beyond which a metric counts as a regression or improvement")
 	f.Float64Var(&noise, "noise", o.Noise*100, "percent change within which a metric counts as unchanged")
 	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
-	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed")
+	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed, or a phase that ended ok in A did not in B")
 	return cmd
 }
 
@@ -270,6 +311,9 @@ func newExportCmd() *cobra.Command {
 			dir := out
 			if dir == "" {
 				dir = a.Manifest.RunID + "-hlog"
+			}
+			if err := outsideArchives(dir); err != nil {
+				return err
 			}
 			files, err := a.WriteHlogs(dir)
 			for _, f := range files {
