@@ -178,7 +178,7 @@ func (p *Profile) check(name string) error {
 			}
 		case UpdateNil, UpdateCreated:
 		default:
-			return nil, fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q or %q, not %q", name, UpdateNil, UpdateCreated, *u.notFound)
+			return fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q or %q, not %q", name, UpdateNil, UpdateCreated, *u.notFound)
 		}
 	}
 	if len(p.InfoSections) == 0 {

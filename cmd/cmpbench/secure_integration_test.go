@@ -141,10 +141,11 @@ func TestAccessKeySystemIntegration(t *testing.T) {
 // The managed-service examples load, and planning them needs no connection.
 func TestManagedServiceExamplesLoad(t *testing.T) {
 	const accessKey, password = "amr-example-key-e41b09", "cloud-example-pw-7d2a"
+	ca := provisiontest.TLS(t, t.TempDir()).CA // the CA file must hold a certificate
 	env := []string{
 		"AMR_ENDPOINT=example.westeurope.redis.azure.net:10000", "AMR_ACCESS_KEY=" + accessKey,
 		"AMR_OSS_ENDPOINT=oss.westeurope.redis.azure.net:10000", "AMR_OSS_ACCESS_KEY=" + accessKey + "-oss",
-		"REDIS_CLOUD_ENDPOINT=redis-12000.example.cloud.redislabs.com:12000", "REDIS_CLOUD_CA_FILE=" + filepath.Join(examples, "cmpbench.yaml"),
+		"REDIS_CLOUD_ENDPOINT=redis-12000.example.cloud.redislabs.com:12000", "REDIS_CLOUD_CA_FILE=" + ca,
 		"REDIS_CLOUD_USER=bench", "REDIS_CLOUD_PASSWORD=" + password,
 		"REDIS_CLOUD_OSS_ENDPOINT=redis-12001.example.cloud.redislabs.com:12001", "REDIS_CLOUD_OSS_PASSWORD=" + password + "-oss",
 	}

@@ -118,7 +118,8 @@ func TestProfileChoosesTheUpdateCommandIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
 	dir := t.TempDir()
 	// Lavik cannot run here: a profile whose UPDATE is another real command (HMSET)
-	// shows through INFO commandstats that the profile's command is the one sent.
+	// shows through INFO commandstats that the profile's command is the one sent
+	// (write_all_fields: true: every UPDATE writes the whole record with update).
 	writeFile(t, dir, "cmpbench.yaml", `systems:
   redis-hmset:
     adapter: resp
@@ -132,7 +133,7 @@ profiles:
       - [CONFIG, GET, maxmemory]
 `)
 	writeFile(t, dir, "s.yaml", `name: s
-defaults: {connections: 4, ycsb: {record_count: 1000, request_distribution: uniform}}
+defaults: {connections: 4, ycsb: {record_count: 1000, request_distribution: uniform, write_all_fields: true}}
 phases:
   - {name: load, kind: load, duration: 60s}
   - {name: A, duration: 1s, ycsb: {workload: A}}
