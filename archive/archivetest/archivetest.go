@@ -35,6 +35,9 @@ type Options struct {
 	// FailPhase names a measured phase that ends failed on the first system, its
 	// numbers kept.
 	FailPhase string
+	// RestartPhase names a measured phase during which the first system's server
+	// restarted: it ends failed and its after sample counts from zero.
+	RestartPhase string
 }
 
 // RunID is the run id of every generated run.
@@ -52,7 +55,7 @@ func Write(out string, opt Options, red *redact.Redactor) (string, error) {
 		return "", err
 	}
 	status := core.RunComplete
-	if opt.FailPhase != "" {
+	if opt.FailPhase != "" || opt.RestartPhase != "" {
 		status = core.RunFailed
 	}
 	if _, err := w.Finish(status, t0.Add(40*time.Second)); err != nil {
@@ -191,6 +194,10 @@ func generate(opt Options) (*generated, archive.Header) {
 				if si == 0 && spec.Name == opt.FailPhase {
 					p.End.Status, p.End.Error = core.StatusFailed, "the server went away"
 				}
+				restarted := si == 0 && spec.Name == opt.RestartPhase
+				if restarted {
+					p.End.Status, p.End.Error = core.StatusFailed, "the server restarted during the phase (instance run-a became run-b): the data it held before may be gone"
+				}
 				if pi == 1 && si == 1 {
 					p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
 				}
@@ -263,15 +270,23 @@ func generate(opt Options) (*generated, archive.Header) {
 						}
 						gets += int64(len(iv.Probe))
 					}
-					stat := func(point string, g, s int64) core.StatsSample {
+					stat := func(point, instance string, uptime, g, s int64) core.StatsSample {
 						return core.StatsSample{At: start, Point: point, Stats: map[string]string{
 							"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", g),
 							"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", s),
 							"memory.used_memory":       "1048576",
 							"server.redis_version":     "7.0.15",
+							core.StatInstance:          instance,
+							core.StatUptime:            fmt.Sprint(uptime),
 						}}
 					}
-					p.ServerStats = []core.StatsSample{stat("before", 1000, 500), stat("after", 1000+gets, 500+sets)}
+					before := stat("before", "run-a", 600, 5_000_000, 500)
+					after := stat("after", "run-a", 600+int64(secs), 5_000_000+gets, 500+sets)
+					if restarted {
+						// Restarted late in the phase: the counts started over.
+						after = stat("after", "run-b", 1, gets/10, sets/10)
+					}
+					p.ServerStats = []core.StatsSample{before, after}
 					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
 					p.ClientCores, p.CoresAllowed = 0.5, 2
 				}

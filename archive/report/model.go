@@ -32,6 +32,9 @@ type data struct {
 	// each phase; last is the time of the last sample of each point.
 	cmdstats []archive.ServerStatRow
 	last     map[pointKey]int64
+	// identity are the samples' cmpbench.* keys (core.StatInstance, StatUptime):
+	// what tells whether the server restarted between two samples.
+	identity []archive.ServerStatRow
 }
 
 // phaseRef names one phase of the suite.
@@ -207,10 +210,29 @@ func (d *data) addStat(r *archive.ServerStatRow) error {
 	}
 	k := pointKey{r.System, r.PhaseIndex, r.Repetition, r.Point}
 	d.last[k] = max(d.last[k], r.TimeUnixNs)
-	if r.Section == "commandstats" {
+	switch r.Section {
+	case "commandstats":
 		d.cmdstats = append(d.cmdstats, *r)
+	case "cmpbench":
+		d.identity = append(d.identity, *r)
 	}
 	return nil
+}
+
+// restarted says which nodes of system restarted between the samples taken just
+// before and just after a phase, or "" when none did or the samples do not tell.
+func (d *data) restarted(system string, phaseIndex, repetition int) string {
+	sample := func(point string) map[string]string {
+		at := d.last[pointKey{system, phaseIndex, repetition, point}]
+		m := map[string]string{}
+		for _, s := range d.identity {
+			if s.System == system && s.PhaseIndex == phaseIndex && s.Repetition == repetition && s.Point == point && s.TimeUnixNs == at {
+				m[s.Section+"."+s.Key] = s.Value
+			}
+		}
+		return m
+	}
+	return core.Restarted(sample("before"), sample("after"))
 }
 
 // rep is one repetition of one phase on one system.

@@ -91,7 +91,7 @@ func (d *data) markdown(charts []chart) []byte {
 	w("## Results\n\n")
 	w("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
 	w("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
-	w("**NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
+	w("**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
 	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	w("**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
 	if m.Repeat > 1 {
@@ -122,8 +122,12 @@ func (d *data) markdown(charts []chart) []byte {
 	w("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|---|\n")
 	for _, p := range m.Phases {
 		ok, errs := d.phaseTotals(p)
-		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %.2f (%d) | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
-			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), p.ClientCores, p.CoresAllowed, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
+		cores := fmt.Sprintf("%.2f (%d)", p.ClientCores, p.CoresAllowed)
+		if p.ClientCores == 0 {
+			cores = fmt.Sprintf("— (%d)", p.CoresAllowed) // not measured: the phase did not run or was too short to sample
+		}
+		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
+			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
 	}
 	w("\n")
 	if len(m.Plugins) > 0 {
@@ -168,6 +172,13 @@ func (d *data) sideBySide(b *strings.Builder) {
 				for _, r := range c.measured() {
 					if !r.sustained() {
 						v = "**NS** " + v
+						break
+					}
+				}
+				// A phase that did not end ok keeps its numbers, marked: the caveats say why.
+				for _, r := range c.measured() {
+					if r.info.Status != core.StatusOK {
+						v = fmt.Sprintf("**%s** %s", r.info.Status, v)
 						break
 					}
 				}
@@ -491,7 +502,8 @@ func (d *data) reconciliation(b *strings.Builder) {
 		rep            int
 		op             string
 		client, server int64
-		lost           int64 // connection errors and timeouts: may not have reached the server
+		lost           int64  // connection errors and timeouts: may not have reached the server
+		restarted      string // the server restarted during the phase: its counts started over
 	}
 	var lines []line
 	for _, ph := range d.measured {
@@ -504,7 +516,8 @@ func (d *data) reconciliation(b *strings.Builder) {
 						continue
 					}
 					client := row.Count + row.Errors + d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, row.Op}]
-					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout})
+					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout,
+						d.restarted(sys, ph.index, r.info.Repetition)})
 				}
 			}
 		}
@@ -515,6 +528,10 @@ func (d *data) reconciliation(b *strings.Builder) {
 	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the calls the server counted in INFO commandstats between the samples taken just before and just after the phase.\n\n")
 	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
 	for _, l := range lines {
+		if l.restarted != "" {
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | — | not comparable: the server restarted during the phase (%s) |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), l.restarted)
+			continue
+		}
 		diff := thousands(l.server - l.client)
 		if l.server != l.client {
 			if abs(l.server-l.client) > l.lost {

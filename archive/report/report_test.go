@@ -199,3 +199,23 @@ func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
 		t.Errorf("side-by-side table lacks %q", want)
 	}
 }
+
+// A server that restarted during a phase counts from zero: the server-side counts
+// say so instead of showing millions of calls fewer than the client sent, and the
+// caveats say why the phase failed.
+func TestServerRestartIsNotANegativeCount(t *testing.T) {
+	_, files, _ := renderRun(t, archivetest.Options{RestartPhase: "closed-1:10"})
+	md := string(files[0].Data)
+	for _, want := range []string{
+		"| fast | closed-1:10 | 0 | GET | 3,600 | — | not comparable: the server restarted during the phase (instance run-a became run-b) |",
+		"fast, closed-1:10 ended failed: the server restarted during the phase",
+		"| closed-1:10 | total ops/s | **failed** 2,000 | 2,000 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "| fast | closed-1:10 | 0 | GET | 3,600 | 3") || strings.Contains(md, "**-") {
+		t.Errorf("a restarted server's counts are set against the client's:\n%s", md)
+	}
+}
