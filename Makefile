@@ -12,7 +12,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # examples/gen-certs.sh).
 DEPS_BIN := redis-server redis-cli memcached openssl
 
-.PHONY: build deps smoke lint test bench proto clean
+.PHONY: build deps smoke lint test fuzz bench proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cmpbench ./cmd/cmpbench
@@ -39,6 +39,20 @@ lint:
 test: deps lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
+	$(MAKE) --no-print-directory fuzz
+
+# Every reader of user files and archive bytes, fuzzed for a few seconds each from
+# the seed corpora under testdata/fuzz: a panic fails the build. FUZZTIME=1m
+# fuzzes longer.
+FUZZTIME ?= 4s
+FUZZ := ./core/config:FuzzSystemsFile ./core/plan:FuzzSuiteFile \
+	./archive:FuzzManifest ./archive:FuzzSpool ./archive:FuzzRecover \
+	./archive:FuzzParquet ./archive:FuzzSums ./archive:FuzzHistogram
+fuzz:
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZ); do \
+	  echo "fuzz $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" >$$log 2>&1 || { cat $$log; exit 1; }; \
+	done
 
 # Go benchmarks of the per-operation path (0 allocs/op), then the client's cost and
 # fidelity against a local redis-server (and memtier_benchmark when on PATH) and the
