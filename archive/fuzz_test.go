@@ -5,7 +5,9 @@ package archive
 // validation.json, the JSON-lines spools, the Parquet tables, SHA256SUMS and the
 // encoded histograms. None may panic, whatever the bytes. Each runs as
 //
-//	go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 5s ./archive/
+//	go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 1000x ./archive/
+//
+// (make fuzz runs them all, as make test does)
 //
 // and its seeds are under testdata/fuzz/<FuzzName>/, besides the tiny archive
 // each target builds.
