@@ -7,10 +7,8 @@ package archive
 //
 //	go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime 1000x ./archive/
 //
-// (make fuzz runs them all, as make test does)
-//
 // and its seeds are under testdata/fuzz/<FuzzName>/, besides the tiny archive
-// each target builds.
+// each target builds. make fuzz runs them all, as make test does.
 
 import (
 	"bytes"
