@@ -316,10 +316,14 @@ func tail(path string, n int) string {
 // never begins mid-word.
 func lastBytes(b []byte, n int) string {
 	if len(b) > n {
-		b = b[len(b)-n:]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
+		cut := len(b) - n
+		// Unless the cut falls at a line's start, skip to the next one, if any.
+		if b[cut-1] != '\n' {
+			if i := bytes.IndexByte(b[cut:], '\n'); i >= 0 && cut+i < len(b)-1 {
+				cut += i + 1
+			}
 		}
+		b = b[cut:]
 	}
 	return string(b)
 }

@@ -140,3 +140,22 @@ func TestRestartKeepsPortAndDataIntegration(t *testing.T) {
 		t.Fatalf("after restart GET k = %q", r)
 	}
 }
+
+// A log tail quoted in an error starts at a line, never mid-word.
+func TestLastBytesStartsAtALine(t *testing.T) {
+	for _, tc := range []struct {
+		log  string
+		n    int
+		want string
+	}{
+		{"short log", 100, "short log"},
+		{"first line\nsecond line\nthird line", 15, "third line"},
+		{"first line\nsecond line\nthird line", 22, "second line\nthird line"},
+		{"first line\nsecond line\nthird line", 25, "second line\nthird line"},
+		{"one long line without a break", 10, "ut a break"},
+	} {
+		if got := lastBytes([]byte(tc.log), tc.n); got != tc.want {
+			t.Errorf("lastBytes(%q, %d) = %q, want %q", tc.log, tc.n, got, tc.want)
+		}
+	}
+}
