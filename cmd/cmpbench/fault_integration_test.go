@@ -211,7 +211,7 @@ phases:
 `)
 	r := cli(t, dir, nil, "run", "--systems", "plain,tlsplain,down", "--suite", "s.yaml")
 	for _, want := range []string{
-		"plain: warm ok in ", "warm ok in ", ") to measure the client's CPU use", "; too short (",
+		"plain: warm ok in ", ") to measure the client's CPU use", "; too short (",
 		"tlsplain: load failed, did not run: the system did not start: cannot open tlsplain at 127.0.0.1:",
 		"no answer to the TLS handshake within", "is the server serving TLS on this port?",
 		"down: load failed, did not run: the system did not start: cannot open down at 127.0.0.1:1 (tried for ",
