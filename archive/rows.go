@@ -26,6 +26,8 @@ type Counts struct {
 	ErrOther    int64 `parquet:"errors_other"`
 	ErrNotFound int64 `parquet:"errors_not_found"`
 	ErrExists   int64 `parquet:"errors_exists"`
+	ErrOverload int64 `parquet:"errors_overload,optional"`
+	ErrInDoubt  int64 `parquet:"errors_in_doubt,optional"`
 }
 
 func countsOf(o *core.OpInterval) Counts {
@@ -34,6 +36,7 @@ func countsOf(o *core.OpInterval) Counts {
 		ErrOOM: o.Errors[core.ErrClassOOM], ErrTimeout: o.Errors[core.ErrClassTimeout], ErrConn: o.Errors[core.ErrClassConnection],
 		ErrProtocol: o.Errors[core.ErrClassProtocol], ErrOther: o.Errors[core.ErrClassOther],
 		ErrNotFound: o.Errors[core.ErrClassNotFound], ErrExists: o.Errors[core.ErrClassExists],
+		ErrOverload: o.Errors[core.ErrClassOverload], ErrInDoubt: o.Errors[core.ErrClassInDoubt],
 	}
 }
 
@@ -42,6 +45,7 @@ func (c Counts) errorsOf() (e [core.NumErrorClasses]int64) {
 	e[core.ErrClassOOM], e[core.ErrClassTimeout], e[core.ErrClassConnection] = c.ErrOOM, c.ErrTimeout, c.ErrConn
 	e[core.ErrClassProtocol], e[core.ErrClassOther] = c.ErrProtocol, c.ErrOther
 	e[core.ErrClassNotFound], e[core.ErrClassExists] = c.ErrNotFound, c.ErrExists
+	e[core.ErrClassOverload], e[core.ErrClassInDoubt] = c.ErrOverload, c.ErrInDoubt
 	return e
 }
 

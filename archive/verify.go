@@ -332,7 +332,7 @@ func (c *checker) summary() {
 
 // checkRowCounts checks that a row's errors are the sum of its error classes.
 func (c *checker) checkRowCounts(table string, ref tableRef, op string, n *Counts) {
-	if sum := n.ErrOOM + n.ErrTimeout + n.ErrConn + n.ErrProtocol + n.ErrOther + n.ErrNotFound + n.ErrExists; sum != n.Errors {
+	if sum := n.ErrOOM + n.ErrTimeout + n.ErrConn + n.ErrProtocol + n.ErrOther + n.ErrNotFound + n.ErrExists + n.ErrOverload + n.ErrInDoubt; sum != n.Errors {
 		c.add("%s: %s, op %s: errors %d, but its error classes sum to %d", table, ref, op, n.Errors, sum)
 	}
 }

@@ -106,6 +106,14 @@ const (
 	ErrClassProtocol                     // a reply that could not be parsed or was unexpected
 	ErrClassNotFound                     // an update or read of a record that does not exist
 	ErrClassExists                       // an insert of a record that already exists
+	// ErrClassOverload: the server turned the request away because it was busy, not
+	// full: back-pressure (Aerospike DEVICE_OVERLOAD and KEY_BUSY, Redis BUSY). The
+	// same request could succeed a moment later.
+	ErrClassOverload
+	// ErrClassInDoubt: a write that was sent and then timed out or lost its
+	// connection: it may or may not have been applied (Aerospike's in-doubt), so a
+	// key count after it may be higher than the successful writes.
+	ErrClassInDoubt
 	NumErrorClasses
 )
 
@@ -113,6 +121,7 @@ var errClassNames = [NumErrorClasses]string{
 	ErrClassOther: "other", ErrClassOOM: "oom", ErrClassTimeout: "timeout",
 	ErrClassConnection: "connection", ErrClassProtocol: "protocol",
 	ErrClassNotFound: "not_found", ErrClassExists: "exists",
+	ErrClassOverload: "overload", ErrClassInDoubt: "in_doubt",
 }
 
 func (c ErrorClass) String() string {

@@ -96,11 +96,7 @@ func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
 	switch reply[0] {
 	case '-', '!':
 		msg := errorText(reply)
-		class := core.ErrClassOther
-		if strings.HasPrefix(msg, "OOM") {
-			class = core.ErrClassOOM
-		}
-		return n, &core.OpError{Class: class, Err: replyError(msg)}
+		return n, &core.OpError{Class: replyClass(msg), Err: replyError(msg)}
 	case '_':
 		return n, nilReply(op)
 	case ':':

@@ -340,16 +340,28 @@ func (c *conn) Close() error {
 	return nil
 }
 
+// replyClass is the class of an error reply, from its code (the first word): OOM
+// is oom; BUSY (a script or module command running), LOADING (the dataset still
+// loading after a start) and TRYAGAIN (a cluster slot moving) turn a request away
+// for now and are overload; anything else is other.
+func replyClass(msg string) core.ErrorClass {
+	code, _, _ := strings.Cut(msg, " ")
+	switch code {
+	case "OOM":
+		return core.ErrClassOOM
+	case "BUSY", "LOADING", "TRYAGAIN":
+		return core.ErrClassOverload
+	}
+	return core.ErrClassOther
+}
+
 // classify maps a rueidis error to an error class; a nil reply is a miss.
 func classify(err error) (class core.ErrorClass, miss bool) {
 	if rueidis.IsRedisNil(err) {
 		return 0, true
 	}
 	if re, ok := rueidis.IsRedisErr(err); ok {
-		if strings.HasPrefix(re.Error(), "OOM") {
-			return core.ErrClassOOM, false
-		}
-		return core.ErrClassOther, false
+		return replyClass(re.Error()), false
 	}
 	if errors.Is(err, rueidis.ErrClosing) {
 		return core.ErrClassConnection, false

@@ -1,9 +1,11 @@
 package resp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +77,42 @@ func TestOOMIsAnErrorIntegration(t *testing.T) {
 	}
 	if core.ClassOf(err) != core.ErrClassOOM {
 		t.Fatalf("writing past maxmemory gave %v (class %s), want an OOM error", err, core.ClassOf(err))
+	}
+}
+
+// A server busy running a script answers BUSY: overload (back-pressure), not
+// other, and not oom.
+func TestBusyIsOverloadIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t, "--busy-reply-threshold", "50")
+	tg := open(t, srv.Endpoint(), core.AuthConfig{})
+	c, _ := tg.Connect(context.Background())
+	defer c.Close()
+	script, err := net.Dial("tcp", srv.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer script.Close()
+	// A script that never ends: the server answers others BUSY after 50 ms, until
+	// SCRIPT KILL.
+	fmt.Fprintf(script, "EVAL \"while true do end\" 0\r\n")
+	defer func() {
+		k, err := net.Dial("tcp", srv.Endpoint())
+		if err == nil {
+			fmt.Fprintf(k, "SCRIPT KILL\r\n")
+			bufio.NewReader(k).ReadString('\n')
+			k.Close()
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = c.Do(context.Background(), &core.Op{Kind: core.OpGet, Key: []byte("k")})
+		if err != nil && err != core.ErrMiss || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if core.ClassOf(err) != core.ErrClassOverload || !strings.Contains(err.Error(), "BUSY") {
+		t.Fatalf("a GET while a script runs gave %v (class %s), want BUSY as overload", err, core.ClassOf(err))
 	}
 }
 

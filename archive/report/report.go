@@ -346,6 +346,8 @@ func (d *data) tables(b *strings.Builder) {
 					errs["other"] += row.ErrOther
 					errs["not_found"] += row.ErrNotFound
 					errs["exists"] += row.ErrExists
+					errs["overload"] += row.ErrOverload
+					errs["in_doubt"] += row.ErrInDoubt
 				}
 			}
 			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
@@ -650,7 +652,7 @@ func (d *data) caveats() []string {
 
 func errorSummary(errs map[string]int64) string {
 	var parts []string
-	for _, k := range []string{"oom", "timeout", "connection", "protocol", "not_found", "exists", "other"} {
+	for _, k := range []string{"oom", "timeout", "connection", "protocol", "not_found", "exists", "overload", "in_doubt", "other"} {
 		if n := errs[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", k, thousands(n)))
 		}
