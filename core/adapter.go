@@ -149,6 +149,12 @@ type SystemConfig struct {
 	Auth        AuthConfig
 	Timeout     time.Duration     // per-operation timeout
 	Options     map[string]string // adapter-specific settings
+	// Concurrency is the most operations the run keeps in flight against the
+	// system at once: its largest phase's connections plus the side probe's one.
+	// An adapter whose client pools connections sizes the pool from it, so that
+	// every operation has a connection ready and none is dialled inside a
+	// measured phase. 0 when unknown.
+	Concurrency int
 }
 
 // TLSConfig says how to reach a system over TLS.

@@ -39,6 +39,7 @@ func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
 		TimeoutNs:   int64(s.Timeout),
 		Options:     s.Options,
 		ProfileData: s.ProfileData,
+		Concurrency: int32(s.Concurrency),
 	}
 }
 
@@ -55,6 +56,7 @@ func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
 		Timeout:     time.Duration(m.GetTimeoutNs()),
 		Options:     m.GetOptions(),
 		ProfileData: m.GetProfileData(),
+		Concurrency: int(m.GetConcurrency()),
 	}
 }
 

@@ -313,6 +313,9 @@ func (t *target) Stats(ctx context.Context) (map[string]string, error) {
 		if up := st["server.uptime_in_seconds"]; up != "" {
 			out[core.StatUptime+sfx] = up
 		}
+		if n := st["clients.connected_clients"]; n != "" {
+			out[core.StatConnections+sfx] = n
+		}
 	}
 	return out, nil
 }

@@ -282,11 +282,15 @@ func generate(opt Options) (*generated, archive.Header) {
 					}
 					before := stat("before", "run-a", 600, 5_000_000, 500)
 					after := stat("after", "run-a", 600+int64(secs), 5_000_000+gets, 500+sets)
+					// During the phase the server saw its connections, the probe's and cmpbench's own.
+					during := stat("during", "run-a", 601, 5_000_000+gets/2, 500+sets/2)
+					during.At = start.Add(time.Second)
+					during.Stats[core.StatConnections] = fmt.Sprint(spec.Connections + 2)
 					if restarted {
 						// Restarted late in the phase: the counts started over.
 						after = stat("after", "run-b", 1, gets/10, sets/10)
 					}
-					p.ServerStats = []core.StatsSample{before, after}
+					p.ServerStats = []core.StatsSample{before, during, after}
 					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
 					p.ClientCores, p.CoresAllowed = 0.5, 2
 				}

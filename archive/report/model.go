@@ -35,6 +35,15 @@ type data struct {
 	// identity are the samples' cmpbench.* keys (core.StatInstance, StatUptime):
 	// what tells whether the server restarted between two samples.
 	identity []archive.ServerStatRow
+	// conns sums core.StatConnections over a system's nodes per sample taken
+	// during a phase; serverConns is its largest.
+	conns map[connSample]int64
+}
+
+type connSample struct {
+	system     string
+	phase, rep int
+	at         int64
 }
 
 // phaseRef names one phase of the suite.
@@ -82,7 +91,7 @@ type probePoint struct {
 }
 
 func load(a *archive.Archive) (*data, error) {
-	d := &data{m: a.Manifest, summary: a.Summary, probeRequests: map[probeKey]int64{}, lines: map[chartKey]*timeLine{}, last: map[pointKey]int64{}}
+	d := &data{m: a.Manifest, summary: a.Summary, probeRequests: map[probeKey]int64{}, lines: map[chartKey]*timeLine{}, last: map[pointKey]int64{}, conns: map[connSample]int64{}}
 	var err error
 	if d.validations, err = a.Validations(); err != nil {
 		return nil, err
@@ -205,6 +214,11 @@ func (l *timeLine) points() plotter.XYs {
 }
 
 func (d *data) addStat(r *archive.ServerStatRow) error {
+	if r.Section == "cmpbench" && r.Point == "during" &&
+		(r.Key == "connections" || strings.HasPrefix(r.Key, "connections@")) {
+		n, _ := strconv.ParseInt(r.Value, 10, 64)
+		d.conns[connSample{r.System, r.PhaseIndex, r.Repetition, r.TimeUnixNs}] += n
+	}
 	if r.Point != "before" && r.Point != "after" {
 		return nil
 	}
@@ -217,6 +231,20 @@ func (d *data) addStat(r *archive.ServerStatRow) error {
 		d.identity = append(d.identity, *r)
 	}
 	return nil
+}
+
+// serverConns is the most client connections the system's server had open, over
+// its nodes, in the samples taken during a phase; false when the adapter does not
+// tell (core.StatConnections) or no sample was taken while the phase ran.
+func (d *data) serverConns(system string, phase, rep int) (int64, bool) {
+	var most int64
+	found := false
+	for k, n := range d.conns {
+		if k.system == system && k.phase == phase && k.rep == rep {
+			most, found = max(most, n), true
+		}
+	}
+	return most, found
 }
 
 // restarted says which nodes of system restarted between the samples taken just

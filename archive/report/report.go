@@ -119,15 +119,20 @@ func (d *data) markdown(charts []chart) []byte {
 	}
 
 	w("## All phases\n\n")
-	w("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|---|\n")
+	w("Server connections are the most client connections the server had open (over its nodes, cmpbench's own among them) in the stats samples taken while the phase ran (the first once its first interval is measured; — when none was): pooling clients may hold more than the phase's connections, and every node of a cluster has its own.\n\n")
+	w("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | server connections | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|--:|---|\n")
 	for _, p := range m.Phases {
 		ok, errs := d.phaseTotals(p)
 		cores := fmt.Sprintf("%.2f (%d)", p.ClientCores, p.CoresAllowed)
 		if p.ClientCores == 0 {
 			cores = fmt.Sprintf("— (%d)", p.CoresAllowed) // not measured: the phase did not run or was too short to sample
 		}
-		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
-			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
+		conns := "—"
+		if n, ok := d.serverConns(p.System, p.Index, p.Repetition); ok {
+			conns = thousands(n)
+		}
+		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
+			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, conns, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
 	}
 	w("\n")
 	if len(m.Plugins) > 0 {

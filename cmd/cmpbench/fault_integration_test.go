@@ -207,7 +207,7 @@ func TestMessagesSayWhyIntegration(t *testing.T) {
 	writeFile(t, dir, "s.yaml", `name: s
 phases:
   - {name: load, kind: load, duration: 10s, memtier: {ratio: "1:0", key_pattern: P, key_max: 100}}
-  - {name: warm, kind: warmup, duration: 6ms, memtier: {ratio: "0:1", key_max: 100}}
+  - {name: warm, kind: warmup, duration: 40ms, memtier: {ratio: "0:1", key_max: 100}}
 `)
 	r := cli(t, dir, nil, "run", "--systems", "plain,tlsplain,down", "--suite", "s.yaml")
 	for _, want := range []string{
@@ -224,7 +224,7 @@ phases:
 	a := archiveOf(t, r)
 	for _, p := range a.Manifest.Phases {
 		if p.System == "plain" && p.Name == "warm" && p.ClientCores != 0 {
-			t.Errorf("a 6 ms phase reports %.2f client cores", p.ClientCores)
+			t.Errorf("a 40 ms phase reports %.2f client cores", p.ClientCores)
 		}
 	}
 }

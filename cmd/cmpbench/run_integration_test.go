@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,6 +78,20 @@ func TestSmokeRunIntegration(t *testing.T) {
 	rep, _ := a.ReadFile(archive.ReportFile)
 	if !strings.Contains(string(rep), "| redis-aof | ") || !strings.Contains(string(rep), "### rate-5000") {
 		t.Errorf("report:\n%s", rep)
+	}
+	// The server's own count of connections during the closed loop: its 8, the
+	// probe's and cmpbench's own.
+	found := 0
+	for _, line := range strings.Split(string(rep), "\n") {
+		if cells := strings.Split(line, " | "); len(cells) == 13 && cells[2] == "closed-1:10" {
+			found++
+			if n, err := strconv.Atoi(strings.ReplaceAll(cells[11], ",", "")); err != nil || n < 9 || n > 20 {
+				t.Errorf("server connections %q during an 8-connection phase: %s", cells[11], line)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("the report's phase table has %d closed-1:10 lines, want 2:\n%s", found, rep)
 	}
 	// The report is rebuilt from the archive alone, byte for byte.
 	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {

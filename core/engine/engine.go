@@ -385,6 +385,8 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		end.Status, end.Error = core.StatusFailed, fmt.Sprintf("load: %d of %d writes failed", errs, issued)
 	case spec.Kind == core.PhaseLoad && issued < spec.Ops:
 		end.Status, end.Error = core.StatusFailed, fmt.Sprintf("load incomplete: %d of %d writes done within %s", issued, spec.Ops, spec.Duration)
+	case issued == 0:
+		end.Status, end.Error = core.StatusFailed, fmt.Sprintf("no operation was sent: the phase's %s ended before the first", spec.Duration)
 	case errs >= issued:
 		// Nothing was measured: a phase that only failed is not a result.
 		end.Status, end.Error = core.StatusFailed, fmt.Sprintf("no operation succeeded: %d of %d failed", errs, issued)

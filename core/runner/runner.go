@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -156,7 +157,7 @@ type systemRunner struct {
 	drv    Driver
 	info   *core.SystemRun
 
-	statsWarned bool
+	statsWarned atomic.Bool // samples may be taken by two goroutines at once
 	sinkFailed  func(error)
 
 	// owned is set once the system holds only data this run wrote (a load into an
@@ -169,6 +170,20 @@ type systemRunner struct {
 	// phases; restarted says how the server restarted during the last phase.
 	lastStats map[string]string
 	restarted string
+}
+
+// concurrency is the most operations the steps keep in flight at once: the largest
+// phase's connections, plus one for its side probe.
+func concurrency(steps []plan.Step) int {
+	n := 0
+	for _, st := range steps {
+		c := st.Spec.Connections
+		if st.Spec.Probe != nil && st.Spec.Probe.Rate > 0 {
+			c++
+		}
+		n = max(n, c)
+	}
+	return n
 }
 
 // cleanupTimeout bounds closing plugins and stopping servers after an interrupt.
@@ -472,6 +487,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 	}
 	r.info.Endpoint = endpoint
 	r.target = sys.Target(endpoint)
+	r.target.Concurrency = concurrency(r.steps)
 	if err := r.launch(ctx, ready); err != nil {
 		return err
 	}
@@ -602,15 +618,36 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 
 	hostCPU0 := sampler.SelfCPU()
 	var covered time.Duration // how far the intervals received reach
+	// Once the first interval arrives every connection is open: a stats sample then
+	// tells how many the server really had, even in a phase shorter than the stats
+	// interval.
+	// A sample that ends after the phase is dropped: the connections may be closed.
+	var opened sync.WaitGroup
+	var ended atomic.Bool
 	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
 		p.Intervals++
+		if p.Intervals == 1 {
+			opened.Go(func() {
+				s := r.sampleStats(ctx, "during")
+				mu.Lock()
+				if !ended.Load() {
+					p.ServerStats = append(p.ServerStats, s...)
+				}
+				mu.Unlock()
+			})
+		}
 		covered = max(covered, rep.End)
 		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
 		r.cfg.Observer.Interval(st, rep)
 	})
+	mu.Lock()
+	ended.Store(true)
+	mu.Unlock()
 	p.HostCPU = sampler.SelfCPU() - hostCPU0
 	clientLoop.Stop()
 	statsLoop.Stop()
+	opened.Wait()
+	slices.SortStableFunc(p.ServerStats, func(a, b core.StatsSample) int { return a.At.Compare(b.At) })
 	if err != nil {
 		end.Status = core.StatusFailed
 		end.Error = err.Error()
@@ -699,8 +736,7 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 	at := time.Now()
 	st, err := r.drv.Stats(sctx)
 	if err != nil {
-		if !r.statsWarned {
-			r.statsWarned = true
+		if !r.statsWarned.Swap(true) {
 			r.cfg.Observer.Warn(fmt.Sprintf("%s: server stats: %s", r.info.Name, r.cfg.Redactor.String(err.Error())))
 		}
 		return nil

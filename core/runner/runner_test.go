@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,17 +24,18 @@ import (
 // way, a system that holds data before the run.
 type faulty struct {
 	*runnertest.Synthetic
-	keys     int64  // what the system holds
-	failLoad string // a load that ends failed, as on OOM replies
-	restart  string // a phase during which the server restarts
-	keepData bool   // ... and comes back with its data
-	crash    string // a phase whose plugin dies after two intervals
-	cancel   func() // called when a phase of system "a" ends: Ctrl-C
+	keys     int64      // what the system holds
+	failLoad string     // a load that ends failed, as on OOM replies
+	restart  string     // a phase during which the server restarts
+	keepData bool       // ... and comes back with its data
+	crash    string     // a phase whose plugin dies after two intervals
+	cancel   func()     // called when a phase of system "a" ends: Ctrl-C
+	mu       sync.Mutex // Stats runs beside RunPhase
 	instance int
-	exited   bool
+	exited   atomic.Bool
 }
 
-func (f *faulty) Exited() bool { return f.exited }
+func (f *faulty) Exited() bool { return f.exited.Load() }
 
 func (f *faulty) Count(context.Context) (int64, error) { return f.keys, nil }
 
@@ -43,6 +46,8 @@ func (f *faulty) Validate(_ context.Context, _ core.PhaseSpec, expected int64) (
 }
 
 func (f *faulty) Stats(context.Context) (map[string]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return map[string]string{core.StatInstance: fmt.Sprint("run", f.instance), core.StatUptime: "100"}, nil
 }
 
@@ -53,7 +58,7 @@ func (f *faulty) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 			onInterval(core.IntervalReport{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
 				Ops: []core.OpInterval{{Op: core.OpGet, OK: 1000}}})
 		}
-		f.exited = true
+		f.exited.Store(true)
 		err := errors.New("plugin process exited: signal: killed")
 		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: 2700 * time.Millisecond}, err
 	}
@@ -67,7 +72,9 @@ func (f *faulty) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 		end.Status, end.Error = core.StatusFailed, "2 errors: oom: OOM command not allowed when used memory > 'maxmemory'"
 	}
 	if spec.Name == f.restart {
+		f.mu.Lock()
 		f.instance++
+		f.mu.Unlock()
 		if !f.keepData {
 			f.keys = 0
 		}

@@ -294,6 +294,7 @@ type SystemConfig struct {
 	TimeoutNs     int64                  `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
 	Options       map[string]string      `protobuf:"bytes,8,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	ProfileData   []byte                 `protobuf:"bytes,9,opt,name=profile_data,json=profileData,proto3" json:"profile_data,omitempty"` // a profile defined in the systems file (YAML)
+	Concurrency   int32                  `protobuf:"varint,10,opt,name=concurrency,proto3" json:"concurrency,omitempty"`                  // core.SystemConfig.Concurrency
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -389,6 +390,13 @@ func (x *SystemConfig) GetProfileData() []byte {
 		return x.ProfileData
 	}
 	return nil
+}
+
+func (x *SystemConfig) GetConcurrency() int32 {
+	if x != nil {
+		return x.Concurrency
+	}
+	return 0
 }
 
 type OpenRequest struct {
@@ -2267,7 +2275,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"minVersion\">\n" +
 	"\x04Auth\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x92\x03\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xb4\x03\n" +
 	"\fSystemConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aadapter\x18\x02 \x01(\tR\aadapter\x12\x18\n" +
@@ -2278,7 +2286,9 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ns\x18\a \x01(\x03R\ttimeoutNs\x12G\n" +
 	"\aoptions\x18\b \x03(\v2-.cmpbench.plugin.v1.SystemConfig.OptionsEntryR\aoptions\x12!\n" +
-	"\fprofile_data\x18\t \x01(\fR\vprofileData\x1a:\n" +
+	"\fprofile_data\x18\t \x01(\fR\vprofileData\x12 \n" +
+	"\vconcurrency\x18\n" +
+	" \x01(\x05R\vconcurrency\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +

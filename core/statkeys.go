@@ -8,13 +8,23 @@ import (
 )
 
 // Stats keys an adapter adds to Target.Stats, when the server tells, so that cmpbench
-// can notice a server that restarted between two samples: StatInstance changes when
-// the server process changes (Redis's run_id), StatUptime (seconds) goes down. In a
-// cluster each key carries the node's suffix, as the adapter's other keys do
-// ("cmpbench.instance@10.0.0.1:7000").
+// can read the same facts from every product. In a cluster each key carries the
+// node's suffix, as the adapter's other keys do ("cmpbench.instance@10.0.0.1:7000"),
+// and readers sum or compare over the nodes.
+//
+// StatInstance and StatUptime tell a server that restarted between two samples:
+// the instance changes when the server process changes (Redis's run_id), the
+// uptime (seconds) goes down. StatConnections is how many client connections the
+// node has open (cmpbench's own among them): what a phase's connections really
+// were on the server. StatCalls+"GET+READ" (op kinds joined by "+", in
+// core.OpKind order) is how many requests of those kinds the node has counted since
+// it started, whatever their outcome: its change over a phase is set against what
+// the client sent, for servers whose counters do not tell the op kinds apart.
 const (
-	StatInstance = "cmpbench.instance"
-	StatUptime   = "cmpbench.uptime_s"
+	StatInstance    = "cmpbench.instance"
+	StatUptime      = "cmpbench.uptime_s"
+	StatConnections = "cmpbench.connections"
+	StatCalls       = "cmpbench.calls."
 )
 
 // Restarted compares two stats samples of one system, taken in this order, and
