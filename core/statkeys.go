@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,40 @@ func Restarted(before, after map[string]string) string {
 	sort.Strings(found)
 	// One node restarted reads once, not once per key that shows it.
 	return strings.Join(dedupNodes(found), "; ")
+}
+
+// RestartKeys lists the nodes a stats sample tells the restarts of: "" for a single
+// server, the suffixes ("@10.0.0.1:3000") of a cluster's nodes.
+func RestartKeys(sample map[string]string) []string {
+	var nodes []string
+	for k := range sample {
+		for _, p := range []string{StatInstance, StatUptime} {
+			if n, ok := strings.CutPrefix(k, p); ok && !slices.Contains(nodes, n) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	sort.Strings(nodes)
+	return nodes
+}
+
+// NotRestarted lists the nodes of before (RestartKeys) that after does not show
+// restarted; a node missing from after has not (yet) come back.
+func NotRestarted(before, after map[string]string) []string {
+	var pending []string
+	for _, n := range RestartKeys(before) {
+		one := func(m map[string]string) map[string]string {
+			return map[string]string{StatInstance: m[StatInstance+n], StatUptime: m[StatUptime+n]}
+		}
+		if Restarted(one(before), one(after)) == "" {
+			name := strings.TrimPrefix(n, "@")
+			if name == "" {
+				name = "the server"
+			}
+			pending = append(pending, name)
+		}
+	}
+	return pending
 }
 
 func node(key, prefix string) string {

@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestRestarted(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,5 +25,35 @@ func TestRestarted(t *testing.T) {
 				t.Fatalf("Restarted = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestNotRestartedWaitsForEveryNode(t *testing.T) {
+	before := map[string]string{
+		StatUptime + "@a:1": "500", StatUptime + "@b:1": "500", StatUptime + "@c:1": "500", "namespace.objects@a:1": "9",
+	}
+	for _, tc := range []struct {
+		name  string
+		after map[string]string
+		want  []string
+	}{
+		{"nothing yet", before, []string{"a:1", "b:1", "c:1"}},
+		{"one node back", map[string]string{StatUptime + "@a:1": "3", StatUptime + "@b:1": "510", StatUptime + "@c:1": "510"}, []string{"b:1", "c:1"}},
+		{"two nodes down", map[string]string{StatUptime + "@a:1": "3"}, []string{"b:1", "c:1"}},
+		{"all restarted", map[string]string{StatUptime + "@a:1": "30", StatUptime + "@b:1": "8", StatUptime + "@c:1": "1"}, nil},
+	} {
+		if got := NotRestarted(before, tc.after); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	single := map[string]string{StatInstance: "x", StatUptime: "100"}
+	if got := NotRestarted(single, map[string]string{StatInstance: "y", StatUptime: "2"}); got != nil {
+		t.Errorf("a single server that restarted: %q", got)
+	}
+	if got := NotRestarted(single, single); !slices.Equal(got, []string{"the server"}) {
+		t.Errorf("a single server that did not restart: %q", got)
+	}
+	if got := RestartKeys(map[string]string{"memory.used": "1"}); got != nil {
+		t.Errorf("no restart keys: %q", got)
 	}
 }

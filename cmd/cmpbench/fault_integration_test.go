@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"strconv"
@@ -12,12 +13,13 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 )
 
-// redisAt runs a redis-server without persistence on port (0: a free one) and
-// returns the port and the process; the test stops it.
-func redisAt(t *testing.T, port int) (int, *exec.Cmd) {
+// redisAt runs a redis-server without persistence on port (0: a free one), extra
+// arguments last, and returns the port and the process; the test stops it.
+func redisAt(t *testing.T, port int, extra ...string) (int, *exec.Cmd) {
 	t.Helper()
 	if port == 0 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -27,7 +29,8 @@ func redisAt(t *testing.T, port int) (int, *exec.Cmd) {
 		port = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -226,5 +229,61 @@ phases:
 		if p.System == "plain" && p.Name == "warm" && p.ClientCores != 0 {
 			t.Errorf("a 40 ms phase reports %.2f client cores", p.ClientCores)
 		}
+	}
+}
+
+// The restart check of a system cmpbench does not start: cmpbench asks for the
+// restart, notices it from the server's uptime, waits until the server is ready and
+// validates again; a server that does not restart in time fails the check.
+func TestExternalRestartCheckIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	for _, restart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("restarted %v", restart), func(t *testing.T) {
+			data := t.TempDir()
+			aof := []string{"--appendonly", "yes", "--appendfsync", "always", "--dir", data}
+			port, srv := redisAt(t, 0, aof...)
+			dir := t.TempDir()
+			writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    restart_wait: 8s\n", port))
+			writeFile(t, dir, "s.yaml", `name: s
+defaults: {connections: 4, memtier: {key_max: 2000, value_size: 16}}
+phases:
+  - {name: load, kind: load, duration: 30s, validate: true, restart: true, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: reads, duration: 1s, memtier: {ratio: "0:1"}}
+`)
+			run := startCLI(t, dir, nil, "restart the server now", "run", "--systems", "r", "--suite", "s.yaml")
+			if restart {
+				time.Sleep(1500 * time.Millisecond) // uptime is in seconds
+				c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(c, "SHUTDOWN\r\n") // no reply: the server closes the connection as it exits
+				_, _ = io.ReadAll(c)
+				c.Close()
+				_ = srv.Wait()
+				redisAt(t, port, aof...)
+			}
+			r := run.wait(t)
+			a := archiveOf(t, r)
+			vals, err := a.Validations()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after *core.Validation
+			for i := range vals {
+				if vals[i].Point == "after restart" {
+					after = &vals[i]
+				}
+			}
+			switch {
+			case restart && (r.code != 0 || after == nil || !after.OK() || after.Counted != 2000):
+				t.Fatalf("exit %d, validation after restart %+v\n%s", r.code, after, r.stderr)
+			case !restart && (r.code != 1 || !strings.Contains(r.stderr, "did not restart within 8s (restart_wait)")):
+				t.Fatalf("exit %d without a restart:\n%s", r.code, r.stderr)
+			}
+			if restart && !strings.Contains(r.stderr, "r: restart check: the server restarted") {
+				t.Errorf("progress does not say the restart was seen:\n%s", r.stderr)
+			}
+		})
 	}
 }

@@ -74,6 +74,11 @@ type System struct {
 	// Disposable lets cmpbench empty the system before a load; without it a load into
 	// a system that holds data is refused.
 	Disposable bool `yaml:"disposable"`
+	// RestartWait is, for a system cmpbench does not start, how long a load's
+	// restart check waits for someone to restart the server (every node): cmpbench
+	// notices the restart from the server's uptime, waits until it is ready and
+	// validates the data again. Without it the check is skipped for such a system.
+	RestartWait Duration `yaml:"restart_wait"`
 
 	// ProfileData is the profile this file defines under the system's profile name.
 	ProfileData []byte `yaml:"-"`
@@ -365,6 +370,9 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 				errs = append(errs, err)
 			}
 		}
+	}
+	if s.RestartWait != 0 && (s.Provision != nil || s.RestartWait < 0) {
+		errs = append(errs, fmt.Errorf("%s: restart_wait is how long to wait for someone to restart a system cmpbench does not start: a positive duration, on a system with an endpoint", at("restart_wait")))
 	}
 	if p := s.Provision; p != nil {
 		if len(p.Command) == 0 || p.Command[0] == "" {

@@ -373,16 +373,22 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 	if !st.Checks.Restart {
 		return ""
 	}
-	if r.srv == nil {
+	switch {
+	case r.srv == nil && r.sys.RestartWait <= 0:
 		r.addValidation(core.Validation{System: r.info.Name, Point: "after restart", Expected: expected, Counted: -1,
-			Note: "not started by cmpbench: the restart check was skipped"})
+			Note: "not started by cmpbench: the restart check was skipped (restart_wait on the system makes cmpbench wait for you to restart it)"})
 		return ""
+	case r.srv == nil:
+		if why := r.awaitRestart(ctx, time.Duration(r.sys.RestartWait)); why != "" {
+			return why
+		}
+	default:
+		r.cfg.Observer.Note(fmt.Sprintf("%s: stopping the server cleanly and starting it again on the same data", r.info.Name))
+		if err := r.srv.Restart(); err != nil {
+			return "restart: " + err.Error()
+		}
 	}
-	r.cfg.Observer.Note(fmt.Sprintf("%s: stopping the server cleanly and starting it again on the same data", r.info.Name))
-	if err := r.srv.Restart(); err != nil {
-		return "restart: " + err.Error()
-	}
-	r.lastStats = nil // this restart is cmpbench's own
+	r.lastStats = nil // this restart is the check's own
 	if err := r.open(ctx, r.readyTimeout()); err != nil {
 		return "reopen after restart: " + err.Error()
 	}
@@ -421,6 +427,46 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 	}
 	r.durable = true
 	return ""
+}
+
+// awaitRestart waits, up to wait, until every node of a system cmpbench does not
+// start has restarted (its uptime went down, or its instance changed), as the
+// person running the benchmark was asked to do. It returns why not, or "".
+func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) string {
+	sample := func() (map[string]string, error) {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return r.drv.Stats(sctx)
+	}
+	before, err := sample()
+	if err != nil {
+		return "restart check: server stats: " + r.cfg.Redactor.String(err.Error())
+	}
+	nodes := core.RestartKeys(before)
+	if len(nodes) == 0 {
+		return fmt.Sprintf("restart check: the %s adapter reports neither uptime nor instance, so cmpbench cannot tell when %s has restarted", r.info.Adapter, r.info.Name)
+	}
+	r.cfg.Observer.Note(fmt.Sprintf("%s: restart check: restart the server now (every node: %d); cmpbench waits up to %s, notices the restart from the server's uptime, waits until it is ready and validates the data again", r.info.Name, len(nodes), wait))
+	deadline := time.Now().Add(wait)
+	for {
+		select {
+		case <-ctx.Done():
+			return "restart check: " + context.Cause(ctx).Error()
+		case <-time.After(time.Second):
+		}
+		if now, err := sample(); err == nil {
+			pending := core.NotRestarted(before, now)
+			if len(pending) == 0 {
+				r.cfg.Observer.Note(fmt.Sprintf("%s: restart check: the server restarted", r.info.Name))
+				return ""
+			}
+			if time.Now().After(deadline) {
+				return fmt.Sprintf("restart check: %s did not restart within %s (restart_wait): not restarted: %s", r.info.Name, wait, strings.Join(pending, ", "))
+			}
+		} else if time.Now().After(deadline) {
+			return fmt.Sprintf("restart check: %s did not come back within %s (restart_wait): %s", r.info.Name, wait, r.cfg.Redactor.String(err.Error()))
+		}
+	}
 }
 
 // validate asks the plugin to check a load and records the result.
