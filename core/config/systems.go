@@ -6,8 +6,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -105,6 +107,10 @@ type Provision struct {
 	// e.g. [redis-cli, --cluster, create, "{endpoints}", --cluster-yes].
 	Nodes int      `yaml:"nodes"`
 	Setup []string `yaml:"setup"`
+	// Files are written into each node's directory before it starts (name:
+	// content), with the same placeholders as command and {port:NAME} for more free
+	// ports: for a server that reads its port from a configuration file.
+	Files map[string]string `yaml:"files"`
 }
 
 // TLS settings; verification is on unless insecure_skip_verify is set.
@@ -332,7 +338,8 @@ func isSecret(path, name string) bool {
 
 var (
 	cpuList      = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
-	placeholder  = regexp.MustCompile(`\{[a-z_]+\}`)
+	placeholder  = regexp.MustCompile(`\{[a-z_]+(:[^{}\s]*)?\}`)
+	namedPort    = regexp.MustCompile(`^\{port:[a-z0-9_-]+\}$`)
 	onlyEnvRef   = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 	systemName   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	minSecretLen = 4
@@ -378,15 +385,25 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 		if len(p.Command) == 0 || p.Command[0] == "" {
 			errs = append(errs, fmt.Errorf("%s: provision.command is empty", at("provision", "command")))
 		} else {
-			if !slices.ContainsFunc(p.Command, func(a string) bool { return strings.Contains(a, PortPlaceholder) }) {
-				errs = append(errs, fmt.Errorf("%s: provision.command must contain {port}, where the server listens", at("provision", "command")))
+			hasPort := func(a string) bool { return strings.Contains(a, PortPlaceholder) }
+			if !slices.ContainsFunc(p.Command, hasPort) && !slices.ContainsFunc(slices.Collect(maps.Values(p.Files)), hasPort) {
+				errs = append(errs, fmt.Errorf("%s: provision.command (or one of provision.files) must contain {port}, where the server listens", at("provision", "command")))
 			}
-			for _, a := range p.Command {
-				for _, ph := range placeholder.FindAllString(a, -1) {
-					if ph != PortPlaceholder && ph != DirPlaceholder {
-						errs = append(errs, fmt.Errorf("%s: provision.command has unknown placeholder %s (known: {port}, {dir})", at("provision", "command"), ph))
+			check := func(where string, path []string, text string) {
+				for _, ph := range placeholder.FindAllString(text, -1) {
+					if ph != PortPlaceholder && ph != DirPlaceholder && !namedPort.MatchString(ph) {
+						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir})", at(path...), where, ph))
 					}
 				}
+			}
+			for _, a := range p.Command {
+				check("provision.command", []string{"provision", "command"}, a)
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.Files)) {
+				if name != filepath.Base(name) || name == "." || name == ".." || name == "server.log" {
+					errs = append(errs, fmt.Errorf("%s: provision.files: %q must be a plain file name (written into the server's directory)", at("provision", "files"), name))
+				}
+				check("provision.files."+name, []string{"provision", "files", name}, p.Files[name])
 			}
 		}
 		if p.Nodes < 0 || p.Nodes > 64 {

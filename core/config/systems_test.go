@@ -162,6 +162,22 @@ profiles:
     colour: red
 `, []string{`cmpbench.yaml:5: system "a": profile "nosuch" is neither built in (stock) nor defined under the profiles: section`,
 			`cmpbench.yaml:13: unknown key "colour"`}},
+		{"provision files", `systems:
+  a:
+    adapter: resp
+    provision:
+      command: [asd, --foreground, --config-file, "{dir}/aerospike.conf"]
+      files:
+        aerospike.conf: "port {port}\\nfabric {port:fabric}\\nheartbeat {portx}"
+        ../escape.conf: "x"
+  b:
+    adapter: resp
+    provision:
+      command: [asd, --config-file, "{dir}/a.conf"]
+      files: {a.conf: "no port here"}
+`, []string{`cmpbench.yaml:7: system "a": provision.files.aerospike.conf has unknown placeholder {portx}`,
+			`cmpbench.yaml:6: system "a": provision.files: "../escape.conf" must be a plain file name`,
+			`cmpbench.yaml:12: system "b": provision.command (or one of provision.files) must contain {port}`}},
 		{"a profile value its adapter refuses", `systems:
   b:
     adapter: schematic

@@ -9,10 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +37,12 @@ type Spec struct {
 	Nodes        int
 	Setup        []string
 	ReadyTimeout time.Duration // for the nodes to listen before Setup
+	// Files are written into each node's directory before it starts, name to
+	// content, with the command's placeholders filled in: a server that reads its
+	// port from a configuration file (Aerospike's asd) gets one. {port:NAME} in the
+	// command or a file is another free port of the node (asd's fabric and
+	// heartbeat ports), the same wherever NAME appears.
+	Files map[string]string
 }
 
 // Server is a system's running server processes.
@@ -121,15 +130,47 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 	return s, nil
 }
 
+// namedPort is a {port:NAME} placeholder.
+var namedPort = regexp.MustCompile(`\{port:[a-z0-9_-]+\}`)
+
 func (s *Server) newProcess(bin, dir string) (*process, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("find a free port: %w", err)
 	}
+	ports := map[string]string{"{port}": strconv.Itoa(port)}
+	fill := func(a string) (string, error) {
+		for _, ph := range namedPort.FindAllString(a, -1) {
+			if _, ok := ports[ph]; !ok {
+				p, err := FreePort()
+				if err != nil {
+					return "", fmt.Errorf("find a free port: %w", err)
+				}
+				ports[ph] = strconv.Itoa(p)
+			}
+		}
+		for ph, p := range ports {
+			a = strings.ReplaceAll(a, ph, p)
+		}
+		return strings.ReplaceAll(a, "{dir}", dir), nil
+	}
 	args := make([]string, len(s.spec.Command))
 	for i, a := range s.spec.Command {
-		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(port))
-		args[i] = strings.ReplaceAll(a, "{dir}", dir)
+		if args[i], err = fill(a); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.spec.Files)) {
+		if name != filepath.Base(name) || name == "." || name == ".." {
+			return nil, fmt.Errorf("provision file %q: a file name, without a directory", name)
+		}
+		text, err := fill(s.spec.Files[name])
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	argv := append([]string{bin}, args[1:]...)
 	if s.spec.CPUs != "" {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,6 +157,41 @@ func TestLastBytesStartsAtALine(t *testing.T) {
 	} {
 		if got := lastBytes([]byte(tc.log), tc.n); got != tc.want {
 			t.Errorf("lastBytes(%q, %d) = %q, want %q", tc.log, tc.n, got, tc.want)
+		}
+	}
+}
+
+// A server that reads its port from a configuration file gets one written into its
+// directory, placeholders filled in, and keeps it across a restart.
+func TestFilesIntegration(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (CI installs it: see .ci/run)")
+	}
+	conf := "port {port}\nbind 127.0.0.1\ndir {dir}\nsave \"\"\n# another free port, unused: {port:other}\n"
+	s, err := Start(Spec{Name: "r", Command: []string{"redis-server", "{dir}/redis.conf"}, Files: map[string]string{"redis.conf": conf}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	b, err := os.ReadFile(filepath.Join(s.Dir, "redis.conf"))
+	if err != nil || !strings.Contains(string(b), fmt.Sprintf("port %d\n", s.procs[0].port)) || !strings.Contains(string(b), "dir "+s.Dir+"\n") || strings.Contains(string(b), "{") {
+		t.Fatalf("redis.conf %q %v", b, err)
+	}
+	for range 2 {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := net.Dial("tcp", s.Endpoint())
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server never listened on %s: %s", s.Endpoint(), s.LogTail(500))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := s.Restart(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

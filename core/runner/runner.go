@@ -519,7 +519,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 			base = os.TempDir()
 		}
 		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout),
-			Nodes: p.Nodes, Setup: p.Setup, ReadyTimeout: r.readyTimeout()}, base)
+			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, ReadyTimeout: r.readyTimeout()}, base)
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)
 		}
