@@ -175,7 +175,8 @@ func (s *Server) infoValue(cmd string) string {
 	case "version":
 		return Edition + " build " + Build
 	case "release":
-		return "edition=" + Edition + ";version=" + Build + ";os=linux;arch=" + runtime.GOARCH + ";sha=cmpbench-astest"
+		arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+		return "edition=" + Edition + ";version=" + Build + ";os=linux;arch=" + arch + ";sha=cmpbench-astest"
 	case "cluster-name":
 		return ClusterName
 	case "features":
