@@ -1,28 +1,20 @@
-// Package astest is an Aerospike wire-protocol server for tests, because no Aerospike
-// server can be installed on the machines cmpbench is developed and tested on. It
-// speaks what aerospike-client-go/v8 needs of a single-node cluster: the info protocol
-// (build, node, partition and peers generations, peers, the replicas map of one node
-// owning all 4096 partitions, namespace statistics and config, truncation) and
-// AS_MSG reads, writes and deletes of records by digest, with the record-exists
-// policies CREATE_ONLY, REPLACE_ONLY, UPDATE_ONLY and CREATE_OR_REPLACE. It keeps
-// records in memory and implements nothing else: no secondary indexes, UDFs,
-// scans, queries, batches, transactions, TTLs or authentication.
 package astest
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// Protocol constants (the client's command.go and types).
+// Protocol constants (the client's command.go and types; the server's
+// include/base/proto.h).
 const (
 	protoVersion = 2
 	typeInfo     = 1
@@ -42,84 +34,320 @@ const (
 
 	fieldNamespace = 0
 	fieldSet       = 1
+	fieldKey       = 2
 	fieldDigest    = 4
 
 	opRead  = 1
 	opWrite = 2
 
-	rcOK          = 0
-	rcNotFound    = 2 // KEY_NOT_FOUND_ERROR
-	rcExists      = 5 // KEY_EXISTS_ERROR
-	rcParameter   = 4 // PARAMETER_ERROR
-	rcUnsupported = 16
+	particleNull    = 0
+	particleInteger = 1
+	particleFloat   = 2
+	particleBlob    = 4
+
+	rcOK           = 0
+	rcNotFound     = 2  // KEY_NOT_FOUND_ERROR
+	rcGeneration   = 3  // GENERATION_ERROR
+	rcParameter    = 4  // PARAMETER_ERROR
+	rcExists       = 5  // KEY_EXISTS_ERROR
+	rcClusterKey   = 7  // CLUSTER_KEY_MISMATCH (info: cluster-stable)
+	rcTimeout      = 9  // TIMEOUT
+	rcUnavailable  = 11 // PARTITION_UNAVAILABLE
+	rcTooBig       = 13 // RECORD_TOO_BIG
+	rcKeyBusy      = 14 // KEY_BUSY
+	rcUnsupported  = 16
+	rcNamespace    = 20 // INVALID_NAMESPACE
+	rcBinName      = 21 // BIN_NAME_TOO_LONG
+	rcEnterprise   = 25 // ENTERPRISE_ONLY
+	rcFilteredOut  = 27
+	binNameMaxSize = 16 // AS_BIN_NAME_MAX_SZ, with the NUL: names of at most 15 bytes
 )
 
-// Build is the version the server reports; the client needs at least 4.9.
-const Build = "8.0.0.0"
+// Build is the server version astest reports: the aerospike-server source its
+// formats were checked against. The client needs at least 4.9.
+const Build = "8.1.2.0"
+
+// Edition is what the edition command of a Community Edition server answers
+// (build/gen_version: "Aerospike ${EDITION^} Edition").
+const Edition = "Aerospike Community Edition"
 
 type bin struct {
 	particle byte
 	value    []byte
 }
 
-type record struct {
-	set  string
-	bins map[string]bin
-	gen  uint32
-}
+const (
+	stateReady   = iota // in the cluster
+	stateDown           // port closed: stopped or cold-starting
+	stateWarming        // port open, not yet in the cluster (partition-generation -1)
+	stateClosed         // stopped for good
+)
 
-// Server is a running test server.
+// Server is one node. Start gives a single-node cluster's node.
 type Server struct {
 	Namespace string
-	ln        net.Listener
-	mu        sync.Mutex
-	records   map[[20]byte]*record
-	conns     map[net.Conn]bool
-	wg        sync.WaitGroup
-	closed    atomic.Bool
-	// Requests counts AS_MSG commands by kind ("read", "write", "delete"), for tests.
+	c         *Cluster
+	idx       int
+	addr      string
+	port      int
+	id        uint64
+
+	// guarded by c.mu
+	state    int
+	started  time.Time // the process start: uptime counts from here
+	partGen  int64
+	peersGen uint64
+	epoch    int // restarts so far
+	cold     coldData
+
+	mu     sync.Mutex // guards life and inject
+	life   *life
+	inject map[string][]injection
+
+	stallMu sync.Mutex
+	stallD  time.Duration
+	stallCh chan struct{}
+
+	ctr         atomic.Pointer[counters] // a restart starts from zeros
+	connsOpened atomic.Uint64
+	connsClosed atomic.Uint64
+	// requests counts AS_MSG commands by kind ("read", "write", "delete"), for tests.
 	requests sync.Map
 }
 
-// Start listens on a free loopback port for a namespace.
+// coldData is what a restarting node holds on its device: what it held when it
+// stopped.
+type coldData struct {
+	objects    int
+	bytes      int64
+	setObjects map[string]int
+	setBytes   map[string]int64
+}
+
+// life is one run of a node's listener and connections.
+type life struct {
+	ln    net.Listener
+	conns map[net.Conn]bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+type injection struct {
+	code byte
+	n    int
+}
+
+func newServer(c *Cluster, i int) *Server {
+	s := &Server{Namespace: c.ns, c: c, idx: i, inject: map[string][]injection{}}
+	s.ctr.Store(new(counters))
+	return s
+}
+
+// Start listens on a free loopback port: a one-node cluster, replication factor 1.
 func Start(namespace string) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	c, err := StartCluster(namespace, ClusterOptions{})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Namespace: namespace, ln: ln, records: map[[20]byte]*record{}, conns: map[net.Conn]bool{}}
-	s.wg.Add(1)
-	go s.accept()
-	return s, nil
+	return c.Node(0), nil
 }
+
+func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
 
 // Addr is host:port.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) Addr() string { return s.addr }
 
-// Port is the listening port.
-func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+// Port is the listening port; it stays the same across restarts.
+func (s *Server) Port() int { return s.port }
 
-// Close stops the server and drops every connection.
-func (s *Server) Close() error {
-	s.closed.Store(true)
-	err := s.ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	return err
+// NodeID is the node id the node command answers (upper-case hex).
+func (s *Server) NodeID() string { return fmt.Sprintf("%X", s.id) }
+
+// Cluster is the node's cluster.
+func (s *Server) Cluster() *Cluster { return s.c }
+
+// Ready reports whether the node is in the cluster: listening and past its
+// cold-start warm-up.
+func (s *Server) Ready() bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.state == stateReady
 }
 
-// Count is the number of records held.
-func (s *Server) Count() int {
+// Close stops the node for good: its port closes, every connection drops, and the
+// other nodes take over its partitions.
+func (s *Server) Close() error {
+	s.c.mu.Lock()
+	if s.state == stateClosed {
+		s.c.mu.Unlock()
+		return nil
+	}
+	was := s.state
+	s.state = stateClosed
+	if was == stateReady {
+		s.c.rebalance()
+	}
+	s.c.mu.Unlock()
+	return s.stopLife()
+}
+
+// Restart restarts the node as asd Community Edition restarts: the listener and
+// every connection close; the data stays (device storage); the port stays closed
+// for coldStart (asd CE scans its device before opening it), meanwhile the other
+// nodes take over its partitions. Then it listens again on the same port, and for
+// a warm-up of coldStart/2 (at least 200 ms) it is an orphan joining the
+// cluster: partition-generation -1, no partitions in replicas, cluster_size 0,
+// cluster-stable "unstable cluster", AS_MSG commands PARTITION_UNAVAILABLE; its
+// uptime counts from the restart and its statistics from zero. Then it is back in
+// the cluster. Restart returns once the port listens again (or could not).
+func (s *Server) Restart(coldStart time.Duration) error {
+	s.c.mu.Lock()
+	switch s.state {
+	case stateClosed:
+		s.c.mu.Unlock()
+		return errors.New("astest: node is closed")
+	case stateDown:
+		s.c.mu.Unlock()
+		return errors.New("astest: node is already restarting")
+	}
+	was := s.state
+	if was == stateReady { // a node restarted while warming keeps what it loaded
+		s.cold = coldData{setObjects: map[string]int{}, setBytes: map[string]int64{}}
+		m, p, b := s.c.nodeCounts(s.idx, nil)
+		s.cold.objects, s.cold.bytes = m+p, b
+		for _, si := range s.c.setList {
+			m, p, b := s.c.nodeCounts(s.idx, si)
+			s.cold.setObjects[si.name], s.cold.setBytes[si.name] = m+p, b
+		}
+	}
+	s.state = stateDown
+	s.epoch++
+	epoch := s.epoch
+	s.started = time.Now()
+	s.partGen, s.peersGen = -1, 0
+	if was == stateReady {
+		s.c.rebalance()
+	}
+	s.c.mu.Unlock()
+	s.stopLife()
+	s.ctr.Store(new(counters))
+	s.connsOpened.Store(0)
+	s.connsClosed.Store(0)
+
+	time.Sleep(coldStart)
+	var ln net.Listener
+	var err error
+	for try := 0; ; try++ { // the old socket may linger a moment
+		if ln, err = listen(s.addr); err == nil || try == 20 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.c.mu.Lock()
+	if s.state != stateDown || s.epoch != epoch {
+		s.c.mu.Unlock()
+		if ln != nil {
+			ln.Close()
+		}
+		return errors.New("astest: node closed while restarting")
+	}
+	if err != nil {
+		s.state = stateClosed
+		s.c.mu.Unlock()
+		return fmt.Errorf("astest: restart: %w", err)
+	}
+	s.state = stateWarming
+	s.c.mu.Unlock()
+	s.serveOn(ln)
+	warm := max(coldStart/2, 200*time.Millisecond)
+	time.AfterFunc(warm, func() {
+		s.c.mu.Lock()
+		defer s.c.mu.Unlock()
+		if s.state == stateWarming && s.epoch == epoch {
+			s.state = stateReady
+			s.partGen = 0
+			s.c.rebalance()
+		}
+	})
+	return nil
+}
+
+// Inject makes the next n AS_MSG commands of a kind ("read", "write" or
+// "delete") arriving on this node fail with a result code (e.g. 9 TIMEOUT, 14
+// KEY_BUSY, 18 DEVICE_OVERLOAD, 22 FAIL_FORBIDDEN, 8 SERVER_MEM_ERROR), counted in
+// the node's namespace statistics as the server counts that code. Injections
+// queue up.
+func (s *Server) Inject(kind string, code int, n int) {
+	if n <= 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.records)
+	s.inject[kind] = append(s.inject[kind], injection{code: byte(code), n: n})
 }
 
-// Requests is how many commands of a kind arrived.
+func (s *Server) injected(kind string) (byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.inject[kind]
+	if len(q) == 0 {
+		return 0, false
+	}
+	code := q[0].code
+	if q[0].n--; q[0].n == 0 {
+		s.inject[kind] = q[1:]
+	}
+	return code, true
+}
+
+// Stall holds every reply of this node (AS_MSG and info) for d from now; 0 ends
+// the stall. A new Stall, or the node stopping, releases replies being held.
+func (s *Server) Stall(d time.Duration) {
+	s.stallMu.Lock()
+	defer s.stallMu.Unlock()
+	if s.stallCh != nil {
+		close(s.stallCh)
+	}
+	s.stallD, s.stallCh = d, make(chan struct{})
+}
+
+func (s *Server) hold(stop <-chan struct{}) {
+	s.stallMu.Lock()
+	d, ch := s.stallD, s.stallCh
+	s.stallMu.Unlock()
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ch:
+	case <-stop:
+	}
+}
+
+// Connections is the number of client connections open on this node now.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life == nil {
+		return 0
+	}
+	return len(s.life.conns)
+}
+
+// Count is the number of records this node holds, as master or replica (the
+// namespace's objects statistic).
+func (s *Server) Count() int {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	m, p, _ := s.c.nodeCounts(s.idx, nil)
+	return m + p
+}
+
+// Requests is how many commands of a kind ("read", "write", "delete") arrived on
+// this node.
 func (s *Server) Requests(kind string) int64 {
 	v, _ := s.requests.Load(kind)
 	if v == nil {
@@ -128,49 +356,88 @@ func (s *Server) Requests(kind string) int64 {
 	return v.(*atomic.Int64).Load()
 }
 
-func (s *Server) count(kind string) {
+func (s *Server) countRequest(kind string) {
 	v, _ := s.requests.LoadOrStore(kind, new(atomic.Int64))
 	v.(*atomic.Int64).Add(1)
 }
 
-// Corrupt overwrites one bin of every record whose bins include it with value, for
-// tests of validation; it reports how many records it changed.
+// Corrupt overwrites one bin of every record of the cluster whose bins include it
+// with value, for tests of validation; it reports how many records it changed.
 func (s *Server) Corrupt(binName string, match func(value []byte) bool, value []byte) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := 0
-	for _, r := range s.records {
+	for _, r := range c.records {
 		if b, ok := r.bins[binName]; ok && match(b.value) {
 			r.bins[binName] = bin{particle: b.particle, value: append([]byte(nil), value...)}
+			c.resize(r, recordSize(r))
 			n++
 		}
 	}
 	return n
 }
 
-func (s *Server) accept() {
-	defer s.wg.Done()
+// serveOn starts accepting on ln.
+func (s *Server) serveOn(ln net.Listener) {
+	l := &life{ln: ln, conns: map[net.Conn]bool{}, stop: make(chan struct{})}
+	s.mu.Lock()
+	s.life = l
+	s.mu.Unlock()
+	l.wg.Add(1)
+	go s.accept(l)
+}
+
+// stopLife closes the listener and every connection and waits for them.
+func (s *Server) stopLife() error {
+	s.mu.Lock()
+	l := s.life
+	s.life = nil
+	var err error
+	if l != nil {
+		err = l.ln.Close()
+		for c := range l.conns {
+			c.Close()
+		}
+		close(l.stop)
+	}
+	s.mu.Unlock()
+	if l != nil {
+		l.wg.Wait()
+	}
+	return err
+}
+
+func (s *Server) accept(l *life) {
+	defer l.wg.Done()
 	for {
-		c, err := s.ln.Accept()
+		c, err := l.ln.Accept()
 		if err != nil {
 			return
 		}
 		s.mu.Lock()
-		s.conns[c] = true
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serve(c)
-			s.mu.Lock()
-			delete(s.conns, c)
+		if s.life != l {
 			s.mu.Unlock()
 			c.Close()
+			return
+		}
+		l.conns[c] = true
+		l.wg.Add(1)
+		s.mu.Unlock()
+		s.connsOpened.Add(1)
+		go func() {
+			defer l.wg.Done()
+			s.serve(c, l)
+			s.mu.Lock()
+			delete(l.conns, c)
+			s.mu.Unlock()
+			c.Close()
+			s.connsClosed.Add(1)
 		}()
 	}
 }
 
-func (s *Server) serve(c net.Conn) {
+func (s *Server) serve(c net.Conn, l *life) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	var hdr [8]byte
@@ -196,6 +463,7 @@ func (s *Server) serve(c net.Conn) {
 		default:
 			return
 		}
+		s.hold(l.stop)
 		writeProto(w, kind, out)
 		if err := w.Flush(); err != nil {
 			return
@@ -210,197 +478,202 @@ func writeProto(w *bufio.Writer, kind byte, body []byte) {
 	w.Write(body)
 }
 
-// info answers name\tvalue lines for each requested name.
-func (s *Server) info(body []byte) []byte {
-	var b strings.Builder
-	for _, name := range strings.Split(strings.TrimRight(string(body), "\n"), "\n") {
-		if name == "" {
-			continue
-		}
-		value, ok := s.infoValue(name)
-		if !ok {
-			value = "ERROR::unsupported by the cmpbench test server"
-		}
-		b.WriteString(name + "\t" + value + "\n")
-	}
-	return []byte(b.String())
+type op struct {
+	kind     byte
+	particle byte
+	name     string
+	value    []byte
 }
 
-func (s *Server) infoValue(name string) (string, bool) {
-	ns := s.Namespace
-	switch name {
-	case "build":
-		return Build, true
-	case "edition":
-		return "Aerospike Community Edition (cmpbench test server)", true
-	case "version":
-		return "Aerospike Community Edition build " + Build + " (cmpbench test server)", true
-	case "node":
-		return "BB9CMPBENCH0001", true
-	case "partition-generation", "peers-generation":
-		return "1", true
-	case "cluster-name":
-		return "cmpbench-test", true
-	case "features":
-		return "", true
-	case "peers-clear-std", "peers-clear-alt", "peers-tls-std", "peers-tls-alt":
-		return fmt.Sprintf("1,%d,[]", s.Port()), true
-	case "service-clear-std", "service-clear-alt":
-		return fmt.Sprintf("127.0.0.1:%d", s.Port()), true
-	case "replicas":
-		all := make([]byte, partitions/8)
-		for i := range all {
-			all[i] = 0xFF
-		}
-		return ns + ":0,1," + base64.StdEncoding.EncodeToString(all) + ";", true
-	case "namespaces":
-		return ns, true
-	case "namespace/" + ns:
-		n := s.Count()
-		return fmt.Sprintf("objects=%d;master_objects=%d;prole_objects=0;replication-factor=1;stop-writes=false;storage-engine=memory", n, n), true
-	case "statistics":
-		return fmt.Sprintf("cluster_size=1;objects=%d;client_connections=%d", s.Count(), s.connCount()), true
-	case "get-config:context=service":
-		return "cluster-name=cmpbench-test;proto-fd-max=15000;service-threads=2", true
-	case "get-config:context=namespace;id=" + ns:
-		return "replication-factor=1;default-ttl=0;storage-engine=memory", true
-	case "truncate-namespace:namespace=" + ns:
-		s.mu.Lock()
-		s.records = map[[20]byte]*record{}
-		s.mu.Unlock()
-		return "ok", true
-	}
-	if set, ok := strings.CutPrefix(name, "truncate:namespace="+ns+";set="); ok {
-		s.mu.Lock()
-		for d, r := range s.records {
-			if r.set == set {
-				delete(s.records, d)
-			}
-		}
-		s.mu.Unlock()
-		return "ok", true
-	}
-	return "", false
+type msg struct {
+	info1, info2, info3 byte
+	ns, set             string
+	digest              [20]byte
+	haveDigest          bool
+	keySize             int
+	ops                 []op
 }
 
-func (s *Server) connCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
-
-// message executes one AS_MSG and returns the reply message.
-func (s *Server) message(body []byte) []byte {
+func parseMsg(body []byte) (*msg, bool) {
 	if len(body) < headerSize || body[0] != headerSize {
-		return reply(rcParameter, 0, nil)
+		return nil, false
 	}
-	info1, info2, info3 := body[1], body[2], body[3]
+	m := &msg{info1: body[1], info2: body[2], info3: body[3]}
 	nFields := int(binary.BigEndian.Uint16(body[18:]))
 	nOps := int(binary.BigEndian.Uint16(body[20:]))
 	off := headerSize
-	var ns, set string
-	var digest [20]byte
-	haveDigest := false
 	for range nFields {
 		if off+5 > len(body) {
-			return reply(rcParameter, 0, nil)
+			return nil, false
 		}
 		size := int(binary.BigEndian.Uint32(body[off:]))
 		if size < 1 || off+4+size > len(body) {
-			return reply(rcParameter, 0, nil)
+			return nil, false
 		}
 		typ := body[off+4]
 		data := body[off+5 : off+4+size]
 		off += 4 + size
 		switch typ {
 		case fieldNamespace:
-			ns = string(data)
+			m.ns = string(data)
 		case fieldSet:
-			set = string(data)
+			m.set = string(data)
+		case fieldKey:
+			m.keySize = len(data)
 		case fieldDigest:
-			copy(digest[:], data)
-			haveDigest = len(data) == 20
+			copy(m.digest[:], data)
+			m.haveDigest = len(data) == 20
 		}
 	}
-	if !haveDigest || ns != s.Namespace {
-		return reply(rcParameter, 0, nil)
-	}
-	type op struct {
-		kind     byte
-		particle byte
-		name     string
-		value    []byte
-	}
-	ops := make([]op, 0, nOps)
+	m.ops = make([]op, 0, nOps)
 	for range nOps {
 		if off+8 > len(body) {
-			return reply(rcParameter, 0, nil)
+			return nil, false
 		}
 		size := int(binary.BigEndian.Uint32(body[off:]))
 		nameLen := int(body[off+7])
 		if size < 4+nameLen || off+4+size > len(body) {
-			return reply(rcParameter, 0, nil)
+			return nil, false
 		}
 		o := op{kind: body[off+4], particle: body[off+5]}
 		o.name = string(body[off+8 : off+8+nameLen])
 		o.value = append([]byte(nil), body[off+8+nameLen:off+4+size]...)
 		off += 4 + size
-		ops = append(ops, o)
+		m.ops = append(m.ops, o)
 	}
+	return m, true
+}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, exists := s.records[digest]
+// message executes one AS_MSG and returns the reply message. As the server's
+// thr_tsvc.c: an unknown namespace is INVALID_NAMESPACE and a node that has not
+// joined the cluster answers PARTITION_UNAVAILABLE, neither counted in the
+// namespace's statistics. A node that is not the partition's master serves the
+// command as the master would through a proxy: the receiving node counts
+// client_proxy_complete and the master from_proxy_*.
+func (s *Server) message(body []byte) []byte {
+	m, ok := parseMsg(body)
+	if !ok {
+		return reply(rcParameter, 0, nil)
+	}
+	if m.ns != s.Namespace {
+		return reply(rcNamespace, 0, nil)
+	}
+	if !m.haveDigest {
+		return reply(rcParameter, 0, nil)
+	}
+	var kind string
 	switch {
-	case info2&info2Delete != 0:
-		s.count("delete")
+	case m.info2&info2Delete != 0:
+		kind = "delete"
+	case m.info2&info2Write != 0:
+		kind = "write"
+	case m.info1&info1Read != 0:
+		kind = "read"
+	default:
+		return reply(rcUnsupported, 0, nil)
+	}
+	s.countRequest(kind)
+	c := s.c
+	pid := partitionOf(m.digest)
+	c.mu.Lock()
+	if s.state != stateReady {
+		c.mu.Unlock()
+		return reply(rcUnavailable, 0, nil)
+	}
+	exec := s
+	if mi := c.master(pid); mi >= 0 && mi != s.idx {
+		exec = c.nodes[mi]
+	}
+	c.mu.Unlock()
+	if code, ok := s.injected(kind); ok {
+		s.ctr.Load().result("client_", kind, code)
+		return reply(code, 0, nil)
+	}
+	code, gen, ops := c.execute(m, kind, pid)
+	if exec != s {
+		s.ctr.Load().add("client_proxy_complete")
+		exec.ctr.Load().result("from_proxy_", kind, code)
+	} else {
+		s.ctr.Load().result("client_", kind, code)
+	}
+	return reply(code, gen, ops)
+}
+
+// execute runs a command on the record store.
+func (c *Cluster) execute(m *msg, kind string, pid int) (byte, uint32, []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.records[m.digest]
+	exists := rec != nil && !c.doomed(rec)
+	switch kind {
+	case "delete":
 		if !exists {
-			return reply(rcNotFound, 0, nil)
+			return rcNotFound, 0, nil
 		}
-		delete(s.records, digest)
-		return reply(rcOK, 0, nil)
-	case info2&info2Write != 0:
-		s.count("write")
-		switch {
-		case info2&info2Create != 0 && exists:
-			return reply(rcExists, rec.gen, nil)
-		case (info3&info3ReplOnly != 0 || info3&info3Update != 0) && !exists:
-			return reply(rcNotFound, 0, nil)
-		}
-		for _, o := range ops {
+		c.remove(m.digest)
+		return rcOK, 0, nil
+	case "write":
+		for _, o := range m.ops {
 			if o.kind != opWrite {
-				return reply(rcUnsupported, 0, nil)
+				return rcUnsupported, 0, nil
+			}
+			if len(o.name) >= binNameMaxSize {
+				return rcBinName, 0, nil
 			}
 		}
-		if !exists || info3&(info3ReplOnly|info3Replace) != 0 {
-			gen := uint32(0)
-			if exists {
-				gen = rec.gen
+		switch {
+		case m.info2&info2Create != 0 && exists:
+			return rcExists, rec.gen, nil
+		case (m.info3&info3ReplOnly != 0 || m.info3&info3Update != 0) && !exists:
+			return rcNotFound, 0, nil
+		}
+		n := &record{set: m.set, pid: pid, bins: map[string]bin{}, gen: 1, lut: time.Now().UnixNano(), keySize: m.keySize}
+		if exists {
+			n.gen = rec.gen + 1
+			if n.keySize == 0 {
+				n.keySize = rec.keySize
 			}
-			rec = &record{set: set, bins: map[string]bin{}, gen: gen}
-			s.records[digest] = rec
+			if m.info3&(info3ReplOnly|info3Replace) == 0 {
+				for k, v := range rec.bins {
+					n.bins[k] = v
+				}
+			}
 		}
-		for _, o := range ops {
-			rec.bins[o.name] = bin{particle: o.particle, value: o.value}
+		for _, o := range m.ops {
+			if o.particle == particleNull {
+				delete(n.bins, o.name)
+				continue
+			}
+			n.bins[o.name] = bin{particle: o.particle, value: o.value}
 		}
-		rec.gen++
-		return reply(rcOK, rec.gen, nil)
-	case info1&info1Read != 0:
-		s.count("read")
+		size := flatSize(n)
+		if size+endMarkSize > c.opt.RecordSizeLimit {
+			return rcTooBig, 0, nil
+		}
+		n.size = roundRblocks(size)
+		c.remove(m.digest)
+		if len(n.bins) > 0 { // a write deleting the last bin deletes the record
+			c.add(m.digest, n)
+		}
+		return rcOK, n.gen, nil
+	default: // read
 		if !exists {
-			return reply(rcNotFound, 0, nil)
+			return rcNotFound, 0, nil
 		}
-		if info1&info1NoBinData != 0 {
-			return reply(rcOK, rec.gen, nil)
+		if m.info1&info1NoBinData != 0 {
+			return rcOK, rec.gen, nil
 		}
 		var names []string
-		if info1&info1GetAll != 0 || len(ops) == 0 {
+		if m.info1&info1GetAll != 0 || len(m.ops) == 0 {
 			for n := range rec.bins {
 				names = append(names, n)
 			}
 			sort.Strings(names)
 		} else {
-			for _, o := range ops {
+			for _, o := range m.ops {
+				if len(o.name) >= binNameMaxSize {
+					return rcBinName, 0, nil
+				}
 				if _, ok := rec.bins[o.name]; ok {
 					names = append(names, o.name)
 				}
@@ -410,9 +683,75 @@ func (s *Server) message(body []byte) []byte {
 		for i, n := range names {
 			out[i] = rec.bins[n]
 		}
-		return reply(rcOK, rec.gen, binOps(names, out))
+		return rcOK, rec.gen, binOps(names, out)
 	}
-	return reply(rcUnsupported, 0, nil)
+}
+
+// Record size as the server's storage computes it (storage/flat.c
+// as_flat_record_size, flat_record_overhead_size; the particles' *_flat_size):
+// the 35-byte as_flat_record, the set name and user key when stored, the bin
+// count, and per bin a name-length byte, the name and the flat particle. A write
+// fails when that plus the 4-byte end mark exceeds max-record-size (drv_ssd.c
+// ssd_buffer_bins); the device holds it in 16-byte rblocks.
+const (
+	flatRecordSize = 35
+	endMarkSize    = 4
+	rblockSize     = 16
+)
+
+func flatSize(r *record) int {
+	n := flatRecordSize
+	if r.set != "" {
+		n += 1 + len(r.set)
+	}
+	if r.keySize > 0 {
+		n += uvarSize(r.keySize) + r.keySize
+	}
+	if len(r.bins) > 0 {
+		n += uvarSize(len(r.bins))
+	}
+	for name, b := range r.bins {
+		n += 1 + len(name) + particleFlatSize(b)
+	}
+	return n
+}
+
+func recordSize(r *record) int64 { return roundRblocks(flatSize(r)) }
+
+func roundRblocks(n int) int64 { return int64((n + rblockSize - 1) / rblockSize * rblockSize) }
+
+func uvarSize(v int) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// particleFlatSize: blobs and strings are a type byte, a 4-byte size and the
+// bytes (particle_blob.c); integers a type byte, a size byte and 1 to 8 bytes
+// (particle_integer.c); floats a type byte and 8 bytes.
+func particleFlatSize(b bin) int {
+	switch b.particle {
+	case particleInteger:
+		var v uint64
+		for _, x := range b.value {
+			v = v<<8 | uint64(x)
+		}
+		switch {
+		case v>>32 != 0:
+			return 2 + 8
+		case v>>16 != 0:
+			return 2 + 4
+		case v>>8 != 0:
+			return 2 + 2
+		}
+		return 2 + 1
+	case particleFloat:
+		return 1 + 8
+	}
+	return 5 + len(b.value)
 }
 
 // binOps encodes bins as read operations.
@@ -442,4 +781,67 @@ func reply(code byte, gen uint32, ops []byte) []byte {
 	binary.BigEndian.PutUint32(m[6:], gen)
 	binary.BigEndian.PutUint16(m[20:], uint16(nOps))
 	return append(m, ops...)
+}
+
+// counterNames are the namespace statistics astest keeps, in the order the
+// server's info_get_namespace_info (base/thr_info.c) prints them.
+var counterNames = []string{
+	"client_tsvc_error", "client_tsvc_timeout",
+	"client_proxy_complete", "client_proxy_error", "client_proxy_timeout",
+	"client_read_success", "client_read_error", "client_read_timeout", "client_read_not_found", "client_read_filtered_out",
+	"client_write_success", "client_write_error", "client_write_timeout", "client_write_filtered_out",
+	"client_delete_success", "client_delete_error", "client_delete_timeout", "client_delete_not_found", "client_delete_filtered_out",
+	"from_proxy_tsvc_error", "from_proxy_tsvc_timeout",
+	"from_proxy_read_success", "from_proxy_read_error", "from_proxy_read_timeout", "from_proxy_read_not_found", "from_proxy_read_filtered_out",
+	"from_proxy_write_success", "from_proxy_write_error", "from_proxy_write_timeout", "from_proxy_write_filtered_out",
+	"from_proxy_delete_success", "from_proxy_delete_error", "from_proxy_delete_timeout", "from_proxy_delete_not_found", "from_proxy_delete_filtered_out",
+	"fail_xdr_forbidden", "fail_key_busy", "fail_xdr_key_busy", "fail_generation", "fail_record_too_big",
+	"fail_client_lost_conflict", "fail_xdr_lost_conflict",
+}
+
+var counterIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, n := range counterNames {
+		m[n] = i
+	}
+	return m
+}()
+
+type counters [60]atomic.Uint64
+
+func (c *counters) add(name string) {
+	i, ok := counterIndex[name]
+	if !ok {
+		panic("astest: no counter " + name)
+	}
+	c[i].Add(1)
+}
+
+func (c *counters) get(name string) uint64 { return c[counterIndex[name]].Load() }
+
+// result counts a command's result as the server does: read.c
+// client_read_update_stats, write.c client_write_update_stats, delete.c
+// client_delete_update_stats (and their from_proxy_ twins), plus the special
+// fail_ counters of write.c write_master_failed and rw_request_hash.c.
+func (c *counters) result(prefix, kind string, code byte) {
+	switch {
+	case code == rcOK:
+		c.add(prefix + kind + "_success")
+	case code == rcTimeout:
+		c.add(prefix + kind + "_timeout")
+	case code == rcFilteredOut:
+		c.add(prefix + kind + "_filtered_out")
+	case code == rcNotFound && kind != "write":
+		c.add(prefix + kind + "_not_found")
+	default:
+		c.add(prefix + kind + "_error")
+	}
+	switch code {
+	case rcKeyBusy:
+		c.add("fail_key_busy")
+	case rcTooBig:
+		c.add("fail_record_too_big")
+	case rcGeneration:
+		c.add("fail_generation")
+	}
 }
