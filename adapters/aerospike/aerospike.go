@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,8 +30,8 @@ const Name = "aerospike"
 const (
 	DefaultTimeout = 5 * time.Second
 	DefaultSet     = "usertable" // YCSB's table
-	// DefaultConnectionQueue is the per-node connection cap; it must be at least a
-	// phase's connections, or workers wait for each other inside the client.
+	// DefaultConnectionQueue is the per-node connection cap when the run does not
+	// say how many operations it keeps in flight (SystemConfig.Concurrency).
 	DefaultConnectionQueue = 1024
 	// singleBin holds the value of GET and SET.
 	singleBin = "value"
@@ -84,12 +85,27 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	}
 	cp := as.NewClientPolicy()
 	cp.Timeout = timeout
+	// One connection per operation in flight, to every node, opened when the client
+	// starts: a worker never waits for a connection inside a measured operation (the
+	// client spins 1 ms at a time when its pool is exhausted) and the client never
+	// dials more in the background, so the server's connections are the run's
+	// concurrency. The pool is capped at that (LimitConnectionsToQueueSize).
 	cp.ConnectionQueueSize = DefaultConnectionQueue
+	if sys.Concurrency > 0 {
+		cp.ConnectionQueueSize = sys.Concurrency
+		cp.MinConnectionsPerNode = sys.Concurrency
+	}
 	if v := sys.Options["connection_queue_size"]; v != "" {
 		if cp.ConnectionQueueSize, err = strconv.Atoi(v); err != nil || cp.ConnectionQueueSize < 1 {
 			return nil, core.Refused(fmt.Errorf("connection_queue_size %q is not a positive number", v))
 		}
+		cp.MinConnectionsPerNode = min(cp.MinConnectionsPerNode, cp.ConnectionQueueSize)
 	}
+	cp.LimitConnectionsToQueueSize = true
+	// No circuit breaker: during a server stall the client would otherwise fail
+	// commands itself (MAX_ERROR_RATE) without asking the server, and the run would
+	// count errors the server never returned.
+	cp.MaxErrorRate = 0
 	// Enterprise-only features, passed through as given.
 	cp.User, cp.Password = sys.Auth.Username, sys.Auth.Password
 	h := as.NewHost(host, port)
@@ -105,9 +121,21 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	if aerr != nil {
 		return nil, fmt.Errorf("connect %s: %w", sys.Endpoint, aerr)
 	}
-	t := &target{client: client, ns: ns, set: DefaultSet, timeout: timeout}
+	t := &target{client: client, ns: ns, set: DefaultSet, timeout: timeout,
+		policy: fmt.Sprintf("connection_queue_size=%d\nmin_connections_per_node=%d\nlimit_connections_to_queue_size=%v\nmax_error_rate=%d (0: no circuit breaker)\ntimeout=%s\nmax_retries=0\n",
+			cp.ConnectionQueueSize, cp.MinConnectionsPerNode, cp.LimitConnectionsToQueueSize, cp.MaxErrorRate, timeout)}
 	if s, ok := sys.Options["set"]; ok {
 		t.set = s
+	}
+	if v := sys.Options["cluster_size"]; v != "" {
+		if t.size, err = strconv.Atoi(v); err != nil || t.size < 1 {
+			client.Close()
+			return nil, core.Refused(fmt.Errorf("cluster_size %q is not a positive number", v))
+		}
+	}
+	if err := t.ready(); err != nil {
+		client.Close()
+		return nil, err
 	}
 	base := as.NewPolicy()
 	base.MaxRetries, base.TotalTimeout, base.SocketTimeout = 0, timeout, timeout
@@ -129,12 +157,35 @@ func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePol
 type target struct {
 	client       *as.Client
 	ns, set      string
+	size         int    // the nodes the cluster must have to be ready; 0: those the client sees
+	policy       string // the client's settings, for the capture
 	timeout      time.Duration
 	read         *as.BasePolicy
 	set1, insert *as.WritePolicy
 	// update replaces a record (an UPDATE of every field); updateBins changes the
 	// bins it writes and keeps the others.
 	update, updateBins *as.WritePolicy
+}
+
+// ready checks that every node serves the namespace and that the cluster is
+// stable: a node still cold-starting (its partitions not yet available) is not
+// ready, and Open fails, to be retried until the system's ready timeout. A
+// namespace no node has is a refusal.
+func (t *target) ready() error {
+	nodes, err := t.infoAll("namespaces")
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		have := strings.Split(n.m["namespaces"], ";")
+		if !slices.Contains(have, t.ns) {
+			return core.Refused(fmt.Errorf("node %s has no namespace %q (it has: %s)", n.addr, t.ns, strings.Join(have, ", ")))
+		}
+	}
+	if err := t.stable(); err != nil {
+		return fmt.Errorf("not ready: %w", err)
+	}
+	return nil
 }
 
 // Connect returns a worker's handle; the client pools connections itself.
@@ -172,7 +223,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 		}
 		return nil
 	case core.OpSet:
-		return classify(t.client.PutBins(t.set1, key, as.NewBin(singleBin, op.Value)))
+		return classifyWrite(t.client.PutBins(t.set1, key, as.NewBin(singleBin, op.Value)))
 	case core.OpRead:
 		rec, err := t.client.Get(t.read, key)
 		if err != nil {
@@ -192,9 +243,9 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 		if op.WholeRecord {
 			policy = t.update
 		}
-		return classify(t.client.PutBins(policy, key, c.record(op)...))
+		return classifyWrite(t.client.PutBins(policy, key, c.record(op)...))
 	case core.OpInsert:
-		return classify(t.client.PutBins(t.insert, key, c.record(op)...))
+		return classifyWrite(t.client.PutBins(t.insert, key, c.record(op)...))
 	}
 	return &core.OpError{Class: core.ErrClassOther, Err: fmt.Errorf("%s: %w", op.Kind, core.ErrUnsupported)}
 }
@@ -213,110 +264,72 @@ func (c *conn) record(op *core.Op) []*as.Bin {
 
 func (c *conn) Close() error { return nil }
 
-// classify maps a client error to an error class; nil stays nil.
+// classify maps a client error to an error class; nil stays nil. The table is in
+// README.md ("Errors").
 func classify(err as.Error) error {
 	if err == nil {
 		return nil
 	}
+	code := commandCode(err)
 	class := core.ErrClassOther
-	switch {
-	case err.Matches(types.KEY_NOT_FOUND_ERROR):
+	switch code {
+	case types.KEY_NOT_FOUND_ERROR:
 		class = core.ErrClassNotFound
-	case err.Matches(types.KEY_EXISTS_ERROR):
+	case types.KEY_EXISTS_ERROR:
 		class = core.ErrClassExists
-	case err.Matches(types.TIMEOUT):
+	case types.TIMEOUT, types.MAX_RETRIES_EXCEEDED:
 		class = core.ErrClassTimeout
-	case err.Matches(types.SERVER_MEM_ERROR, types.DEVICE_OVERLOAD):
+	case types.SERVER_MEM_ERROR, types.FAIL_FORBIDDEN:
+		// Out of memory, or stop-writes (the namespace or set reached its
+		// capacity limit); FAIL_FORBIDDEN is also clock skew, which the message says.
 		class = core.ErrClassOOM
-	case err.Matches(types.NETWORK_ERROR, types.NO_RESPONSE, types.INVALID_NODE_ERROR, types.SERVER_NOT_AVAILABLE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE):
+	case types.DEVICE_OVERLOAD, types.KEY_BUSY:
+		// Back-pressure: the device's write queue is full, or the record has too
+		// many operations queued (a hot key).
+		class = core.ErrClassOverload
+	case types.NETWORK_ERROR, types.NO_RESPONSE, types.INVALID_NODE_ERROR, types.SERVER_NOT_AVAILABLE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE:
 		class = core.ErrClassConnection
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			class = core.ErrClassTimeout
 		}
-	case err.Matches(types.PARSE_ERROR):
+	case types.PARSE_ERROR:
 		class = core.ErrClassProtocol
 	}
 	return &core.OpError{Class: class, Err: err}
 }
 
-// info asks the first node.
-func (t *target) info(names ...string) (map[string]string, error) {
-	nodes := t.client.GetNodes()
-	if len(nodes) == 0 {
-		return nil, errors.New("no node in the cluster")
-	}
-	p := as.NewInfoPolicy()
-	p.Timeout = t.timeout
-	m, err := nodes[0].RequestInfo(p, names...)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// Capture reads build, edition, version, the service and namespace configuration, the
-// namespace's statistics and the node's.
-func (t *target) Capture(context.Context) (core.Capture, error) {
-	cp := core.Capture{Product: "aerospike", Sections: map[string]string{}}
-	names := []string{"build", "edition", "version", "get-config:context=service",
-		"get-config:context=namespace;id=" + t.ns, "namespace/" + t.ns, "statistics"}
-	m, err := t.info(names...)
-	if err != nil {
-		return cp, err
-	}
-	cp.Version, cp.VersionField = m["build"], "info build"
-	if e := m["edition"]; e != "" {
-		cp.Product = "aerospike (" + e + ")"
-	}
-	for _, n := range names {
-		v, ok := m[n]
-		if !ok || strings.HasPrefix(v, "ERROR") {
-			cp.Refused = append(cp.Refused, n+": "+v)
-			continue
+// commandCode is the result code of the command: the outermost of the error's
+// chain but the client's "retries exceeded" (with retries off, the wrapper of the
+// one attempt's error). Matches would also match what an error wraps, such as a
+// connection closed after a RECORD_TOO_BIG reply.
+func commandCode(err error) types.ResultCode {
+	code := types.ResultCode(types.COMMON_ERROR)
+	for err != nil {
+		var ae *as.AerospikeError
+		if !errors.As(err, &ae) {
+			break
 		}
-		cp.Sections[sectionName(n)] = strings.ReplaceAll(v, ";", "\n") + "\n"
-	}
-	return cp, nil
-}
-
-func sectionName(info string) string {
-	r := strings.NewReplacer(":", "-", ";", "-", "=", "-", "/", "-")
-	return "info-" + r.Replace(info)
-}
-
-// Stats is the namespace's and the node's statistics, as namespace.<k> and
-// statistics.<k>.
-func (t *target) Stats(context.Context) (map[string]string, error) {
-	m, err := t.info("namespace/"+t.ns, "statistics")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for prefix, v := range map[string]string{"namespace": m["namespace/"+t.ns], "statistics": m["statistics"]} {
-		for _, kv := range strings.Split(v, ";") {
-			if k, val, ok := strings.Cut(kv, "="); ok {
-				out[prefix+"."+k] = val
-			}
+		code = ae.ResultCode
+		if code != types.MAX_RETRIES_EXCEEDED {
+			break
 		}
+		err = ae.Unwrap()
 	}
-	if up := out["statistics.uptime"]; up != "" {
-		out[core.StatUptime] = up // a node that restarted counts from 0 again
-	}
-	return out, nil
+	return code
 }
 
-// Count is the namespace's master objects (objects when the server does not say).
-func (t *target) Count(ctx context.Context) (int64, error) {
-	st, err := t.Stats(ctx)
-	if err != nil {
-		return 0, err
+// classifyWrite is classify for a write: a write the client sent and then timed
+// out on or lost the connection of is in doubt (the client's IsInDoubt): it may
+// have been applied.
+func classifyWrite(err as.Error) error {
+	oe, _ := classify(err).(*core.OpError)
+	if oe == nil {
+		return nil
 	}
-	for _, k := range []string{"namespace.master_objects", "namespace.objects"} {
-		if v, ok := st[k]; ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
+	if (oe.Class == core.ErrClassTimeout || oe.Class == core.ErrClassConnection) && err.IsInDoubt() {
+		oe.Class = core.ErrClassInDoubt
 	}
-	return 0, errors.New("namespace statistics have no objects count")
+	return oe
 }
 
 // ReadRecord gets every bin of a record.
@@ -349,27 +362,4 @@ func (t *target) ReadRecord(_ context.Context, key []byte) (map[string][]byte, e
 		}
 	}
 	return out, nil
-}
-
-// Flush truncates the set and waits, bounded, until the namespace reports it empty:
-// truncation is asynchronous on a real server.
-func (t *target) Flush(ctx context.Context) error {
-	if err := t.client.Truncate(nil, t.ns, t.set, nil); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n, err := t.Count(ctx)
-		if err == nil && n == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("namespace %s still holds %d objects 60 s after the truncation", t.ns, n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
