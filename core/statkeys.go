@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Stats keys an adapter adds to Target.Stats, when the server tells, so that cmpbench
@@ -28,13 +29,21 @@ const (
 	StatCalls       = "cmpbench.calls."
 )
 
+// StartSlack is how much later a node's start, reckoned from a sample's time and
+// the node's uptime (whole seconds, read some time after the sample began), may
+// seem than in an earlier sample without the node having restarted.
+const StartSlack = 3 * time.Second
+
 // Restarted compares two stats samples of one system, taken in this order, and
 // says which nodes restarted between them, or "" when none did (or the samples do
-// not tell).
-func Restarted(before, after map[string]string) string {
+// not tell). A node restarted when its instance changed, its uptime went down, or
+// it started later than it had (sample time minus uptime) by more than
+// StartSlack: a node that restarted long before the second sample may by then
+// have run longer than it had at the first.
+func Restarted(before, after StatsSample) string {
 	var found []string
-	for k, b := range before {
-		a, ok := after[k]
+	for k, b := range before.Stats {
+		a, ok := after.Stats[k]
 		if !ok {
 			continue
 		}
@@ -46,8 +55,17 @@ func Restarted(before, after map[string]string) string {
 		case strings.HasPrefix(k, StatUptime):
 			bu, err1 := strconv.ParseFloat(b, 64)
 			au, err2 := strconv.ParseFloat(a, 64)
-			if err1 == nil && err2 == nil && au < bu {
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			startedB := before.At.Add(-time.Duration(bu * float64(time.Second)))
+			startedA := after.At.Add(-time.Duration(au * float64(time.Second)))
+			switch {
+			case au < bu:
 				found = append(found, fmt.Sprintf("%suptime went from %g s to %g s", node(k, StatUptime), bu, au))
+			case !before.At.IsZero() && !after.At.IsZero() && startedA.Sub(startedB) > StartSlack:
+				found = append(found, fmt.Sprintf("%sstarted again %s after the first sample (uptime %g s)", node(k, StatUptime),
+					max(0, startedA.Sub(before.At)).Round(time.Second), au))
 			}
 		}
 	}
@@ -76,11 +94,11 @@ func RestartKeys(sample map[string]string) []string {
 
 // NotRestarted lists the nodes of before (RestartKeys) that after does not show
 // restarted; a node missing from after has not (yet) come back.
-func NotRestarted(before, after map[string]string) []string {
+func NotRestarted(before, after StatsSample) []string {
 	var pending []string
-	for _, n := range RestartKeys(before) {
-		one := func(m map[string]string) map[string]string {
-			return map[string]string{StatInstance: m[StatInstance+n], StatUptime: m[StatUptime+n]}
+	for _, n := range RestartKeys(before.Stats) {
+		one := func(s StatsSample) StatsSample {
+			return StatsSample{At: s.At, Stats: map[string]string{StatInstance: s.Stats[StatInstance+n], StatUptime: s.Stats[StatUptime+n]}}
 		}
 		if Restarted(one(before), one(after)) == "" {
 			name := strings.TrimPrefix(n, "@")

@@ -233,6 +233,33 @@ func (d *data) addStat(r *archive.ServerStatRow) error {
 	return nil
 }
 
+// serverCalls is, per group of op kinds ("GET+READ"), the requests the system's
+// nodes counted (core.StatCalls, summed over nodes) in the sample taken at point
+// of a phase.
+func (d *data) serverCalls(system string, phase, rep int, point string) map[string]int64 {
+	at, ok := d.last[pointKey{system, phase, rep, point}]
+	if !ok {
+		return nil
+	}
+	prefix := strings.TrimPrefix(core.StatCalls, "cmpbench.")
+	out := map[string]int64{}
+	for _, s := range d.identity {
+		if s.System != system || s.PhaseIndex != phase || s.Repetition != rep || s.Point != point || s.TimeUnixNs != at {
+			continue
+		}
+		group, ok := strings.CutPrefix(s.Key, prefix)
+		if !ok {
+			continue
+		}
+		group, _, _ = strings.Cut(group, "@")
+		n, err := strconv.ParseInt(s.Value, 10, 64)
+		if err == nil {
+			out[group] += n
+		}
+	}
+	return out
+}
+
 // serverConns is the most client connections the system's server had open, over
 // its nodes, in the samples taken during a phase; false when the adapter does not
 // tell (core.StatConnections) or no sample was taken while the phase ran.
@@ -250,7 +277,7 @@ func (d *data) serverConns(system string, phase, rep int) (int64, bool) {
 // restarted says which nodes of system restarted between the samples taken just
 // before and just after a phase, or "" when none did or the samples do not tell.
 func (d *data) restarted(system string, phaseIndex, repetition int) string {
-	sample := func(point string) map[string]string {
+	sample := func(point string) core.StatsSample {
 		at := d.last[pointKey{system, phaseIndex, repetition, point}]
 		m := map[string]string{}
 		for _, s := range d.identity {
@@ -258,7 +285,7 @@ func (d *data) restarted(system string, phaseIndex, repetition int) string {
 				m[s.Section+"."+s.Key] = s.Value
 			}
 		}
-		return m
+		return core.StatsSample{At: time.Unix(0, at), Stats: m}
 	}
 	return core.Restarted(sample("before"), sample("after"))
 }

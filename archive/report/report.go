@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -526,13 +527,35 @@ func (d *data) reconciliation(b *strings.Builder) {
 					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout,
 						d.restarted(sys, ph.index, r.info.Repetition)})
 				}
+				// Servers that count reads and writes, not commands (core.StatCalls).
+				before := d.serverCalls(sys, ph.index, r.info.Repetition, "before")
+				after := d.serverCalls(sys, ph.index, r.info.Repetition, "after")
+				for _, group := range slices.Sorted(maps.Keys(after)) {
+					b, ok := before[group]
+					if !ok {
+						continue
+					}
+					var client, lost int64
+					sent := false
+					for _, op := range strings.Split(group, "+") {
+						if row, ok := r.op(op); ok {
+							client += row.Count + row.Errors
+							lost += row.ErrConn + row.ErrTimeout + row.ErrInDoubt
+							sent = true
+						}
+						client += d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, op}]
+					}
+					if sent {
+						lines = append(lines, line{sys, ph.name, r.info.Repetition, group, client, after[group] - b, lost, d.restarted(sys, ph.index, r.info.Repetition)})
+					}
+				}
 			}
 		}
 	}
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the calls the server counted in INFO commandstats between the samples taken just before and just after the phase.\n\n")
+	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the calls the server counted between the samples taken just before and just after the phase: INFO commandstats for Redis-protocol servers; for servers that count reads and writes rather than commands (Aerospike's client_read_* and client_write_* over every node), per group of op kinds.\n\n")
 	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
 	for _, l := range lines {
 		if l.restarted != "" {

@@ -168,7 +168,7 @@ type systemRunner struct {
 	durable bool
 	// lastStats is the system's last stats sample, to notice a restart between
 	// phases; restarted says how the server restarted during the last phase.
-	lastStats map[string]string
+	lastStats *core.StatsSample
 	restarted string
 }
 
@@ -389,7 +389,11 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 		}
 	}
 	r.lastStats = nil // this restart is the check's own
-	if err := r.open(ctx, r.readyTimeout()); err != nil {
+	ready := r.readyTimeout()
+	if r.srv == nil {
+		ready = time.Duration(r.sys.RestartWait) // a cold start may take long: as long as the restart may
+	}
+	if err := r.open(ctx, ready); err != nil {
 		return "reopen after restart: " + err.Error()
 	}
 	again := r.validate(ctx, st, expected, "after restart")
@@ -433,20 +437,27 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 // start has restarted (its uptime went down, or its instance changed), as the
 // person running the benchmark was asked to do. It returns why not, or "".
 func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) string {
-	sample := func() (map[string]string, error) {
+	sample := func() (core.StatsSample, error) {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return r.drv.Stats(sctx)
+		at := time.Now()
+		st, err := r.drv.Stats(sctx)
+		return core.StatsSample{At: at, Stats: st}, err
 	}
 	before, err := sample()
 	if err != nil {
 		return "restart check: server stats: " + r.cfg.Redactor.String(err.Error())
 	}
-	nodes := core.RestartKeys(before)
+	nodes := core.RestartKeys(before.Stats)
 	if len(nodes) == 0 {
 		return fmt.Sprintf("restart check: the %s adapter reports neither uptime nor instance, so cmpbench cannot tell when %s has restarted", r.info.Adapter, r.info.Name)
 	}
 	r.cfg.Observer.Note(fmt.Sprintf("%s: restart check: restart the server now (every node: %d); cmpbench waits up to %s, notices the restart from the server's uptime, waits until it is ready and validates the data again", r.info.Name, len(nodes), wait))
+	// A node has restarted once a sample shows it against the first sample or the
+	// one before it.
+	all := core.NotRestarted(before, before)
+	done := map[string]bool{}
+	prev := before
 	deadline := time.Now().Add(wait)
 	for {
 		select {
@@ -455,7 +466,17 @@ func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) str
 		case <-time.After(time.Second):
 		}
 		if now, err := sample(); err == nil {
-			pending := core.NotRestarted(before, now)
+			sinceFirst, sincePrev := core.NotRestarted(before, now), core.NotRestarted(prev, now)
+			var pending []string
+			for _, n := range all {
+				if !slices.Contains(sinceFirst, n) || !slices.Contains(sincePrev, n) {
+					done[n] = true
+				}
+				if !done[n] {
+					pending = append(pending, n)
+				}
+			}
+			prev = now
 			if len(pending) == 0 {
 				r.cfg.Observer.Note(fmt.Sprintf("%s: restart check: the server restarted", r.info.Name))
 				return ""
@@ -667,25 +688,39 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	// Once the first interval arrives every connection is open: a stats sample then
 	// tells how many the server really had, even in a phase shorter than the stats
 	// interval.
-	// A sample that ends after the phase is dropped: the connections may be closed.
+	// A phase shorter than two intervals may send its first at its end: it is also
+	// sampled half-way. A sample that ends after the phase is dropped: the
+	// connections may be closed.
 	var opened sync.WaitGroup
 	var ended atomic.Bool
+	duringSample := func() {
+		s := r.sampleStats(ctx, "during")
+		mu.Lock()
+		if !ended.Load() {
+			p.ServerStats = append(p.ServerStats, s...)
+		}
+		mu.Unlock()
+	}
+	phaseDone := make(chan struct{})
+	if spec.Duration > 0 && spec.Duration < 2*interval {
+		opened.Go(func() {
+			select {
+			case <-time.After(spec.Duration / 2):
+				duringSample()
+			case <-phaseDone:
+			}
+		})
+	}
 	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
 		p.Intervals++
 		if p.Intervals == 1 {
-			opened.Go(func() {
-				s := r.sampleStats(ctx, "during")
-				mu.Lock()
-				if !ended.Load() {
-					p.ServerStats = append(p.ServerStats, s...)
-				}
-				mu.Unlock()
-			})
+			opened.Go(duringSample)
 		}
 		covered = max(covered, rep.End)
 		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
 		r.cfg.Observer.Interval(st, rep)
 	})
+	close(phaseDone)
 	mu.Lock()
 	ended.Store(true)
 	mu.Unlock()
@@ -746,16 +781,16 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 // what it found, or "".
 func (r *systemRunner) checkRestart(samples []core.StatsSample) (when, why string) {
 	prev := r.lastStats
-	for i, s := range samples {
+	for i := range samples {
 		if prev != nil && why == "" {
-			if why = core.Restarted(prev, s.Stats); why != "" {
+			if why = core.Restarted(*prev, samples[i]); why != "" {
 				when = "during the phase"
 				if i == 0 {
 					when = "before the phase"
 				}
 			}
 		}
-		prev = s.Stats
+		prev = &samples[i]
 	}
 	r.lastStats = prev
 	return when, why
