@@ -102,6 +102,12 @@ type Provision struct {
 	CPUs         string   `yaml:"cpus"` // taskset CPU list, e.g. "0" or "2-3"
 	ReadyTimeout Duration `yaml:"ready_timeout"`
 	StopTimeout  Duration `yaml:"stop_timeout"`
+	// ReadyPerMillion and StopPerMillion are added to the ready and stop timeouts
+	// per million records the server holds (what the last load wrote): a server
+	// whose start or stop grows with its data, such as Aerospike Community
+	// Edition's cold start, which scans the device before it opens its port.
+	ReadyPerMillion Duration `yaml:"ready_per_million"`
+	StopPerMillion  Duration `yaml:"stop_per_million"`
 	// Nodes starts that many servers, each with its own port and directory (a
 	// cluster); Setup then runs once, with {endpoints} standing for all of them,
 	// e.g. [redis-cli, --cluster, create, "{endpoints}", --cluster-yes].
@@ -404,6 +410,14 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 					errs = append(errs, fmt.Errorf("%s: provision.files: %q must be a plain file name (written into the server's directory)", at("provision", "files"), name))
 				}
 				check("provision.files."+name, []string{"provision", "files", name}, p.Files[name])
+			}
+		}
+		for _, d := range []struct {
+			key string
+			v   Duration
+		}{{"ready_timeout", p.ReadyTimeout}, {"stop_timeout", p.StopTimeout}, {"ready_per_million", p.ReadyPerMillion}, {"stop_per_million", p.StopPerMillion}} {
+			if d.v < 0 {
+				errs = append(errs, fmt.Errorf("%s: provision.%s must not be negative", at("provision", d.key), d.key))
 			}
 		}
 		if p.Nodes < 0 || p.Nodes > 64 {

@@ -385,6 +385,9 @@ func (s *Server) Stop() error {
 	return errors.Join(errs...)
 }
 
+// SetStopTimeout changes how long the next graceful stops may take.
+func (s *Server) SetStopTimeout(d time.Duration) { s.spec.StopTimeout = d }
+
 // Restart stops the servers cleanly and starts them again with the same command
 // lines, ports and data directories, as a restart after maintenance would; a
 // cluster comes back from its nodes' own state, without running Setup again.

@@ -384,6 +384,7 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 		}
 	default:
 		r.cfg.Observer.Note(fmt.Sprintf("%s: stopping the server cleanly and starting it again on the same data", r.info.Name))
+		r.srv.SetStopTimeout(r.stopTimeout())
 		if err := r.srv.Restart(); err != nil {
 			return "restart: " + err.Error()
 		}
@@ -588,10 +589,31 @@ func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
 
 // readyTimeout is how long a provisioned server may take to accept connections.
 func (r *systemRunner) readyTimeout() time.Duration {
-	if p := r.sys.Provision; p != nil && p.ReadyTimeout > 0 {
-		return time.Duration(p.ReadyTimeout)
+	d := config.DefaultReadyTimeout
+	if p := r.sys.Provision; p != nil {
+		if p.ReadyTimeout > 0 {
+			d = time.Duration(p.ReadyTimeout)
+		}
+		d += perMillion(p.ReadyPerMillion, r.loaded)
 	}
-	return config.DefaultReadyTimeout
+	return d
+}
+
+// stopTimeout is how long a graceful stop of the server may take.
+func (r *systemRunner) stopTimeout() time.Duration {
+	d := config.DefaultStopTimeout
+	if p := r.sys.Provision; p != nil {
+		if p.StopTimeout > 0 {
+			d = time.Duration(p.StopTimeout)
+		}
+		d += perMillion(p.StopPerMillion, r.loaded)
+	}
+	return d
+}
+
+// perMillion is d for every million records.
+func perMillion(d config.Duration, records int64) time.Duration {
+	return time.Duration(float64(d) * float64(records) / 1e6)
 }
 
 // open opens the system in the plugin, retrying until ready: a server just started
@@ -873,6 +895,7 @@ func (r *systemRunner) stop() {
 		r.drv.Kill()
 	}
 	if r.srv != nil {
+		r.srv.SetStopTimeout(r.stopTimeout())
 		if err := r.srv.Stop(); err != nil {
 			r.cfg.Observer.Warn(err.Error())
 		}
