@@ -275,6 +275,58 @@ func TestOverloadStormHasNoCircuitBreakerFailures(t *testing.T) {
 	}
 }
 
+// During a server stall (replies held) every command waits for the server and
+// times out on its own: none is failed by the client's circuit breaker, and the
+// server is asked again once it answers.
+func TestStallTimesOutWithoutCircuitBreakerFailures(t *testing.T) {
+	c := cluster(t, astest.ClusterOptions{Nodes: 1})
+	const workers = 160
+	tg := openAt(t, c.Seed(), workers, 150*time.Millisecond)
+	c.Node(0).Stall(time.Second) // every reply held a second, until Stall(0)
+	var mu sync.Mutex
+	classes := map[core.ErrorClass]int{}
+	var breaker []error
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			conn, _ := tg.Connect(context.Background())
+			deadline := time.Now().Add(time.Second)
+			for i := 0; time.Now().Before(deadline); i++ {
+				err := conn.Do(context.Background(), &core.Op{Kind: core.OpGet, Key: []byte(fmt.Sprintf("k%d-%d", w, i))})
+				if err == nil || err == core.ErrMiss {
+					continue
+				}
+				mu.Lock()
+				classes[core.ClassOf(err)]++
+				var ae interface{ Matches(...types.ResultCode) bool }
+				if errors.As(err, &ae) && ae.Matches(types.MAX_ERROR_RATE) {
+					breaker = append(breaker, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(breaker) > 0 || classes[core.ErrClassTimeout] < workers || len(classes) != 1 {
+		t.Fatalf("%d commands failed by the client's circuit breaker (first: %v); errors by class %v", len(breaker), first(breaker), classes)
+	}
+	c.Node(0).Stall(0)
+	// The client may have dropped the node while its tend went unanswered; it finds
+	// it again from the seed.
+	conn, _ := tg.Connect(context.Background())
+	start := time.Now()
+	for {
+		err := conn.Do(context.Background(), &core.Op{Kind: core.OpSet, Key: []byte("after"), Value: []byte("v")})
+		if err == nil {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("5 s after the stall: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func first(errs []error) error {
 	if len(errs) == 0 {
 		return nil
