@@ -298,7 +298,9 @@ func TestStallTimesOutWithoutCircuitBreakerFailures(t *testing.T) {
 				}
 				mu.Lock()
 				classes[core.ClassOf(err)]++
-				var ae interface{ Matches(...types.ResultCode) bool }
+				var ae interface {
+					Matches(...types.ResultCode) bool
+				}
 				if errors.As(err, &ae) && ae.Matches(types.MAX_ERROR_RATE) {
 					breaker = append(breaker, err)
 				}
