@@ -112,25 +112,27 @@ type PluginInfo struct {
 
 // PhaseInfo is one phase of one system.
 type PhaseInfo struct {
-	Index       int               `json:"index"`
-	Repetition  int               `json:"repetition"`
-	System      string            `json:"system"`
-	Name        string            `json:"name"`
-	Kind        core.PhaseKind    `json:"kind"`
-	Workload    string            `json:"workload"`
-	Shape       string            `json:"shape"`
-	Connections int               `json:"connections"`
-	Rate        float64           `json:"rate"`
-	Poisson     bool              `json:"poisson"`
-	DurationNs  int64             `json:"duration_ns"`
-	Ops         int64             `json:"ops"`
-	IntervalNs  int64             `json:"interval_ns"`
-	Seed        uint64            `json:"seed"`
-	Memtier     *core.MemtierSpec `json:"memtier,omitempty"`
-	ProbeRate   float64           `json:"probe_rate,omitempty"`
-	ProbeOp     string            `json:"probe_op,omitempty"`
-	Status      core.PhaseStatus  `json:"status"`
-	Error       string            `json:"error,omitempty"`
+	Index       int            `json:"index"`
+	Repetition  int            `json:"repetition"`
+	System      string         `json:"system"`
+	Name        string         `json:"name"`
+	Kind        core.PhaseKind `json:"kind"`
+	Workload    string         `json:"workload"`
+	Shape       string         `json:"shape"`
+	Connections int            `json:"connections"`
+	Rate        float64        `json:"rate"`
+	Poisson     bool           `json:"poisson"`
+	DurationNs  int64          `json:"duration_ns"`
+	Ops         int64          `json:"ops"`
+	IntervalNs  int64          `json:"interval_ns"`
+	Seed        uint64         `json:"seed"`
+	// Ladder names the fixed-rate ladder the phase is a step of (suite `ladder:`).
+	Ladder    string            `json:"ladder,omitempty"`
+	Memtier   *core.MemtierSpec `json:"memtier,omitempty"`
+	ProbeRate float64           `json:"probe_rate,omitempty"`
+	ProbeOp   string            `json:"probe_op,omitempty"`
+	Status    core.PhaseStatus  `json:"status"`
+	Error     string            `json:"error,omitempty"`
 	// ErrorSamples are the first distinct operation errors, "class: message".
 	ErrorSamples []string  `json:"error_samples,omitempty"`
 	Started      time.Time `json:"started"`

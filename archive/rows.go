@@ -10,7 +10,7 @@ import (
 
 // SustainedFraction is the share of the target rate a fixed-rate phase must achieve
 // to count; below it the phase is reported as NS (not sustained).
-const SustainedFraction = 0.97
+const SustainedFraction = core.SustainedFraction
 
 // Counts are the outcome counters of an op kind, shared by both tables.
 type Counts struct {

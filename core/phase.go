@@ -117,3 +117,24 @@ func Split(n int64, parts, k int) (start, count int64) {
 	}
 	return r*(q+1) + (kk-r)*q, q
 }
+
+// SustainedFraction is the share of its target rate a fixed-rate phase must achieve
+// to count; below it the phase is reported as NS (not sustained).
+const SustainedFraction = 0.97
+
+// Sustained says whether a fixed-rate phase that ended ok achieved its target rate
+// (at least SustainedFraction of it), and the rate it achieved: its successful
+// operations over its elapsed time. A closed-loop phase that ended ok is sustained.
+func Sustained(p *PhaseRun) (achieved float64, ok bool) {
+	var n int64
+	for _, t := range p.Totals {
+		n += t.OK
+	}
+	if secs := p.End.Elapsed.Seconds(); secs > 0 {
+		achieved = float64(n) / secs
+	}
+	if p.End.Status != StatusOK {
+		return achieved, false
+	}
+	return achieved, p.Spec.Rate <= 0 || achieved >= SustainedFraction*p.Spec.Rate
+}

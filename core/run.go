@@ -53,7 +53,10 @@ type PhaseRun struct {
 	// Shape describes the phase's load in words ("20000 ops/s, 50 conns"), as the plan
 	// printed it; the archive records it as written.
 	Shape string
-	End   PhaseEnd
+	// Ladder names the fixed-rate ladder the phase is a step of, as the suite wrote
+	// it; "" for other phases.
+	Ladder string
+	End    PhaseEnd
 	// Totals holds one OpInterval per op kind, in OpKind order: every interval merged.
 	Totals []OpInterval
 	// Intervals is how many intervals arrived.

@@ -100,6 +100,7 @@ func (d *data) markdown(charts []chart) []byte {
 	}
 	w("\n\n")
 	d.sideBySide(&b)
+	d.ladders(&b)
 	d.tables(&b)
 
 	if len(charts) > 0 {

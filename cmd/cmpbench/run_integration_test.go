@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -531,5 +532,50 @@ func TestVerifyNamesATamperedFileIntegration(t *testing.T) {
 	v := cli(t, dir, nil, "verify", a.Dir)
 	if v.code != 1 || !strings.Contains(v.stderr, "summary.parquet: checksum mismatch") {
 		t.Fatalf("verify after tampering: %d %s", v.code, v.stderr)
+	}
+}
+
+// A fixed-rate ladder whose top steps are beyond what this machine can do: the
+// first step not sustained shows as NS with the rate achieved, the steps after it
+// are not run, and the report has the ladder's table.
+func TestLadderStopsAtNSIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "s.yaml", `name: lad
+defaults: {connections: 4, memtier: {key_max: 1000, value_size: 32}}
+phases:
+  - {name: load, kind: load, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: get, memtier: {ratio: "0:1"}, ladder: {rates: [1000, 4000, 3000000, 6000000], step: 1s}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", "s.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	var names []string
+	for _, p := range a.Manifest.Phases {
+		names = append(names, p.Name)
+		if strings.HasPrefix(p.Name, "get@") && p.Ladder != "get" {
+			t.Errorf("step %s is not recorded as a step of the ladder: %q", p.Name, p.Ladder)
+		}
+	}
+	if got := strings.Join(names, " "); got != "load get@1000 get@4000 get@3000000" {
+		t.Errorf("phases run: %s", got)
+	}
+	if !strings.Contains(r.stderr, `redis: the ladder "get" stopped: 1 of its steps not sustained, the last get@3000000 (held `) ||
+		!strings.Contains(r.stderr, "its steps from get@6000000 on are not run") {
+		t.Errorf("progress does not say where the ladder stopped:\n%s", r.stderr)
+	}
+	rep, _ := a.ReadFile(archive.ReportFile)
+	for _, want := range []string{"### Ladder get", "| target ops/s | redis |", "| 3,000,000 | NS (", "repetitions pooled (histograms merged)"} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
+	if !regexp.MustCompile(`\| 1,000 \| \d+\.\d{3} / \d+\.\d{3} \|`).Match(rep) {
+		t.Errorf("the 1,000 ops/s step has no p50 / p99:\n%s", rep)
+	}
+	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
+		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }

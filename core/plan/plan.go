@@ -17,6 +17,7 @@ type Step struct {
 	Repetition int // 0-based; measured phases run Repeat times
 	Spec       core.PhaseSpec
 	Checks     Checks
+	Ladder     Ladder // the step's ladder; zero for a phase that is not a step
 }
 
 // insertStride separates the record numbers that the phases (and repetitions) of a
@@ -80,9 +81,13 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	}
 	for _, sys := range systems {
 		for i, ph := range p.Phases {
+			var ladder Ladder
+			if i < len(suite.Ladders) {
+				ladder = suite.Ladders[i]
+			}
 			reps := 1
 			if ph.Kind == core.PhaseMeasured {
-				reps = repeat
+				reps = max(repeat, ladder.Repeat)
 			}
 			for r := range reps {
 				spec := ph
@@ -98,7 +103,7 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 				if i < len(suite.Checks) {
 					checks = suite.Checks[i]
 				}
-				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks})
+				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks, Ladder: ladder})
 			}
 		}
 	}

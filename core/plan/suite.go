@@ -4,6 +4,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,26 @@ type Suite struct {
 	Phases []core.PhaseSpec
 	// Checks are what runs after each phase (same index as Phases).
 	Checks []Checks
+	// Ladders say which phases are the steps of a fixed-rate ladder (same index as
+	// Phases; the zero Ladder for the others).
+	Ladders []Ladder
 }
+
+// Ladder is what a step of a fixed-rate ladder knows of its ladder: a phase
+// written with `ladder:` becomes one measured phase per rate, named
+// "<name>@<rate>", each with its own seed.
+type Ladder struct {
+	Name string // the phase as written; "" for a phase that is not a step
+	// StopAfterNS ends the ladder of a system once that many of its steps were not
+	// sustained; its later steps are skipped. 0 runs every step.
+	StopAfterNS int
+	// Repeat runs each step that many times (at least --repeat).
+	Repeat int
+}
+
+// DefaultStopAfterNS: a ladder stops at its first step not sustained, as the
+// published ladders do (a dash after a system's sweep stopped).
+const DefaultStopAfterNS = 1
 
 // Checks follow a load phase: Validate compares the server's record count with the
 // successful inserts and checks sample records; Restart then stops a provisioned
@@ -63,6 +83,7 @@ type phaseDoc struct {
 	Probe       *probeDoc       `yaml:"probe"`
 	Validate    bool            `yaml:"validate"`
 	Restart     bool            `yaml:"restart"`
+	Ladder      *ladderDoc      `yaml:"ladder"`
 	Memtier     *memtierDoc     `yaml:"memtier"`
 	YCSB        *ycsbDoc        `yaml:"ycsb"`
 }
@@ -94,6 +115,64 @@ const (
 	DefaultYCSBKeyPrefix = "user"
 	DefaultMaxScanLength = 1000
 )
+
+// ladderDoc is a fixed-rate ladder as written: rates as a list, or from a rate to
+// another by a factor; each step lasts step (default the phase's duration).
+type ladderDoc struct {
+	Rates       yaml.Node       `yaml:"rates"`
+	Step        config.Duration `yaml:"step"`
+	Repeat      int             `yaml:"repeat"`
+	StopAfterNS *int            `yaml:"stop_after_ns"`
+}
+
+type rateRange struct {
+	From   float64 `yaml:"from"`
+	To     float64 `yaml:"to"`
+	Factor float64 `yaml:"factor"`
+}
+
+// maxLadderSteps bounds a ladder: more steps are a mistake in from, to or factor.
+const maxLadderSteps = 100
+
+// rates are the ladder's target rates, lowest first.
+func (l *ladderDoc) rates(file string) ([]float64, []error) {
+	n := &l.Rates
+	var out []float64
+	switch n.Kind {
+	case yaml.SequenceNode:
+		if errs := config.DecodeStrict(file, n, &out); len(errs) > 0 {
+			return nil, errs
+		}
+	case yaml.MappingNode:
+		var r rateRange
+		if errs := config.DecodeStrict(file, n, &r); len(errs) > 0 {
+			return nil, errs
+		}
+		if r.From <= 0 || r.To < r.From || r.Factor <= 1 {
+			return nil, []error{fmt.Errorf("ladder.rates: from must be positive, to at least from and factor above 1 (got from %g, to %g, factor %g)", r.From, r.To, r.Factor)}
+		}
+		for v := r.From; v <= r.To*(1+1e-9) && len(out) <= maxLadderSteps; v *= r.Factor {
+			out = append(out, math.Round(v))
+		}
+		if last := out[len(out)-1]; last < r.To {
+			out = append(out, r.To) // the top of the range is always a step
+		}
+	default:
+		return nil, []error{fmt.Errorf("ladder.rates: a list of rates, or {from, to, factor}")}
+	}
+	switch {
+	case len(out) == 0:
+		return nil, []error{fmt.Errorf("ladder.rates: no rates")}
+	case len(out) > maxLadderSteps:
+		return nil, []error{fmt.Errorf("ladder.rates: %d steps, more than %d", len(out), maxLadderSteps)}
+	}
+	for i, r := range out {
+		if r <= 0 || i > 0 && r <= out[i-1] {
+			return nil, []error{fmt.Errorf("ladder.rates: rates must be positive and rising, got %v", out)}
+		}
+	}
+	return out, nil
+}
 
 // probeDoc configures the side probe of measured phases; rate 0 turns it off.
 type probeDoc struct {
@@ -147,6 +226,22 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 			errs = append(errs, fmt.Errorf("%s: name already used at line %d", at, prev))
 		}
 		seen[pd.Name] = pn.Line
+		if pd.Ladder != nil {
+			steps, lerrs := pd.ladder(file)
+			for _, e := range lerrs {
+				errs = append(errs, fmt.Errorf("%s: %v", at, e))
+			}
+			for _, spec := range steps {
+				s.Phases = append(s.Phases, spec)
+				s.Checks = append(s.Checks, Checks{})
+				stop := DefaultStopAfterNS
+				if pd.Ladder.StopAfterNS != nil {
+					stop = *pd.Ladder.StopAfterNS
+				}
+				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat})
+			}
+			continue
+		}
 		spec, perrs := pd.spec()
 		if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
 			perrs = append(perrs, fmt.Errorf("validate and restart follow load phases only"))
@@ -156,11 +251,55 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		}
 		s.Phases = append(s.Phases, spec)
 		s.Checks = append(s.Checks, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart})
+		s.Ladders = append(s.Ladders, Ladder{})
 	}
 	if len(errs) > 0 {
 		return nil, config.Errors(errs)
 	}
 	return s, nil
+}
+
+// ladder expands a phase written with `ladder:` into its steps: one measured phase
+// per rate, named "<name>@<rate>", lasting the ladder's step.
+func (d phaseDoc) ladder(file string) ([]core.PhaseSpec, []error) {
+	l := d.Ladder
+	var errs []error
+	if d.Rate != nil {
+		errs = append(errs, fmt.Errorf("a ladder's rates are its steps': leave rate out"))
+	}
+	if d.Kind != "" && core.PhaseKind(d.Kind) != core.PhaseMeasured {
+		errs = append(errs, fmt.Errorf("a ladder's steps are measured phases: leave kind out"))
+	}
+	if d.Validate || d.Restart {
+		errs = append(errs, fmt.Errorf("validate and restart follow load phases only"))
+	}
+	if l.StopAfterNS != nil && *l.StopAfterNS < 0 || l.Repeat < 0 || l.Repeat > 100 {
+		errs = append(errs, fmt.Errorf("ladder: stop_after_ns must be 0 or more, repeat between 1 and 100"))
+	}
+	if l.Step > 0 {
+		d.Duration = l.Step
+	}
+	if d.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("ladder: step (how long each rate is held) is required"))
+	}
+	rates, rerrs := l.rates(file)
+	errs = append(errs, rerrs...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var steps []core.PhaseSpec
+	for _, r := range rates {
+		step := d
+		step.Ladder, step.Kind = nil, string(core.PhaseMeasured)
+		step.Name = d.Name + "@" + strconv.FormatFloat(r, 'f', -1, 64)
+		step.Rate = &r
+		spec, serrs := step.spec()
+		for _, e := range serrs {
+			errs = append(errs, fmt.Errorf("step %s: %v", step.Name, e))
+		}
+		steps = append(steps, spec)
+	}
+	return steps, errs
 }
 
 func checkKeys(file string, n *yaml.Node) []error {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +54,56 @@ func TestTimeoutsGrowWithTheData(t *testing.T) {
 		if got := r.stopTimeout(); got != tc.stop {
 			t.Errorf("%+v, %d records: stop timeout %s, want %s", tc.p, tc.loaded, got, tc.stop)
 		}
+	}
+}
+
+func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
+	rates := []float64{100, 200, 400, 800}
+	held := map[float64]float64{100: 100, 200: 199, 400: 300, 800: 300} // 199 of 200 is within 97%
+	for _, tc := range []struct {
+		name      string
+		stopAfter int
+		reps      int
+		failAt    float64 // a step that fails instead
+		want      string  // per step and repetition: r(un) or s(kipped)
+	}{
+		{"stop at the first NS, after its repetitions", 1, 2, 0, "rr rr rr ss"},
+		{"two NS steps", 2, 1, 0, "r r r r"},
+		{"never stop", 0, 1, 0, "r r r r"},
+		{"a failed step counts as not sustained", 1, 1, 200, "r r s s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := ladderStops{}
+			var got []string
+			for i, rate := range rates {
+				var step string
+				for rep := range tc.reps {
+					st := plan.Step{Index: i + 1, Repetition: rep, Spec: core.PhaseSpec{Name: fmt.Sprintf("get@%g", rate), Rate: rate},
+						Ladder: plan.Ladder{Name: "get", StopAfterNS: tc.stopAfter}}
+					if l.stopped(st) != "" {
+						step += "s"
+						continue
+					}
+					step += "r"
+					p := &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: 10 * time.Second},
+						Totals: []core.OpInterval{{Op: core.OpGet, OK: int64(held[rate] * 10)}}}
+					if rate == tc.failAt {
+						p.End.Status = core.StatusFailed
+					}
+					l.ended(st, p)
+				}
+				got = append(got, step)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Fatalf("steps %q, want %q", strings.Join(got, " "), tc.want)
+			}
+		})
+	}
+	l := ladderStops{}
+	st := plan.Step{Index: 3, Spec: core.PhaseSpec{Name: "get@400", Rate: 400}, Ladder: plan.Ladder{Name: "get", StopAfterNS: 1}}
+	l.ended(st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
+	next := plan.Step{Index: 4, Ladder: st.Ladder}
+	if why := l.stopped(next); why != `the ladder "get" stopped: 1 of its steps not sustained, the last get@400 (held 300 ops/s of 400 ops/s)` {
+		t.Errorf("why: %s", why)
 	}
 }

@@ -212,6 +212,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 	// broken says why the data the next phases need is not there (a load that
 	// failed, a server that lost it): they are skipped until the next load.
 	var broken string
+	ladders := ladderStops{}
 	for i, st := range r.steps {
 		if ctx.Err() != nil {
 			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
@@ -225,6 +226,14 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		}
 		if broken != "" && st.Spec.Kind != core.PhaseLoad {
 			r.addPhase(st, core.PhaseEnd{Status: core.StatusSkipped, Error: broken})
+			continue
+		}
+		if why := ladders.stopped(st); why != "" {
+			// Not a skipped phase: the ladder did what it is for, and the report
+			// shows a dash where the system did not go.
+			if ladders.note(st) {
+				r.cfg.Observer.Note(fmt.Sprintf("%s: %s; its steps from %s on are not run", r.info.Name, why, st.Spec.Name))
+			}
 			continue
 		}
 		broken = ""
@@ -250,6 +259,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 			}
 		}
 		p := r.runPhase(ctx, st)
+		ladders.ended(st, p)
 		if st.Spec.Kind == core.PhaseLoad {
 			r.loaded = 0
 			for _, t := range p.Totals {
@@ -271,6 +281,57 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 				return
 			}
 		}
+	}
+}
+
+// ladderStops follows a system's fixed-rate ladders: once StopAfterNS of a
+// ladder's steps were not sustained (or did not end ok), its later steps are not
+// run — the system has shown where it stops keeping up.
+type ladderStops map[string]*ladderState
+
+type ladderState struct {
+	notSustained map[int]bool // step indexes
+	stopAfter    int          // the index of the step that stopped the ladder
+	why          string
+	noted        bool
+}
+
+// note reports, once per ladder, that it is the first step not run.
+func (l ladderStops) note(st plan.Step) bool {
+	s := l[st.Ladder.Name]
+	first := !s.noted
+	s.noted = true
+	return first
+}
+
+func (l ladderStops) stopped(st plan.Step) string {
+	if s := l[st.Ladder.Name]; st.Ladder.Name != "" && s != nil && s.why != "" && st.Index > s.stopAfter {
+		return s.why
+	}
+	return ""
+}
+
+func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
+	if st.Ladder.Name == "" || st.Ladder.StopAfterNS <= 0 || p.End.Status == core.StatusInterrupted {
+		return
+	}
+	s := l[st.Ladder.Name]
+	if s == nil {
+		s = &ladderState{notSustained: map[int]bool{}}
+		l[st.Ladder.Name] = s
+	}
+	achieved, ok := core.Sustained(p)
+	if ok || s.why != "" {
+		return
+	}
+	s.notSustained[st.Index] = true
+	if len(s.notSustained) >= st.Ladder.StopAfterNS {
+		s.stopAfter = st.Index
+		held := fmt.Sprintf("held %.0f ops/s", achieved)
+		if p.End.Status != core.StatusOK {
+			held = "ended " + string(p.End.Status)
+		}
+		s.why = fmt.Sprintf("the ladder %q stopped: %d of its steps not sustained, the last %s (%s of %.0f ops/s)", st.Ladder.Name, len(s.notSustained), st.Spec.Name, held, st.Spec.Rate)
 	}
 }
 
@@ -667,7 +728,7 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built with an engine that does not record send lag; %s cannot be checked for client lag", st.System, info.Name, spec.Name))
 	}
 	pid := r.drv.Pid()
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec)}
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name}
 	p.End.Started = time.Now()
 	r.sinkFailed(r.cfg.Sink.PhaseStarted(p))
 	r.cfg.Observer.PhaseStarted(st, pid)
@@ -852,7 +913,7 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 
 // addPhase records a phase that did not run, or failed before it started.
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec)}
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name}
 	return r.endPhase(p, end)
 }
 
