@@ -177,9 +177,20 @@ func newSuitesCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				// A ladder reads as one entry: its name and its rates.
 				var names []string
-				for _, p := range s.Phases {
-					names = append(names, p.Name)
+				for i := 0; i < len(s.Phases); i++ {
+					l := s.Ladders[i]
+					if l.Name == "" {
+						names = append(names, s.Phases[i].Name)
+						continue
+					}
+					var rates []string
+					for ; i < len(s.Phases) && s.Ladders[i].Name == l.Name; i++ {
+						rates = append(rates, strconv.FormatFloat(s.Phases[i].Rate, 'f', -1, 64))
+					}
+					i--
+					names = append(names, fmt.Sprintf("%s (ladder: %s ops/s)", l.Name, strings.Join(rates, ", ")))
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", n, strings.Join(names, ", "), strings.TrimSpace(s.Description))
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
 func TestLadderExpansion(t *testing.T) {
@@ -76,5 +77,56 @@ phases:
 				t.Errorf("the phase after the ladder: %+v", last)
 			}
 		})
+	}
+}
+
+// The latency suite is the published ladders' shape: 1,000,000 keys of 256 B, GET
+// and 1:10 ladders at 816 connections to 2,400,000 requests/s, GET at 48 to
+// 300,000, 20 s steps run twice, stopping at the first step not sustained.
+func TestLatencySuiteShape(t *testing.T) {
+	data, _ := suites.Get("latency")
+	s, err := ParseSuite("latency.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, []string{"a"}, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ladder struct {
+		conns       int
+		ratio       string
+		first, last float64
+		steps, reps int
+	}
+	got := map[string]*ladder{}
+	for _, st := range p.Steps {
+		l := st.Ladder
+		if l.Name == "" {
+			continue
+		}
+		if l.StopAfterNS != 1 || st.Spec.Duration != 20*time.Second || st.Spec.Workload.Memtier.ValueMax != 256 || st.Spec.Workload.Memtier.KeyMax != 1_000_000 {
+			t.Errorf("step %s: %+v %+v", st.Spec.Name, l, st.Spec)
+		}
+		g := got[l.Name]
+		if g == nil {
+			g = &ladder{conns: st.Spec.Connections, ratio: fmt.Sprintf("%d:%d", st.Spec.Workload.Memtier.SetRatio, st.Spec.Workload.Memtier.GetRatio), first: st.Spec.Rate}
+			got[l.Name] = g
+		}
+		g.last = st.Spec.Rate
+		if st.Repetition == 0 {
+			g.steps++
+		}
+		g.reps = max(g.reps, st.Repetition+1)
+	}
+	want := map[string]ladder{
+		"get-816":   {816, "0:1", 20000, 2_400_000, 10, 2},
+		"mixed-816": {816, "1:10", 20000, 2_400_000, 10, 2},
+		"get-48":    {48, "0:1", 20000, 300_000, 5, 2},
+	}
+	for name, w := range want {
+		if g := got[name]; g == nil || *g != w {
+			t.Errorf("ladder %s: %+v, want %+v", name, g, w)
+		}
 	}
 }
