@@ -56,6 +56,16 @@ func (d *data) charts() ([]chart, error) {
 		return nil, err
 	}
 	out = append(out, chart{chartsDir + "p999.svg", "p99.9 latency per phase and system", lat})
+	ladders, steps := d.ladderSteps()
+	for _, name := range ladders {
+		svg, err := d.ladderChart(name, steps[name])
+		if err != nil {
+			return nil, err
+		}
+		if svg != nil {
+			out = append(out, chart{chartsDir + "ladder-" + unsafeName.ReplaceAllString(name, "_") + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
+		}
+	}
 	for _, ph := range d.measured {
 		svg, err := d.timeChart(ph)
 		if err != nil {

@@ -8,6 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/cmpbench/cmpbench/archive"
 )
 
@@ -17,18 +23,8 @@ import (
 // system's ladder had stopped. Rows are the steps any system ran. Repetitions are pooled: their histograms merged,
 // which is exact (the published tables averaged two runs' percentiles instead).
 func (d *data) ladders(b *strings.Builder) {
-	var names []string
-	steps := map[string][]phaseRef{}
-	for _, ph := range d.measured {
-		if l := ph.info.Ladder; l != "" {
-			if _, seen := steps[l]; !seen {
-				names = append(names, l)
-			}
-			steps[l] = append(steps[l], ph)
-		}
-	}
+	names, steps := d.ladderSteps()
 	for _, name := range names {
-		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(a.info.Rate, b.info.Rate) })
 		first := steps[name][0].info
 		fmt.Fprintf(b, "### Ladder %s\n\n%s; %d connections; each step %s.\n\n", name, first.Workload, first.Connections, time.Duration(first.DurationNs))
 		for _, t := range []struct {
@@ -56,6 +52,101 @@ func (d *data) ladders(b *strings.Builder) {
 			b.WriteString("\n")
 		}
 	}
+}
+
+// ladderSteps are the suite's ladders in order and, for each, its steps by rate.
+func (d *data) ladderSteps() ([]string, map[string][]phaseRef) {
+	var names []string
+	steps := map[string][]phaseRef{}
+	for _, ph := range d.measured {
+		if l := ph.info.Ladder; l != "" {
+			if _, seen := steps[l]; !seen {
+				names = append(names, l)
+			}
+			steps[l] = append(steps[l], ph)
+		}
+	}
+	for _, name := range names {
+		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(a.info.Rate, b.info.Rate) })
+	}
+	return names, steps
+}
+
+// ladderChart draws a ladder's response-time p50, p99 and p99.9 against the rate
+// each step achieved, per system; a step not sustained is a hollow point.
+func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = "Ladder " + name + ": response time against the rate achieved (hollow: not sustained)"
+	p.X.Label.Text = "ops/s achieved (repetitions averaged)"
+	p.Y.Label.Text = "ms (log scale), repetitions pooled"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	drawn := false
+	var highest float64
+	for i, sys := range d.systems {
+		for j, q := range []float64{50, 99, 99.9} {
+			var line, held, ns plotter.XYs
+			for _, ph := range steps {
+				reps := d.cell(ph, sys).measured()
+				var rows []archive.SummaryRow
+				var achieved float64
+				sustained := true
+				for _, r := range reps {
+					if r.info.Status != "ok" {
+						rows = nil
+						break
+					}
+					rows = append(rows, r.rows...)
+					achieved += r.throughput / float64(len(reps))
+					sustained = sustained && r.sustained()
+				}
+				h := mergeEncoded(rows, func(r archive.SummaryRow) []byte { return r.RespHDR })
+				if h == nil || h.TotalCount() == 0 {
+					continue
+				}
+				xy := plotter.XY{X: achieved, Y: float64(h.ValueAtQuantile(q)) / 1e6}
+				highest = max(highest, xy.Y)
+				line = append(line, xy)
+				if sustained {
+					held = append(held, xy)
+				} else {
+					ns = append(ns, xy)
+				}
+			}
+			if len(line) == 0 {
+				continue
+			}
+			color := plotutil.Color(i)
+			ln, err := plotter.NewLine(line)
+			if err != nil {
+				return nil, err
+			}
+			ln.Color, ln.Width, ln.Dashes = color, vg.Points(1.2), plotutil.Dashes(j)
+			p.Add(ln)
+			p.Legend.Add(fmt.Sprintf("%s p%g", sys, q), ln)
+			for _, pts := range []struct {
+				xys   plotter.XYs
+				glyph draw.GlyphDrawer
+			}{{held, draw.CircleGlyph{}}, {ns, draw.RingGlyph{}}} {
+				if len(pts.xys) == 0 {
+					continue
+				}
+				s, err := plotter.NewScatter(pts.xys)
+				if err != nil {
+					return nil, err
+				}
+				s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = color, vg.Points(2.5), pts.glyph
+				p.Add(s)
+			}
+			drawn = true
+		}
+	}
+	if !drawn {
+		return nil, nil
+	}
+	p.Y.Max = highest * math.Pow(10, 0.3*float64(len(d.systems)))
+	return render(p, 8*vg.Inch, 4.5*vg.Inch)
 }
 
 func (d *data) ladderCell(c cell, hdr func(archive.SummaryRow) []byte) string {

@@ -572,6 +572,9 @@ phases:
 			t.Errorf("report lacks %q:\n%s", want, rep)
 		}
 	}
+	if texts := svgText(t, filepath.Join(a.Dir, "charts", "ladder-get.svg")); !slices.Contains(texts, "redis p50") || !slices.Contains(texts, "redis p99.9") {
+		t.Errorf("the ladder chart has no series for redis: %q", texts)
+	}
 	if !regexp.MustCompile(`\| 1,000 \| \d+\.\d{3} / \d+\.\d{3} \|`).Match(rep) {
 		t.Errorf("the 1,000 ops/s step has no p50 / p99:\n%s", rep)
 	}
