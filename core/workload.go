@@ -77,6 +77,9 @@ const (
 	PatternGaussian    KeyPattern = 'G'
 	PatternSequential  KeyPattern = 'S'
 	PatternPartitioned KeyPattern = 'P'
+	// PatternZipf draws keys from a Zipf distribution over the range, the lowest
+	// key the most frequent, as memtier's Z (exponent MemtierSpec.ZipfExp).
+	PatternZipf KeyPattern = 'Z'
 )
 
 // MarshalText writes the pattern as its letter.
@@ -93,11 +96,11 @@ func (p *KeyPattern) UnmarshalText(b []byte) error {
 func ParseKeyPattern(s string) (KeyPattern, error) {
 	if len(s) == 1 {
 		switch p := KeyPattern(s[0]); p {
-		case PatternUniform, PatternGaussian, PatternSequential, PatternPartitioned:
+		case PatternUniform, PatternGaussian, PatternSequential, PatternPartitioned, PatternZipf:
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("key pattern %q is not one of R (uniform), G (gaussian), S (sequential), P (partitioned)", s)
+	return 0, fmt.Errorf("key pattern %q is not one of R (uniform), G (gaussian), S (sequential), P (partitioned), Z (zipf)", s)
 }
 
 // MemtierSpec is a memtier_benchmark-style mix of SET and GET.
@@ -109,7 +112,10 @@ type MemtierSpec struct {
 	// GaussMedian and GaussStddev shape pattern G; zero means memtier's defaults
 	// (the middle of the range, and a sixth of it).
 	GaussMedian, GaussStddev float64
-	ValueMin, ValueMax       int // bytes, inclusive; equal for a fixed size
+	// ZipfExp is pattern Z's exponent, in (0, 5) as memtier's --key-zipf-exp; zero
+	// means memtier's default, 1.
+	ZipfExp            float64
+	ValueMin, ValueMax int // bytes, inclusive; equal for a fixed size
 	// MissFraction of GETs go to keys just past KeyMax, which were never written.
 	MissFraction float64
 }
@@ -158,6 +164,9 @@ func (m MemtierSpec) Validate(connections int) []error {
 	}
 	if m.GaussStddev < 0 {
 		add("gaussian stddev must not be negative")
+	}
+	if m.ZipfExp < 0 || m.ZipfExp >= 5 {
+		add("key_zipf_exp %g must be in (0, 5), as memtier's", m.ZipfExp)
 	}
 	if connections > 0 && m.KeyMax >= m.KeyMin {
 		for _, p := range []KeyPattern{m.SetPattern, m.GetPattern} {

@@ -84,7 +84,7 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 			SetRatio: int32(w.SetRatio), GetRatio: int32(w.GetRatio),
 			SetPattern: string(w.SetPattern), GetPattern: string(w.GetPattern),
 			KeyMin: w.KeyMin, KeyMax: w.KeyMax, KeyPrefix: w.KeyPrefix,
-			GaussMedian: w.GaussMedian, GaussStddev: w.GaussStddev,
+			GaussMedian: w.GaussMedian, GaussStddev: w.GaussStddev, ZipfExp: w.ZipfExp,
 			ValueMin: int32(w.ValueMin), ValueMax: int32(w.ValueMax), MissFraction: w.MissFraction,
 		}}
 	}
@@ -114,7 +114,7 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 			SetRatio: int(w.GetSetRatio()), GetRatio: int(w.GetGetRatio()),
 			SetPattern: pattern(w.GetSetPattern()), GetPattern: pattern(w.GetGetPattern()),
 			KeyMin: w.GetKeyMin(), KeyMax: w.GetKeyMax(), KeyPrefix: w.GetKeyPrefix(),
-			GaussMedian: w.GetGaussMedian(), GaussStddev: w.GetGaussStddev(),
+			GaussMedian: w.GetGaussMedian(), GaussStddev: w.GetGaussStddev(), ZipfExp: w.GetZipfExp(),
 			ValueMin: int(w.GetValueMin()), ValueMax: int(w.GetValueMax()), MissFraction: w.GetMissFraction(),
 		}
 	}

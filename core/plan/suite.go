@@ -188,6 +188,7 @@ type memtierDoc struct {
 	KeyPrefix    *string `yaml:"key_prefix"`
 	KeyMedian    float64 `yaml:"key_median"`
 	KeyStddev    float64 `yaml:"key_stddev"`
+	KeyZipfExp   float64 `yaml:"key_zipf_exp"` // pattern Z's exponent (memtier --key-zipf-exp)
 	ValueSize    string  `yaml:"value_size"` // "256" or "1024-4096"
 	MissFraction float64 `yaml:"miss_fraction"`
 }
@@ -453,7 +454,7 @@ func (d *probeDoc) spec(kind core.PhaseKind, read, write core.OpKind) (*core.Pro
 
 func (d memtierDoc) spec() (core.MemtierSpec, []error) {
 	var errs []error
-	m := core.MemtierSpec{KeyMin: DefaultKeyMin, KeyMax: d.KeyMax, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, MissFraction: d.MissFraction}
+	m := core.MemtierSpec{KeyMin: DefaultKeyMin, KeyMax: d.KeyMax, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, ZipfExp: d.KeyZipfExp, MissFraction: d.MissFraction}
 	ratio := or(d.Ratio, DefaultRatio)
 	sets, gets, ok := pair(ratio, ":")
 	if !ok {

@@ -1,5 +1,5 @@
-// Package keys chooses key indices for workloads: uniform, gaussian, sequential and
-// partitioned. Every chooser belongs to one worker and is not safe for concurrent use.
+// Package keys chooses key indices for workloads: uniform, gaussian, sequential,
+// partitioned and zipf. Every chooser belongs to one worker and is not safe for concurrent use.
 package keys
 
 import (
@@ -20,8 +20,10 @@ func NewRand(seed uint64, worker int, stream uint64) *rand.Rand {
 }
 
 // New returns the chooser for a pattern over [min, max].
-func New(p core.KeyPattern, rng *rand.Rand, min, max int64, median, stddev float64, worker, workers int) Chooser {
+func New(p core.KeyPattern, rng *rand.Rand, min, max int64, median, stddev, zipfExp float64, worker, workers int) Chooser {
 	switch p {
+	case core.PatternZipf:
+		return NewZipf(rng, min, max, zipfExp)
 	case core.PatternGaussian:
 		return NewGaussian(rng, min, max, median, stddev)
 	case core.PatternSequential:
@@ -126,4 +128,66 @@ func (p *Partitioned) Next() int64 {
 		p.next = p.first
 	}
 	return v
+}
+
+// Zipf draws key k of [min, max] with probability proportional to 1/k^exp (keys
+// numbered from 1 when min is 0), the lowest key the most frequent: memtier's
+// pattern Z, by the same method, rejection-inversion (Hörmann and Derflinger,
+// "Rejection-inversion to generate variates from monotone discrete
+// distributions", ACM TOMACS 6(3), 1996), which needs no table of the range.
+type Zipf struct {
+	rng                *rand.Rand
+	min, max           float64
+	exp                float64 // 0 is uniform
+	oneMinusExp, inv   float64
+	hMin, hMax, accept float64
+	uniform            *Uniform
+}
+
+// NewZipf returns a zipf chooser; exp 0 takes memtier's default, 1.
+func NewZipf(rng *rand.Rand, lo, hi int64, exp float64) *Zipf {
+	if exp == 0 {
+		exp = 1
+	}
+	z := &Zipf{rng: rng, min: float64(max(lo, 1)), exp: exp}
+	z.max = max(float64(hi), z.min)
+	if math.Abs(exp-1) < 1e-4 {
+		z.exp = 1
+		z.hMin = math.Log(z.min+0.5) - 1/z.min
+		z.hMax = math.Log(z.max + 0.5)
+		z.accept = z.min + 1 - math.Exp(math.Log(z.min+1.5)-1/(z.min+1))
+		return z
+	}
+	z.oneMinusExp = 1 - exp
+	z.inv = 1 / z.oneMinusExp
+	z.hMin = math.Pow(z.min+0.5, z.oneMinusExp) - z.oneMinusExp*math.Pow(z.min, -exp)
+	z.hMax = math.Pow(z.max+0.5, z.oneMinusExp)
+	t := math.Pow(z.min+1.5, z.oneMinusExp) - z.oneMinusExp*math.Pow(z.min+1, -exp)
+	z.accept = z.min + 1 - math.Pow(t, z.inv)
+	return z
+}
+
+// Next implements Chooser.
+func (z *Zipf) Next() int64 {
+	for {
+		u := z.hMin + z.rng.Float64()*(z.hMax-z.hMin)
+		var x float64
+		if z.exp == 1 {
+			x = math.Exp(u)
+		} else {
+			x = math.Pow(u, z.inv)
+		}
+		x = math.Min(math.Max(x, z.min-0.5+1e-9), z.max+0.5-1e-9)
+		k := math.Floor(x + 0.5)
+		if k-x <= z.accept {
+			return int64(k)
+		}
+		if z.exp == 1 {
+			if u > math.Log(k+0.5)-1/k {
+				return int64(k)
+			}
+		} else if z.inv*(u-math.Pow(k+0.5, z.oneMinusExp)) > -math.Pow(k, -z.exp) {
+			return int64(k)
+		}
+	}
 }

@@ -123,3 +123,42 @@ func TestUniformCoversRangeEvenly(t *testing.T) {
 		}
 	}
 }
+
+// Pattern Z: key k of the range is drawn with probability proportional to
+// 1/k^exp, as memtier's Z.
+func TestZipf(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lo, hi   int64
+		exp      float64
+		ratioOf  [2]int64 // two keys whose frequencies are compared
+		ratio    float64  // (b/a)^exp: how much more often a is drawn
+		firstMin float64  // the share of the lowest key, at least
+	}{
+		{"memtier's default exponent", 1, 1000, 0, [2]int64{1, 2}, 2, 0.12},
+		{"exponent 1", 1, 1000, 1, [2]int64{2, 8}, 4, 0.12},
+		{"exponent 0.5", 1, 1000, 0.5, [2]int64{1, 4}, 2, 0.01},
+		{"exponent 2", 1, 100, 2, [2]int64{1, 3}, 9, 0.55},
+		{"a range from 0 counts from 1", 0, 50, 1, [2]int64{1, 5}, 5, 0.2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := NewZipf(NewRand(7, 0, 0), tc.lo, tc.hi, tc.exp)
+			const n = 400_000
+			counts := map[int64]int{}
+			for range n {
+				k := z.Next()
+				if k < max(tc.lo, 1) || k > tc.hi {
+					t.Fatalf("key %d outside [%d, %d]", k, tc.lo, tc.hi)
+				}
+				counts[k]++
+			}
+			a, b := counts[tc.ratioOf[0]], counts[tc.ratioOf[1]]
+			if got := float64(a) / float64(b); math.Abs(got-tc.ratio)/tc.ratio > 0.06 {
+				t.Errorf("key %d drawn %.3f times as often as key %d, want %.3f", tc.ratioOf[0], got, tc.ratioOf[1], tc.ratio)
+			}
+			if share := float64(counts[max(tc.lo, 1)]) / n; share < tc.firstMin {
+				t.Errorf("the lowest key has %.3f of the draws, want at least %.3f", share, tc.firstMin)
+			}
+		})
+	}
+}

@@ -37,8 +37,8 @@ func New(spec core.MemtierSpec, seed uint64, worker, workers int) *Source {
 	rng := keys.NewRand(seed, worker, 1)
 	s := &Source{
 		rng:          rng,
-		set:          keys.New(spec.SetPattern, rng, spec.KeyMin, spec.KeyMax, spec.GaussMedian, spec.GaussStddev, worker, workers),
-		get:          keys.New(spec.GetPattern, rng, spec.KeyMin, spec.KeyMax, spec.GaussMedian, spec.GaussStddev, worker, workers),
+		set:          keys.New(spec.SetPattern, rng, spec.KeyMin, spec.KeyMax, spec.GaussMedian, spec.GaussStddev, spec.ZipfExp, worker, workers),
+		get:          keys.New(spec.GetPattern, rng, spec.KeyMin, spec.KeyMax, spec.GaussMedian, spec.GaussStddev, spec.ZipfExp, worker, workers),
 		cycle:        spec.SetRatio + spec.GetRatio,
 		sets:         spec.SetRatio,
 		prefixLen:    len(spec.KeyPrefix),

@@ -685,6 +685,7 @@ type MemtierSpec struct {
 	ValueMin      int32                  `protobuf:"varint,10,opt,name=value_min,json=valueMin,proto3" json:"value_min,omitempty"`
 	ValueMax      int32                  `protobuf:"varint,11,opt,name=value_max,json=valueMax,proto3" json:"value_max,omitempty"`
 	MissFraction  float64                `protobuf:"fixed64,12,opt,name=miss_fraction,json=missFraction,proto3" json:"miss_fraction,omitempty"`
+	ZipfExp       float64                `protobuf:"fixed64,13,opt,name=zipf_exp,json=zipfExp,proto3" json:"zipf_exp,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -799,6 +800,13 @@ func (x *MemtierSpec) GetValueMax() int32 {
 func (x *MemtierSpec) GetMissFraction() float64 {
 	if x != nil {
 		return x.MissFraction
+	}
+	return 0
+}
+
+func (x *MemtierSpec) GetZipfExp() float64 {
+	if x != nil {
+		return x.ZipfExp
 	}
 	return 0
 }
@@ -2311,7 +2319,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"StatsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xff\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9a\x03\n" +
 	"\vMemtierSpec\x12\x1b\n" +
 	"\tset_ratio\x18\x01 \x01(\x05R\bsetRatio\x12\x1b\n" +
 	"\tget_ratio\x18\x02 \x01(\x05R\bgetRatio\x12\x1f\n" +
@@ -2328,7 +2336,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tvalue_min\x18\n" +
 	" \x01(\x05R\bvalueMin\x12\x1b\n" +
 	"\tvalue_max\x18\v \x01(\x05R\bvalueMax\x12#\n" +
-	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\"\xa4\x03\n" +
+	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\x12\x19\n" +
+	"\bzipf_exp\x18\r \x01(\x01R\azipfExp\"\xa4\x03\n" +
 	"\bYCSBSpec\x12!\n" +
 	"\frecord_count\x18\x01 \x01(\x03R\vrecordCount\x12\x1f\n" +
 	"\vfield_count\x18\x02 \x01(\x05R\n" +
