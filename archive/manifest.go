@@ -127,12 +127,18 @@ type PhaseInfo struct {
 	IntervalNs  int64          `json:"interval_ns"`
 	Seed        uint64         `json:"seed"`
 	// Ladder names the fixed-rate ladder the phase is a step of (suite `ladder:`).
-	Ladder    string            `json:"ladder,omitempty"`
-	Memtier   *core.MemtierSpec `json:"memtier,omitempty"`
-	ProbeRate float64           `json:"probe_rate,omitempty"`
-	ProbeOp   string            `json:"probe_op,omitempty"`
-	Status    core.PhaseStatus  `json:"status"`
-	Error     string            `json:"error,omitempty"`
+	Ladder string `json:"ladder,omitempty"`
+	// Sweep names the concurrency sweep the phase is a step of, with the knee rule
+	// (core.Knee); KneeOf the sweep at whose knee the phase ran.
+	Sweep           string            `json:"sweep,omitempty"`
+	SweepGain       float64           `json:"sweep_gain,omitempty"`
+	SweepP99BoundNs int64             `json:"sweep_p99_bound_ns,omitempty"`
+	KneeOf          string            `json:"knee_of,omitempty"`
+	Memtier         *core.MemtierSpec `json:"memtier,omitempty"`
+	ProbeRate       float64           `json:"probe_rate,omitempty"`
+	ProbeOp         string            `json:"probe_op,omitempty"`
+	Status          core.PhaseStatus  `json:"status"`
+	Error           string            `json:"error,omitempty"`
 	// ErrorSamples are the first distinct operation errors, "class: message".
 	ErrorSamples []string  `json:"error_samples,omitempty"`
 	Started      time.Time `json:"started"`

@@ -56,7 +56,13 @@ type PhaseRun struct {
 	// Ladder names the fixed-rate ladder the phase is a step of, as the suite wrote
 	// it; "" for other phases.
 	Ladder string
-	End    PhaseEnd
+	// Sweep names the concurrency sweep the phase is a step of, with its knee rule
+	// (core.Knee's gain and p99 bound); KneeOf the sweep at whose knee the phase ran.
+	Sweep         string
+	SweepGain     float64
+	SweepP99Bound time.Duration
+	KneeOf        string
+	End           PhaseEnd
 	// Totals holds one OpInterval per op kind, in OpKind order: every interval merged.
 	Totals []OpInterval
 	// Intervals is how many intervals arrived.

@@ -101,6 +101,7 @@ func (d *data) markdown(charts []chart) []byte {
 	w("\n\n")
 	d.sideBySide(&b)
 	d.ladders(&b)
+	d.sweeps(&b)
 	d.tables(&b)
 
 	if len(charts) > 0 {

@@ -357,7 +357,11 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 	fmt.Fprintln(tw, "#\tSYSTEM\tPHASE\tKIND\tSHAPE\tBOUND\tWORKLOAD\tSEED")
 	for i, st := range p.Steps {
 		s := st.Spec
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, plan.Shape(s), plan.Bound(s), s.Workload.Describe(), s.Seed)
+		shape := plan.Shape(s)
+		if st.KneeOf != "" {
+			shape = "closed loop, the knee of " + st.KneeOf
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), s.Workload.Describe(), s.Seed)
 	}
 	tw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -577,6 +578,52 @@ phases:
 	}
 	if !regexp.MustCompile(`\| 1,000 \| \d+\.\d{3} / \d+\.\d{3} \|`).Match(rep) {
 		t.Errorf("the 1,000 ops/s step has no p50 / p99:\n%s", rep)
+	}
+	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
+		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A concurrency sweep finds a knee, and the phase written with connections: knee
+// runs there; the report's sweep table marks the same knee.
+func TestSweepFindsTheKneeIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "s.yaml", `name: sw
+defaults: {memtier: {key_max: 1000, value_size: 32}}
+phases:
+  - {name: load, kind: load, duration: 30s, connections: 4, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: reads, memtier: {ratio: "1:10"}, sweep: {connections: [1, 2, 4, 8], step: 1s}}
+  - {name: at-knee, duration: 1s, connections: knee, memtier: {ratio: "1:10"}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", "s.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	var knee int
+	for _, p := range a.Manifest.Phases {
+		if p.Name == "at-knee" {
+			knee = p.Connections
+			if p.KneeOf != "reads" {
+				t.Errorf("at-knee does not say whose knee it ran at: %q", p.KneeOf)
+			}
+		}
+		if strings.HasPrefix(p.Name, "reads@") && (p.Sweep != "reads" || p.SweepGain != 0.1) {
+			t.Errorf("step %s: sweep %q gain %g", p.Name, p.Sweep, p.SweepGain)
+		}
+	}
+	if !slices.Contains([]int{1, 2, 4, 8}, knee) {
+		t.Fatalf("at-knee ran at %d connections, not one of the sweep's", knee)
+	}
+	if want := fmt.Sprintf("redis: at-knee runs at the knee of reads: %d connections", knee); !strings.Contains(r.stderr, want) {
+		t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+	}
+	rep, _ := a.ReadFile(archive.ReportFile)
+	for _, want := range []string{"### Sweep reads", fmt.Sprintf("**redis** — knee at %d connections", knee), fmt.Sprintf("| **%d** (knee) |", knee), "| p99.99 ms (worst op) |"} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
 	}
 	if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
 		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)

@@ -18,6 +18,10 @@ type Step struct {
 	Spec       core.PhaseSpec
 	Checks     Checks
 	Ladder     Ladder // the step's ladder; zero for a phase that is not a step
+	Sweep      Sweep  // the step's sweep; zero for a phase that is not a step
+	// KneeOf names the sweep at whose knee the phase runs (connections: knee): the
+	// runner sets its connections.
+	KneeOf string
 }
 
 // insertStride separates the record numbers that the phases (and repetitions) of a
@@ -103,7 +107,11 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 				if i < len(suite.Checks) {
 					checks = suite.Checks[i]
 				}
-				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks, Ladder: ladder})
+				st := Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks, Ladder: ladder}
+				if i < len(suite.Sweeps) {
+					st.Sweep, st.KneeOf = suite.Sweeps[i], suite.KneeOf[i]
+				}
+				p.Steps = append(p.Steps, st)
 			}
 		}
 	}

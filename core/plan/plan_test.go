@@ -166,7 +166,7 @@ phases:
 		{"wrong type", `name: x
 phases:
   - {name: a, duration: 1s, connections: many, memtier: {key_max: 5}}
-`, []string{"x.yaml:3:", "cannot unmarshal"}},
+`, []string{"x.yaml:3:", `connections "many" is not a number, nor knee`}},
 		{"rate 0 and connections 0", `name: x
 phases:
   - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}

@@ -5,6 +5,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,49 @@ type Suite struct {
 	// Ladders say which phases are the steps of a fixed-rate ladder (same index as
 	// Phases; the zero Ladder for the others).
 	Ladders []Ladder
+	// Sweeps say which phases are the steps of a concurrency sweep, and KneeOf
+	// which phases run at a sweep's knee (the sweep's name); both same index as
+	// Phases.
+	Sweeps []Sweep
+	KneeOf []string
+}
+
+// Sweep is what a step of a concurrency sweep knows of its sweep: a phase written
+// with `sweep:` becomes one closed-loop measured phase per connection count, named
+// "<name>@<connections>c". Its knee (core.Knee) is where later phases that say
+// `connections: knee` run.
+type Sweep struct {
+	Name     string  // the phase as written; "" for a phase that is not a step
+	Gain     float64 // core.Knee's gain: 0.10 unless the suite says
+	P99Bound time.Duration
+}
+
+// connectionsDoc is a phase's connections: a number, or `knee` (the knee of the
+// last sweep before the phase) or `knee:<sweep>`.
+type connectionsDoc struct {
+	n     int
+	knee  bool
+	sweep string // "" for the last sweep before
+}
+
+func (c *connectionsDoc) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if v, ok := strings.CutPrefix(n.Value, "knee"); ok && (v == "" || strings.HasPrefix(v, ":")) {
+			c.knee, c.sweep = true, strings.TrimPrefix(v, ":")
+			return nil
+		}
+	}
+	if err := n.Decode(&c.n); err != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: connections %q is not a number, nor knee (the knee of the last sweep before), nor knee:<sweep>", n.Line, n.Value)}}
+	}
+	return nil
+}
+
+type sweepDoc struct {
+	Connections []int           `yaml:"connections"`
+	Step        config.Duration `yaml:"step"`
+	Gain        *float64        `yaml:"gain"`      // default core.DefaultKneeGain
+	P99Bound    config.Duration `yaml:"p99_bound"` // 0: none
 }
 
 // Ladder is what a step of a fixed-rate ladder knows of its ladder: a phase
@@ -74,7 +118,7 @@ type suiteFile struct {
 type phaseDoc struct {
 	Name        string          `yaml:"name"`
 	Kind        string          `yaml:"kind"`
-	Connections *int            `yaml:"connections"`
+	Connections *connectionsDoc `yaml:"connections"`
 	Rate        *float64        `yaml:"rate"`
 	Poisson     bool            `yaml:"poisson"`
 	Duration    config.Duration `yaml:"duration"`
@@ -84,6 +128,7 @@ type phaseDoc struct {
 	Validate    bool            `yaml:"validate"`
 	Restart     bool            `yaml:"restart"`
 	Ladder      *ladderDoc      `yaml:"ladder"`
+	Sweep       *sweepDoc       `yaml:"sweep"`
 	Memtier     *memtierDoc     `yaml:"memtier"`
 	YCSB        *ycsbDoc        `yaml:"ycsb"`
 }
@@ -213,6 +258,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		errs = append(errs, checkKeys(file, &f.Defaults)...)
 	}
 	seen := map[string]int{}
+	var sweeps []string // the sweeps so far, for connections: knee
 	for _, pn := range f.Phases {
 		pn := pn
 		var pd phaseDoc
@@ -227,6 +273,40 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 			errs = append(errs, fmt.Errorf("%s: name already used at line %d", at, prev))
 		}
 		seen[pd.Name] = pn.Line
+		if pd.Sweep != nil {
+			steps, serrs := pd.sweep()
+			for _, e := range serrs {
+				errs = append(errs, fmt.Errorf("%s: %v", at, e))
+			}
+			gain := core.DefaultKneeGain
+			if pd.Sweep.Gain != nil {
+				gain = *pd.Sweep.Gain
+			}
+			for _, spec := range steps {
+				s.Phases = append(s.Phases, spec)
+				s.Checks = append(s.Checks, Checks{})
+				s.Ladders = append(s.Ladders, Ladder{})
+				s.Sweeps = append(s.Sweeps, Sweep{Name: pd.Name, Gain: gain, P99Bound: time.Duration(pd.Sweep.P99Bound)})
+				s.KneeOf = append(s.KneeOf, "")
+			}
+			sweeps = append(sweeps, pd.Name)
+			continue
+		}
+		kneeOf := ""
+		if c := pd.Connections; c != nil && c.knee {
+			switch {
+			case pd.Ladder != nil:
+				errs = append(errs, fmt.Errorf("%s: connections: knee is for phases after a sweep, not a ladder", at))
+			case c.sweep == "" && len(sweeps) == 0:
+				errs = append(errs, fmt.Errorf("%s: connections: knee, but no sweep comes before this phase", at))
+			case c.sweep == "":
+				kneeOf = sweeps[len(sweeps)-1]
+			case !slices.Contains(sweeps, c.sweep):
+				errs = append(errs, fmt.Errorf("%s: connections: knee:%s, but no sweep of that name comes before this phase", at, c.sweep))
+			default:
+				kneeOf = c.sweep
+			}
+		}
 		if pd.Ladder != nil {
 			steps, lerrs := pd.ladder(file)
 			for _, e := range lerrs {
@@ -240,6 +320,8 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 					stop = *pd.Ladder.StopAfterNS
 				}
 				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat})
+				s.Sweeps = append(s.Sweeps, Sweep{})
+				s.KneeOf = append(s.KneeOf, "")
 			}
 			continue
 		}
@@ -253,11 +335,60 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		s.Phases = append(s.Phases, spec)
 		s.Checks = append(s.Checks, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart})
 		s.Ladders = append(s.Ladders, Ladder{})
+		s.Sweeps = append(s.Sweeps, Sweep{})
+		s.KneeOf = append(s.KneeOf, kneeOf)
 	}
 	if len(errs) > 0 {
 		return nil, config.Errors(errs)
 	}
 	return s, nil
+}
+
+// sweep expands a phase written with `sweep:` into its steps: one closed-loop
+// measured phase per connection count, named "<name>@<connections>c".
+func (d phaseDoc) sweep() ([]core.PhaseSpec, []error) {
+	w := d.Sweep
+	var errs []error
+	if d.Rate != nil {
+		errs = append(errs, fmt.Errorf("a sweep's steps are closed loop: leave rate out"))
+	}
+	if d.Kind != "" && core.PhaseKind(d.Kind) != core.PhaseMeasured {
+		errs = append(errs, fmt.Errorf("a sweep's steps are measured phases: leave kind out"))
+	}
+	if w.Gain != nil && (*w.Gain <= 0 || *w.Gain >= 10) || w.P99Bound < 0 {
+		errs = append(errs, fmt.Errorf("sweep: gain is a fraction above 0 (0.10 is 10%%), p99_bound a duration"))
+	}
+	if w.Step > 0 {
+		d.Duration = w.Step
+	}
+	if d.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("sweep: step (how long each connection count runs) is required"))
+	}
+	if len(w.Connections) == 0 || len(w.Connections) > maxLadderSteps {
+		errs = append(errs, fmt.Errorf("sweep: connections lists 1 to %d connection counts", maxLadderSteps))
+	}
+	for i, c := range w.Connections {
+		if c < 1 || i > 0 && c <= w.Connections[i-1] {
+			errs = append(errs, fmt.Errorf("sweep: connections must be positive and rising, got %v", w.Connections))
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var steps []core.PhaseSpec
+	for _, c := range w.Connections {
+		step := d
+		step.Sweep, step.Kind = nil, string(core.PhaseMeasured)
+		step.Name = fmt.Sprintf("%s@%dc", d.Name, c)
+		step.Connections = &connectionsDoc{n: c}
+		spec, serrs := step.spec()
+		for _, e := range serrs {
+			errs = append(errs, fmt.Errorf("step %s: %v", step.Name, e))
+		}
+		steps = append(steps, spec)
+	}
+	return steps, errs
 }
 
 // ladder expands a phase written with `ladder:` into its steps: one measured phase
@@ -319,7 +450,10 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 		p.Kind = core.PhaseMeasured
 	}
 	if d.Connections != nil {
-		p.Connections = *d.Connections // Validate refuses fewer than one
+		p.Connections = d.Connections.n // Validate refuses fewer than one
+		if d.Connections.knee {
+			p.Connections = 1 // the runner puts the knee's connections in
+		}
 	}
 	if d.Rate != nil {
 		if *d.Rate == 0 {

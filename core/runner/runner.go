@@ -213,6 +213,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 	// failed, a server that lost it): they are skipped until the next load.
 	var broken string
 	ladders := ladderStops{}
+	sweeps := sweepPoints{}
 	for i, st := range r.steps {
 		if ctx.Err() != nil {
 			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
@@ -258,8 +259,23 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 				continue
 			}
 		}
+		if st.KneeOf != "" {
+			conns, why := sweeps.knee(st.KneeOf)
+			if why == "" {
+				st.Spec.Connections = conns
+				if errs := st.Spec.Validate(); len(errs) > 0 {
+					why = fmt.Sprintf("at the knee of %q (%d connections): %v", st.KneeOf, conns, errors.Join(errs...))
+				}
+			}
+			if why != "" {
+				r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: why, Started: time.Now(), Ended: time.Now()})
+				continue
+			}
+			r.cfg.Observer.Note(fmt.Sprintf("%s: %s runs at the knee of %s: %d connections", r.info.Name, st.Spec.Name, st.KneeOf, conns))
+		}
 		p := r.runPhase(ctx, st)
 		ladders.ended(st, p)
+		sweeps.ended(st, p)
 		if st.Spec.Kind == core.PhaseLoad {
 			r.loaded = 0
 			for _, t := range p.Totals {
@@ -333,6 +349,60 @@ func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
 		}
 		s.why = fmt.Sprintf("the ladder %q stopped: %d of its steps not sustained, the last %s (%s of %.0f ops/s)", st.Ladder.Name, len(s.notSustained), st.Spec.Name, held, st.Spec.Rate)
 	}
+}
+
+// sweepPoints gathers what a system's concurrency sweeps measured, step by step,
+// for the phases that run at a sweep's knee.
+type sweepPoints map[string]*sweepState
+
+type sweepState struct {
+	sweep  plan.Sweep
+	index  []int // the steps' suite indexes, in order
+	points map[int]*core.SweepPoint
+	reps   map[int]int
+}
+
+func (s sweepPoints) ended(st plan.Step, p *core.PhaseRun) {
+	if st.Sweep.Name == "" {
+		return
+	}
+	w := s[st.Sweep.Name]
+	if w == nil {
+		w = &sweepState{sweep: st.Sweep, points: map[int]*core.SweepPoint{}, reps: map[int]int{}}
+		s[st.Sweep.Name] = w
+	}
+	pt := w.points[st.Index]
+	if pt == nil {
+		pt = &core.SweepPoint{Connections: st.Spec.Connections, OK: true}
+		w.points[st.Index] = pt
+		w.index = append(w.index, st.Index)
+	}
+	// Repetitions: the mean throughput, the worst p99; a repetition not ok spoils the step.
+	achieved, _ := core.Sustained(p)
+	n := float64(w.reps[st.Index])
+	pt.Throughput = (pt.Throughput*n + achieved) / (n + 1)
+	w.reps[st.Index]++
+	for _, t := range p.Totals {
+		pt.P99 = max(pt.P99, t.Response.P99)
+	}
+	pt.OK = pt.OK && p.End.Status == core.StatusOK
+}
+
+// knee is the connections at the knee of a sweep, or why there is none.
+func (s sweepPoints) knee(name string) (int, string) {
+	w := s[name]
+	if w == nil {
+		return 0, fmt.Sprintf("no knee: the sweep %q did not run", name)
+	}
+	points := make([]core.SweepPoint, len(w.index))
+	for i, idx := range w.index {
+		points[i] = *w.points[idx]
+	}
+	k := core.Knee(points, w.sweep.Gain, int64(w.sweep.P99Bound))
+	if k < 0 {
+		return 0, fmt.Sprintf("no knee: the first step of the sweep %q did not end ok", name)
+	}
+	return points[k].Connections, ""
 }
 
 // openTimeout bounds one attempt to open a system.
@@ -728,7 +798,8 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built with an engine that does not record send lag; %s cannot be checked for client lag", st.System, info.Name, spec.Name))
 	}
 	pid := r.drv.Pid()
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name}
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name,
+		Sweep: st.Sweep.Name, SweepGain: st.Sweep.Gain, SweepP99Bound: st.Sweep.P99Bound, KneeOf: st.KneeOf}
 	p.End.Started = time.Now()
 	r.sinkFailed(r.cfg.Sink.PhaseStarted(p))
 	r.cfg.Observer.PhaseStarted(st, pid)
@@ -913,7 +984,8 @@ func (r *systemRunner) sampleStats(ctx context.Context, point string) []core.Sta
 
 // addPhase records a phase that did not run, or failed before it started.
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name}
+	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name,
+		Sweep: st.Sweep.Name, SweepGain: st.Sweep.Gain, SweepP99Bound: st.Sweep.P99Bound, KneeOf: st.KneeOf}
 	return r.endPhase(p, end)
 }
 
