@@ -234,7 +234,7 @@ type memtierDoc struct {
 	KeyMedian    float64 `yaml:"key_median"`
 	KeyStddev    float64 `yaml:"key_stddev"`
 	KeyZipfExp   float64 `yaml:"key_zipf_exp"` // pattern Z's exponent (memtier --key-zipf-exp)
-	ValueSize    string  `yaml:"value_size"` // "256" or "1024-4096"
+	ValueSize    string  `yaml:"value_size"`   // "256" or "1024-4096"
 	MissFraction float64 `yaml:"miss_fraction"`
 }
 
