@@ -138,10 +138,9 @@ func (p *Partitioned) Next() int64 {
 type Zipf struct {
 	rng                *rand.Rand
 	min, max           float64
-	exp                float64 // 0 is uniform
+	exp                float64
 	oneMinusExp, inv   float64
 	hMin, hMax, accept float64
-	uniform            *Uniform
 }
 
 // NewZipf returns a zipf chooser; exp 0 takes memtier's default, 1.
