@@ -56,6 +56,18 @@ func (d *data) charts() ([]chart, error) {
 		return nil, err
 	}
 	out = append(out, chart{chartsDir + "p999.svg", "p99.9 latency per phase and system", lat})
+	sweeps, sweepSteps := d.sweepSteps()
+	for _, name := range sweeps {
+		tp, curve, err := d.sweepCharts(name, sweepSteps[name])
+		if err != nil {
+			return nil, err
+		}
+		if tp != nil {
+			base := chartsDir + "sweep-" + unsafeName.ReplaceAllString(name, "_")
+			out = append(out, chart{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", tp},
+				chart{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", curve})
+		}
+	}
 	ladders, steps := d.ladderSteps()
 	for _, name := range ladders {
 		svg, err := d.ladderChart(name, steps[name])

@@ -8,6 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -16,19 +22,9 @@ import (
 // throughput and p99.99, the knee marked — computed from the archive by the rule
 // the run used (core.Knee), so the report says where the run put later phases.
 func (d *data) sweeps(b *strings.Builder) {
-	var names []string
-	steps := map[string][]phaseRef{}
-	for _, ph := range d.measured {
-		if w := ph.info.Sweep; w != "" {
-			if _, seen := steps[w]; !seen {
-				names = append(names, w)
-			}
-			steps[w] = append(steps[w], ph)
-		}
-	}
+	names, steps := d.sweepSteps()
 	for _, name := range names {
 		st := steps[name]
-		slices.SortStableFunc(st, func(a, b phaseRef) int { return cmp.Compare(a.info.Connections, b.info.Connections) })
 		first := st[0].info
 		rule := fmt.Sprintf("throughput grows by less than %g%% to the next step", first.SweepGain*100)
 		if first.SweepP99BoundNs > 0 {
@@ -37,25 +33,13 @@ func (d *data) sweeps(b *strings.Builder) {
 		fmt.Fprintf(b, "### Sweep %s\n\n%s; closed loop; each step %s. The knee is the first step after which %s (or the next step did not end ok); phases written with `connections: knee` ran there.\n\n",
 			name, first.Workload, time.Duration(first.DurationNs), rule)
 		for _, sys := range d.systems {
-			points := make([]core.SweepPoint, len(st))
+			points, worst := d.sweepPoints(st, sys)
 			var p9999 []string
-			for i, ph := range st {
-				points[i] = core.SweepPoint{Connections: ph.info.Connections}
-				reps := d.cell(ph, sys).measured()
-				points[i].OK = len(reps) > 0
-				var worst int64
-				for _, r := range reps {
-					points[i].Throughput += r.throughput / float64(len(reps))
-					points[i].OK = points[i].OK && r.info.Status == core.StatusOK
-					for _, row := range r.rows {
-						points[i].P99 = max(points[i].P99, row.RespP99)
-						worst = max(worst, row.RespP9999)
-					}
-				}
-				if len(reps) == 0 {
+			for _, w := range worst {
+				if w < 0 {
 					p9999 = append(p9999, "—")
 				} else {
-					p9999 = append(p9999, ms(worst))
+					p9999 = append(p9999, ms(w))
 				}
 			}
 			knee := core.Knee(points, first.SweepGain, first.SweepP99BoundNs)
@@ -90,4 +74,118 @@ func (d *data) sweeps(b *strings.Builder) {
 			b.WriteString("\n\n")
 		}
 	}
+}
+
+// sweepSteps are the suite's sweeps in order and, for each, its steps by
+// connections.
+func (d *data) sweepSteps() ([]string, map[string][]phaseRef) {
+	var names []string
+	steps := map[string][]phaseRef{}
+	for _, ph := range d.measured {
+		if w := ph.info.Sweep; w != "" {
+			if _, seen := steps[w]; !seen {
+				names = append(names, w)
+			}
+			steps[w] = append(steps[w], ph)
+		}
+	}
+	for _, name := range names {
+		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(a.info.Connections, b.info.Connections) })
+	}
+	return names, steps
+}
+
+// sweepPoints is what a system's sweep measured, step by step, as the runner
+// reckons it (repetitions: mean throughput, worst p99), and each step's worst
+// p99.99 (-1 where the step did not run).
+func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []int64) {
+	points := make([]core.SweepPoint, len(steps))
+	worst := make([]int64, len(steps))
+	for i, ph := range steps {
+		points[i] = core.SweepPoint{Connections: ph.info.Connections}
+		reps := d.cell(ph, sys).measured()
+		points[i].OK = len(reps) > 0
+		worst[i] = -1
+		for _, r := range reps {
+			points[i].Throughput += r.throughput / float64(len(reps))
+			points[i].OK = points[i].OK && r.info.Status == core.StatusOK
+			for _, row := range r.rows {
+				points[i].P99 = max(points[i].P99, row.RespP99)
+				worst[i] = max(worst[i], row.RespP9999)
+			}
+		}
+	}
+	return points, worst
+}
+
+// sweepCharts draws a sweep's throughput against connections, and its p99.99
+// against throughput (the load-latency curve), one line per system, the knee a
+// larger point.
+func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err error) {
+	first := steps[0].info
+	ptp, pcurve := plot.New(), plot.New()
+	ptp.Title.Text = "Sweep " + name + ": throughput against connections (large point: the knee)"
+	ptp.X.Label.Text, ptp.Y.Label.Text = "connections (log scale)", "ops/s"
+	ptp.X.Scale, ptp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	ptp.Y.Min = 0
+	pcurve.Title.Text = "Sweep " + name + ": p99.99 against throughput (large point: the knee)"
+	pcurve.X.Label.Text, pcurve.Y.Label.Text = "ops/s", "p99.99 ms, worst op (log scale)"
+	pcurve.Y.Scale, pcurve.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	for _, p := range []*plot.Plot{ptp, pcurve} {
+		p.Legend.Top, p.Legend.Left = true, true
+	}
+	drawn := false
+	var topTP, topLat float64
+	for i, sys := range d.systems {
+		points, worst := d.sweepPoints(steps, sys)
+		knee := core.Knee(points, first.SweepGain, first.SweepP99BoundNs)
+		var a, c, ka, kc plotter.XYs
+		for j, pt := range points {
+			if !pt.OK || worst[j] <= 0 {
+				continue
+			}
+			xa := plotter.XY{X: float64(pt.Connections), Y: pt.Throughput}
+			xc := plotter.XY{X: pt.Throughput, Y: float64(worst[j]) / 1e6}
+			a, c = append(a, xa), append(c, xc)
+			topTP, topLat = max(topTP, pt.Throughput), max(topLat, xc.Y)
+			if j == knee {
+				ka, kc = append(ka, xa), append(kc, xc)
+			}
+		}
+		if len(a) == 0 {
+			continue
+		}
+		drawn = true
+		color := plotutil.Color(i)
+		for _, s := range []struct {
+			p        *plot.Plot
+			line, kp plotter.XYs
+		}{{ptp, a, ka}, {pcurve, c, kc}} {
+			ln, lp, err := plotter.NewLinePoints(s.line)
+			if err != nil {
+				return nil, nil, err
+			}
+			ln.Color, lp.Color, lp.Shape, lp.Radius = color, color, draw.CircleGlyph{}, vg.Points(2)
+			s.p.Add(ln, lp)
+			s.p.Legend.Add(sys, ln, lp)
+			if len(s.kp) > 0 {
+				k, err := plotter.NewScatter(s.kp)
+				if err != nil {
+					return nil, nil, err
+				}
+				k.GlyphStyle.Color, k.GlyphStyle.Shape, k.GlyphStyle.Radius = color, draw.CircleGlyph{}, vg.Points(5)
+				s.p.Add(k)
+			}
+		}
+	}
+	if !drawn {
+		return nil, nil, nil
+	}
+	ptp.Y.Max = topTP * (1.15 + 0.07*float64(len(d.systems)))
+	pcurve.Y.Max = topLat * math.Pow(10, 0.3*float64(len(d.systems)))
+	if tp, err = render(ptp, 8*vg.Inch, 4.5*vg.Inch); err != nil {
+		return nil, nil, err
+	}
+	curve, err = render(pcurve, 8*vg.Inch, 4.5*vg.Inch)
+	return tp, curve, err
 }

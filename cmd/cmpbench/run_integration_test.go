@@ -620,6 +620,11 @@ phases:
 		t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 	}
 	rep, _ := a.ReadFile(archive.ReportFile)
+	for _, c := range []string{"sweep-reads-throughput.svg", "sweep-reads-latency.svg"} {
+		if texts := svgText(t, filepath.Join(a.Dir, "charts", c)); !slices.Contains(texts, "redis") {
+			t.Errorf("%s has no series for redis: %q", c, texts)
+		}
+	}
 	for _, want := range []string{"### Sweep reads", fmt.Sprintf("**redis** — knee at %d connections", knee), fmt.Sprintf("| **%d** (knee) |", knee), "| p99.99 ms (worst op) |"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report lacks %q:\n%s", want, rep)
