@@ -46,6 +46,7 @@ func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	}
 	var b strings.Builder
 	d.tables(&b)
+	d.stallConsole(&b)
 	return files, []byte(b.String()), nil
 }
 
@@ -101,6 +102,7 @@ func (d *data) markdown(charts []chart) []byte {
 	w("\n\n")
 	d.sideBySide(&b)
 	d.tables(&b)
+	d.stallSection(&b)
 
 	if len(charts) > 0 {
 		w("## Charts\n\n")
@@ -675,6 +677,7 @@ func (d *data) caveats() []string {
 			}
 		}
 	}
+	out = append(out, d.stallCaveats()...)
 	return out
 }
 
