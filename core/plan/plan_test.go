@@ -67,6 +67,36 @@ func TestMemtierSuiteMixes(t *testing.T) {
 	}
 }
 
+// The soak suite: seed 000's fixed-rate soaks, 30 min per mix after a checked load,
+// stalls over 1 s counted; --scale shrinks the phases, never the rate or the
+// threshold.
+func TestSoakSuiteShape(t *testing.T) {
+	data, _ := suites.Get("soak")
+	s, err := ParseSuite("soak.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Phases) != 4 || s.Phases[0].Kind != core.PhaseLoad || !s.Checks[0].Validate || s.Phases[0].Ops != 1_000_000 {
+		t.Fatalf("phases %+v, checks %+v", s.Phases, s.Checks)
+	}
+	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
+	for i, w := range want {
+		p := s.Phases[i+1]
+		m := p.Workload.Memtier
+		if p.Kind != core.PhaseMeasured || p.Rate != 100_000 || p.Duration != 30*time.Minute || m.SetRatio != w[0] || m.GetRatio != w[1] ||
+			m.MissFraction != 0.1 || p.Probe == nil || p.Probe.Rate != 200 || p.Probe.Stall != time.Second {
+			t.Errorf("phase %s: %+v %+v %+v", p.Name, p, m, p.Probe)
+		}
+	}
+	pl, err := Build(s, []string{"a"}, 0.01, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pl.Phases[1]; p.Duration != 18*time.Second || p.Rate != 100_000 || p.Probe.Stall != time.Second || pl.Phases[0].Ops != 10_000 {
+		t.Errorf("at --scale 0.01: %s at %g ops/s, stall %s, load of %d", p.Duration, p.Rate, p.Probe.Stall, pl.Phases[0].Ops)
+	}
+}
+
 func TestScale(t *testing.T) {
 	data, _ := suites.Get("memtier")
 	s, _ := ParseSuite("memtier.yaml", data)
