@@ -2,7 +2,6 @@ package core
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -79,18 +78,6 @@ func TestRestartedFromTheStartTime(t *testing.T) {
 	} {
 		if got := Restarted(tc.before, tc.after); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestTimelineKeys(t *testing.T) {
-	for value, want := range map[string]string{
-		"":                   "",
-		"memory.used_memory": "memory.used_memory",
-		" memory.used_memory, ,rocksdb.a,memory.used_memory": "memory.used_memory|rocksdb.a",
-	} {
-		if got := strings.Join(TimelineKeys(value), "|"); got != want {
-			t.Errorf("TimelineKeys(%q) = %q, want %q", value, got, want)
 		}
 	}
 }
