@@ -161,4 +161,17 @@ type PhaseInfo struct {
 	Partial bool `json:"partial,omitempty"`
 	// Notes are facts about the phase worth a line (the open-file limit, ...).
 	Notes []string `json:"notes,omitempty"`
+	// ProbeStallNs is the side probe's response time above which the report
+	// counts a stall; absent (archives written before it) means
+	// core.DefaultStallThreshold.
+	ProbeStallNs int64 `json:"probe_stall_ns,omitempty"`
+}
+
+// StallThreshold is the phase's probe stall threshold: the one recorded, or the
+// default for archives written before it was.
+func (p PhaseInfo) StallThreshold() time.Duration {
+	if p.ProbeStallNs > 0 {
+		return time.Duration(p.ProbeStallNs)
+	}
+	return core.DefaultStallThreshold
 }

@@ -262,7 +262,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Partial: p.Partial, Notes: p.End.Notes,
 	}
 	if pr := s.Probe; pr != nil {
-		pi.ProbeRate, pi.ProbeOp = pr.Rate, pr.Op.String()
+		pi.ProbeRate, pi.ProbeOp, pi.ProbeStallNs = pr.Rate, pr.Op.String(), int64(pr.StallThreshold())
 	}
 	return pi
 }

@@ -41,6 +41,22 @@ type PhaseSpec struct {
 type ProbeSpec struct {
 	Rate float64 // requests/s
 	Op   OpKind  // GET of loaded keys by default
+	// Stall is the response time above which a probe request counts as a stall in
+	// the report (DefaultStallThreshold when 0). The host keeps it; the plugin,
+	// which only sends and records, never sees it.
+	Stall time.Duration
+}
+
+// DefaultStallThreshold is the probe response time above which the report counts a
+// stall when a suite sets none, as the seeds count "stalls > 1 s".
+const DefaultStallThreshold = time.Second
+
+// StallThreshold is the probe's stall threshold, DefaultStallThreshold unless set.
+func (p ProbeSpec) StallThreshold() time.Duration {
+	if p.Stall > 0 {
+		return p.Stall
+	}
+	return DefaultStallThreshold
 }
 
 // DefaultInterval is the reporting interval when a phase sets none.
@@ -99,6 +115,9 @@ func (p PhaseSpec) Validate() []error {
 		}
 		if pr.Op >= NumOpKinds {
 			add("probe op %s is unknown", pr.Op)
+		}
+		if pr.Stall < 0 {
+			add("probe stall threshold %s must be positive", pr.Stall)
 		}
 	}
 	errs = append(errs, p.Workload.Validate(p.Connections)...)

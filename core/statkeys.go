@@ -29,6 +29,25 @@ const (
 	StatCalls       = "cmpbench.calls."
 )
 
+// StatTimeline names, comma-separated, the keys of a stats sample worth charting
+// over a phase (without a cluster node's suffix; the report sums them over the
+// nodes): memory in use, a storage engine's running compactions or defrag queue.
+// The adapter chooses them (the resp adapter from its profile's timeline:), and
+// the report draws them from the samples taken during each measured phase. Unlike
+// the other keys it is set once per sample, not per node.
+const StatTimeline = "cmpbench.timeline"
+
+// TimelineKeys reads StatTimeline's list from a sample's value.
+func TimelineKeys(value string) []string {
+	var keys []string
+	for _, k := range strings.Split(value, ",") {
+		if k = strings.TrimSpace(k); k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // StartSlack is how much later a node's start, reckoned from a sample's time and
 // the node's uptime (whole seconds, read some time after the sample began), may
 // seem than in an earlier sample without the node having restarted.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,15 +107,17 @@ func sectionName(info string) string {
 
 // Stats is every node's namespace and node statistics (namespace.<k>,
 // statistics.<k>, with the node's suffix in a cluster), and the keys cmpbench
-// reads from every product: the node's uptime and client connections, and the
+// reads from every product: the node's uptime and client connections, the
 // requests it counted of reads (GET, READ) and of writes (SET, UPDATE, INSERT),
-// whatever their outcome — the server does not tell an update from an insert.
+// whatever their outcome — the server does not tell an update from an insert —
+// and what the report charts over a phase (core.StatTimeline).
 func (t *target) Stats(context.Context) (map[string]string, error) {
 	nodes, err := t.infoAll("namespace/"+t.ns, "statistics")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
+	var tl []string
 	for _, n := range nodes {
 		sfx := suffix(nodes, n)
 		ns, st := fields(n.m["namespace/"+t.ns]), fields(n.m["statistics"])
@@ -130,6 +133,11 @@ func (t *target) Stats(context.Context) (map[string]string, error) {
 		if c := st["client_connections"]; c != "" {
 			out[core.StatConnections+sfx] = c
 		}
+		for _, k := range timeline(ns) {
+			if !slices.Contains(tl, k) {
+				tl = append(tl, k)
+			}
+		}
 		for _, calls := range []struct {
 			ops      []core.OpKind
 			counters []string
@@ -142,7 +150,30 @@ func (t *target) Stats(context.Context) (map[string]string, error) {
 			}
 		}
 	}
+	if len(tl) > 0 {
+		out[core.StatTimeline] = strings.Join(tl, ",")
+	}
 	return out, nil
+}
+
+// timeline is what the report charts over a phase from a node's namespace
+// statistics (server 7.0 and later): the data in use and each storage device's
+// defragmentation queue (storage-engine.device[0].defrag_q, file[...] or
+// stripe[...]): Aerospike's garbage collection, whose reads and writes compete
+// with the clients'.
+func timeline(ns map[string]string) []string {
+	var keys []string
+	if _, ok := ns["data_used_bytes"]; ok {
+		keys = append(keys, "namespace.data_used_bytes")
+	}
+	var defrag []string
+	for k := range ns {
+		if strings.HasPrefix(k, "storage-engine.") && strings.HasSuffix(k, "].defrag_q") {
+			defrag = append(defrag, "namespace."+k)
+		}
+	}
+	sort.Strings(defrag)
+	return append(keys, defrag...)
 }
 
 // The namespace counters of client reads and writes, every outcome (server 5.x and

@@ -105,6 +105,19 @@ func TestCaptureAndStats(t *testing.T) {
 	if err != nil || st["namespace.objects"] != "0" {
 		t.Fatalf("stats %v %v", st, err)
 	}
+	if got := st[core.StatTimeline]; got != "namespace.data_used_bytes" {
+		t.Errorf("stats name the timeline %q", got)
+	}
+}
+
+// What the report charts over a phase: the data in use and every device's
+// defragmentation queue, as a server with storage devices reports them.
+func TestTimeline(t *testing.T) {
+	ns := fields("objects=10;data_used_bytes=128;storage-engine.device[1].defrag_q=3;storage-engine.device[0].defrag_q=0;" +
+		"storage-engine.device[0].defrag_reads=1;storage-engine.stripe[0].used_bytes=128")
+	if got, want := strings.Join(timeline(ns), ","), "namespace.data_used_bytes,namespace.storage-engine.device[0].defrag_q,namespace.storage-engine.device[1].defrag_q"; got != want {
+		t.Errorf("timeline %s, want %s", got, want)
+	}
 }
 
 func TestOpenNeedsANamespace(t *testing.T) {

@@ -293,9 +293,11 @@ func (t *target) infoOf(ctx context.Context, c rueidis.Client, sections []string
 }
 
 // Stats returns INFO of every node as section.key -> value; in a cluster each key
-// is suffixed with @node.
+// is suffixed with @node. core.StatTimeline names the profile's timeline fields
+// the nodes report.
 func (t *target) Stats(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
+	var timeline []string
 	for _, n := range t.nodes(ctx, false) {
 		info, err := t.infoOf(ctx, n.client, t.profile.InfoSections)
 		if err != nil {
@@ -316,6 +318,15 @@ func (t *target) Stats(ctx context.Context) (map[string]string, error) {
 		if n := st["clients.connected_clients"]; n != "" {
 			out[core.StatConnections+sfx] = n
 		}
+		// What the report charts over a phase: the profile's fields the node has.
+		for _, f := range core.TimelineKeys(t.profile.timeline(st)) {
+			if !slices.Contains(timeline, f) {
+				timeline = append(timeline, f)
+			}
+		}
+	}
+	if len(timeline) > 0 {
+		out[core.StatTimeline] = strings.Join(timeline, ",")
 	}
 	return out, nil
 }

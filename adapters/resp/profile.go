@@ -58,6 +58,10 @@ type Profile struct {
 	// Restricted lists commands the product refuses (managed services); capture and
 	// flush skip them instead of failing.
 	Restricted []string `yaml:"restricted"`
+	// Timeline lists the INFO fields (section.key, as in server_stats.parquet)
+	// that the report charts over each long measured phase: memory in use, a
+	// storage engine's compactions. Default DefaultTimeline.
+	Timeline []string `yaml:"timeline"`
 	// DefaultPort and TLS describe how the product is usually reached.
 	DefaultPort int  `yaml:"default_port"`
 	TLS         bool `yaml:"tls"`
@@ -77,6 +81,9 @@ type CountWait struct {
 
 	ready *regexp.Regexp
 }
+
+// DefaultTimeline is what a profile charts over a phase unless it says otherwise.
+var DefaultTimeline = []string{"memory.used_memory"}
 
 // DefaultCountWait bounds the wait for a triggered key count.
 const DefaultCountWait = 10 * time.Minute
@@ -217,7 +224,27 @@ func (p *Profile) check(name string) error {
 			return fmt.Errorf("profile %q: an empty capture command", name)
 		}
 	}
+	if len(p.Timeline) == 0 {
+		p.Timeline = DefaultTimeline
+	}
+	for _, f := range p.Timeline {
+		if section, key, ok := strings.Cut(f, "."); !ok || section == "" || key == "" || strings.ContainsAny(f, ",@ ") {
+			return fmt.Errorf("profile %q: timeline field %q is not an INFO field as section.key (e.g. memory.used_memory)", name, f)
+		}
+	}
 	return nil
+}
+
+// timeline is the profile's timeline fields that an INFO sample holds, for
+// core.StatTimeline; "" when none.
+func (p *Profile) timeline(sample map[string]string) string {
+	var present []string
+	for _, f := range p.Timeline {
+		if _, ok := sample[f]; ok {
+			present = append(present, f)
+		}
+	}
+	return strings.Join(present, ",")
 }
 
 // How an UPDATE's reply says that the record was not there (Profile.Commands).

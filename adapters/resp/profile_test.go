@@ -78,6 +78,8 @@ func TestProfileErrors(t *testing.T) {
 		{"wait without condition", "count: {trigger: [X], wait: {line: x}}\n", "line and ready or changed"},
 		{"bad regexp", "count: {trigger: [X], wait: {line: x, ready: '('}}\n", "count.wait.ready"},
 		{"update_not_found", "commands: {update_not_found: maybe}\n", "not \"maybe\""},
+		{"timeline without a section", "timeline: [used_memory]\n", `timeline field "used_memory" is not an INFO field as section.key`},
+		{"timeline of two fields in one", "timeline: [\"memory.used_memory,memory.rss\"]\n", "is not an INFO field"},
 	}
 	for _, tc := range tests {
 		_, err := LoadProfile("custom", []byte(tc.data))
@@ -91,6 +93,31 @@ func TestProfileErrors(t *testing.T) {
 	p, err := LoadProfile("custom", []byte("count: {trigger: [X], wait: {info: keyspace, line: 'a:', ready: '^1$', timeout: 90s}}\n"))
 	if err != nil || p.Count.Wait.Timeout != 90*time.Second {
 		t.Fatalf("%v %+v", err, p)
+	}
+}
+
+// What each profile charts over a phase: its timeline fields, those a sample has.
+func TestTimeline(t *testing.T) {
+	for name, want := range map[string]string{
+		"redis":     "memory.used_memory,persistence.rdb_bgsave_in_progress,persistence.aof_rewrite_in_progress",
+		"dragonfly": "memory.used_memory",
+		"kvrocks":   "memory.used_memory_rss,rocksdb.num_running_compactions,rocksdb.compaction_count,rocksdb.num_running_flushes",
+	} {
+		p, err := LoadProfile(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(p.Timeline, ","); got != want {
+			t.Errorf("%s: timeline %s, want %s", name, got, want)
+		}
+	}
+	p, _ := LoadProfile("kvrocks", nil)
+	sample := ParseInfo("# Memory\r\nused_memory_rss:1000\r\n# RocksDB\r\nnum_running_compactions:1\r\nnum_running_flushes:0\r\n")
+	if got := p.timeline(sample); got != "memory.used_memory_rss,rocksdb.num_running_compactions,rocksdb.num_running_flushes" {
+		t.Errorf("a sample without compaction_count names %q", got)
+	}
+	if got := p.timeline(map[string]string{}); got != "" {
+		t.Errorf("an empty sample names %q", got)
 	}
 }
 

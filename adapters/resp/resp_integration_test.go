@@ -60,6 +60,10 @@ func TestGetSetMissIntegration(t *testing.T) {
 	if err != nil || st["keyspace.db0"] == "" {
 		t.Fatalf("stats: %v %v", err, st["keyspace.db0"])
 	}
+	// The fields the report charts over a phase, all of which redis-server has.
+	if got := st[core.StatTimeline]; got != "memory.used_memory,persistence.rdb_bgsave_in_progress,persistence.aof_rewrite_in_progress" {
+		t.Errorf("stats name the timeline %q", got)
+	}
 }
 
 func TestOOMIsAnErrorIntegration(t *testing.T) {

@@ -38,6 +38,10 @@ type Options struct {
 	// RestartPhase names a measured phase during which the first system's server
 	// restarted: it ends failed and its after sample counts from zero.
 	RestartPhase string
+	// Soak adds a 40 s fixed-rate phase "soak" with server stats sampled every 5 s,
+	// in which the second system stalls for 2 s: long enough for the over-time
+	// charts.
+	Soak bool
 }
 
 // RunID is the run id of every generated run.
@@ -152,10 +156,14 @@ func generate(opt Options) (*generated, archive.Header) {
 	memtier := &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
 	load := *memtier
 	load.SetRatio, load.GetRatio, load.SetPattern = 1, 0, 'P'
+	probe := &core.ProbeSpec{Rate: 200, Op: core.OpGet, Stall: time.Second}
 	specs := []core.PhaseSpec{
 		{Name: "load", Kind: core.PhaseLoad, Connections: 4, Duration: time.Minute, Ops: 1000, Workload: core.WorkloadSpec{Memtier: &load}},
-		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
-		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}},
+		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe},
+		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe},
+	}
+	if opt.Soak {
+		specs = append(specs, core.PhaseSpec{Name: "soak", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 40 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe})
 	}
 	for si, sys := range opt.Systems {
 		res.Systems = append(res.Systems, core.SystemRun{
@@ -189,6 +197,10 @@ func generate(opt Options) (*generated, archive.Header) {
 				secs := 3
 				if pi == 0 {
 					secs = 1
+				}
+				soak := spec.Name == "soak"
+				if soak {
+					secs = 40
 				}
 				p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
 				if si == 0 && spec.Name == opt.FailPhase {
@@ -251,7 +263,21 @@ func generate(opt Options) (*generated, archive.Header) {
 							if iv == 1 && i == 100 {
 								lat = 40 * time.Millisecond
 							}
-							rep.Probe = append(rep.Probe, core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK})
+							pr := core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK}
+							// The second system stops answering: at 1.2 s of the fixed-rate
+							// phase until 2.45 s (the last request sent into it timed out),
+							// at 12 s of the soak until 14 s. The requests sent
+							// into the pause wait for its end, one by one.
+							switch {
+							case si == 1 && spec.Name == "rate-5000" && iv == 1 && i >= 40 && i < 90:
+								pr.Start, pr.End = 2450*time.Millisecond-time.Duration(90-i)*time.Microsecond, 2450*time.Millisecond
+								if i == 89 {
+									pr.Outcome, pr.Class = core.OutcomeError, core.ErrClassTimeout
+								}
+							case si == 1 && soak && iv == 12 && i < 100:
+								pr.Start, pr.End = 14*time.Second-time.Duration(100-i)*time.Microsecond, 14*time.Second
+							}
+							rep.Probe = append(rep.Probe, pr)
 						}
 					}
 					intervals = append(intervals, rep)
@@ -278,6 +304,7 @@ func generate(opt Options) (*generated, archive.Header) {
 							"server.redis_version":     "7.0.15",
 							core.StatInstance:          instance,
 							core.StatUptime:            fmt.Sprint(uptime),
+							core.StatTimeline:          "memory.used_memory",
 						}}
 					}
 					before := stat("before", "run-a", 600, 5_000_000, 500)
@@ -291,6 +318,21 @@ func generate(opt Options) (*generated, archive.Header) {
 						after = stat("after", "run-b", 1, gets/10, sets/10)
 					}
 					p.ServerStats = []core.StatsSample{before, during, after}
+					if soak {
+						// Every 5 s: memory grows; the second system, like a RocksDB
+						// server, also tells its running compactions.
+						for k := 1; k < secs/5; k++ {
+							smp := stat("during", "run-a", 600+int64(5*k), 5_000_000+gets*int64(k)*5/int64(secs), 500+sets*int64(k)*5/int64(secs))
+							smp.At = start.Add(time.Duration(5*k) * time.Second)
+							smp.Stats["memory.used_memory"] = fmt.Sprint(1048576 + k*102400*(si+1))
+							if si == 1 {
+								smp.Stats["rocksdb.num_running_compactions"] = fmt.Sprint(k % 3)
+								smp.Stats[core.StatTimeline] = "memory.used_memory,rocksdb.num_running_compactions"
+							}
+							p.ServerStats = append(p.ServerStats, smp)
+						}
+						p.ServerStats = append(p.ServerStats[:1], append(p.ServerStats[3:], p.ServerStats[2])...)
+					}
 					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
 					p.ClientCores, p.CoresAllowed = 0.5, 2
 				}

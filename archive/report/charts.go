@@ -89,6 +89,13 @@ func (d *data) charts() ([]chart, error) {
 		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, unsafeName.ReplaceAllString(ph.name, "_"))
 		out = append(out, chart{file, "Latency over time: " + ph.name, svg})
 	}
+	for _, ph := range d.measured {
+		more, err := d.overTimeCharts(ph)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
 	return out, nil
 }
 

@@ -38,6 +38,8 @@ type data struct {
 	// conns sums core.StatConnections over a system's nodes per sample taken
 	// during a phase; serverConns is its largest.
 	conns map[connSample]int64
+	// over is what the stalls and the over-time charts are drawn from.
+	over *overTime
 }
 
 type connSample struct {
@@ -112,6 +114,7 @@ func load(a *archive.Archive) (*data, error) {
 			d.lines[chartKey{p.System, p.Index}] = &timeLine{width: max(p.ElapsedNs/probeBuckets, int64(time.Millisecond)), interval: -1}
 		}
 	}
+	d.over = newOverTime(&d.m)
 	if err := a.EachProbe(d.addProbe); err != nil {
 		return nil, err
 	}
@@ -124,11 +127,13 @@ func load(a *archive.Archive) (*data, error) {
 	if err := a.EachServerStat(d.addStat); err != nil {
 		return nil, err
 	}
+	d.over.stats.flush()
 	return d, nil
 }
 
 func (d *data) addProbe(r *archive.ProbeRow) error {
 	d.probeRequests[probeKey{r.System, r.PhaseIndex, r.Repetition, r.Op}]++
+	d.over.addProbe(r)
 	l := d.lines[chartKey{r.System, r.PhaseIndex}]
 	if l == nil || r.Repetition != 0 || (r.Outcome != "hit" && r.Outcome != "ok" && r.Outcome != "miss") {
 		return nil
@@ -214,6 +219,7 @@ func (l *timeLine) points() plotter.XYs {
 }
 
 func (d *data) addStat(r *archive.ServerStatRow) error {
+	d.over.stats.add(r)
 	if r.Section == "cmpbench" && r.Point == "during" &&
 		(r.Key == "connections" || strings.HasPrefix(r.Key, "connections@")) {
 		n, _ := strconv.ParseInt(r.Value, 10, 64)

@@ -46,6 +46,7 @@ func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	}
 	var b strings.Builder
 	d.tables(&b)
+	d.stallConsole(&b)
 	return files, []byte(b.String()), nil
 }
 
@@ -103,6 +104,7 @@ func (d *data) markdown(charts []chart) []byte {
 	d.ladders(&b)
 	d.sweeps(&b)
 	d.tables(&b)
+	d.stallSection(&b)
 
 	if len(charts) > 0 {
 		w("## Charts\n\n")
@@ -677,6 +679,7 @@ func (d *data) caveats() []string {
 			}
 		}
 	}
+	out = append(out, d.stallCaveats()...)
 	return out
 }
 

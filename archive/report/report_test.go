@@ -44,7 +44,13 @@ func renderRun(t *testing.T, opt archivetest.Options) (w *archive.Writer, files 
 // fixture is the generated run's archive with its report.
 func fixture(t *testing.T) string {
 	t.Helper()
-	w, files, _ := renderRun(t, archivetest.Options{})
+	return fixtureOf(t, archivetest.Options{})
+}
+
+// fixtureOf is the archive, with its report, of the run generated with opt.
+func fixtureOf(t *testing.T, opt archivetest.Options) string {
+	t.Helper()
+	w, files, _ := renderRun(t, opt)
 	for _, f := range files {
 		if err := w.AddFile(f.Name, f.Data); err != nil {
 			t.Fatal(err)

@@ -67,6 +67,36 @@ func TestMemtierSuiteMixes(t *testing.T) {
 	}
 }
 
+// The soak suite: seed 000's fixed-rate soaks, 30 min per mix after a checked load,
+// stalls over 1 s counted; --scale shrinks the phases, never the rate or the
+// threshold.
+func TestSoakSuiteShape(t *testing.T) {
+	data, _ := suites.Get("soak")
+	s, err := ParseSuite("soak.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Phases) != 4 || s.Phases[0].Kind != core.PhaseLoad || !s.Checks[0].Validate || s.Phases[0].Ops != 1_000_000 {
+		t.Fatalf("phases %+v, checks %+v", s.Phases, s.Checks)
+	}
+	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
+	for i, w := range want {
+		p := s.Phases[i+1]
+		m := p.Workload.Memtier
+		if p.Kind != core.PhaseMeasured || p.Rate != 100_000 || p.Duration != 30*time.Minute || m.SetRatio != w[0] || m.GetRatio != w[1] ||
+			m.MissFraction != 0.1 || p.Probe == nil || p.Probe.Rate != 200 || p.Probe.Stall != time.Second {
+			t.Errorf("phase %s: %+v %+v %+v", p.Name, p, m, p.Probe)
+		}
+	}
+	pl, err := Build(s, []string{"a"}, 0.01, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pl.Phases[1]; p.Duration != 18*time.Second || p.Rate != 100_000 || p.Probe.Stall != time.Second || pl.Phases[0].Ops != 10_000 {
+		t.Errorf("at --scale 0.01: %s at %g ops/s, stall %s, load of %d", p.Duration, p.Rate, p.Probe.Stall, pl.Phases[0].Ops)
+	}
+}
+
 func TestScale(t *testing.T) {
 	data, _ := suites.Get("memtier")
 	s, _ := ParseSuite("memtier.yaml", data)
@@ -129,6 +159,38 @@ func TestSameSeedsForEverySystem(t *testing.T) {
 	}
 }
 
+// The stall threshold is the suite's, or 1 s; --scale never changes it (a stall is
+// a stall however long the phase).
+func TestProbeStallThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		probe string
+		want  time.Duration
+	}{
+		{"", time.Second},
+		{", probe: {rate: 100}", time.Second},
+		{", probe: {stall: 250ms}", 250 * time.Millisecond},
+		{", probe: {rate: 50, op: set, stall: 2s}", 2 * time.Second},
+	} {
+		s, err := ParseSuite("x.yaml", []byte(`name: x
+phases:
+  - {name: a, duration: 100s, memtier: {key_max: 100}`+tc.probe+`}
+`))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.probe, err)
+		}
+		p, err := Build(s, []string{"r"}, 0.01, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Phases[0].Probe.Stall; got != tc.want || p.Phases[0].Probe.StallThreshold() != tc.want {
+			t.Errorf("%q: stall threshold %s, want %s", tc.probe, got, tc.want)
+		}
+	}
+	if got := (core.ProbeSpec{Rate: 200}).StallThreshold(); got != core.DefaultStallThreshold {
+		t.Errorf("a probe without a threshold (an older plan) gets %s", got)
+	}
+}
+
 func TestSuiteErrorsNameTheLine(t *testing.T) {
 	tests := []struct {
 		name, yaml string
@@ -173,6 +235,13 @@ phases:
   - {name: b, duration: 1s, connections: 0, memtier: {key_max: 5}}
 `, []string{`x.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`,
 			`x.yaml:4: phase "b": connections must be at least 1, got 0`}},
+		{"stall threshold 0, negative, not a duration", `name: x
+phases:
+  - {name: a, duration: 1s, probe: {stall: 0s}, memtier: {key_max: 5}}
+  - {name: b, duration: 1s, probe: {stall: -1s}, memtier: {key_max: 5}}
+  - {name: c, duration: 1s, probe: {stall: long}, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: phase "a": probe: stall must be a positive duration`,
+			`x.yaml:4: "-1s" is not a duration`, `x.yaml:5: "long" is not a duration`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,6 +306,11 @@ phases:
 	}
 	if s.Phases[4].Probe != nil {
 		t.Error("rate 0 should turn the probe off")
+	}
+	for i, want := range map[int]time.Duration{2: time.Second, 3: time.Second} {
+		if got := s.Phases[i].Probe.Stall; got != want {
+			t.Errorf("phase %d: stall threshold %s, want %s", i, got, want)
+		}
 	}
 	p, err := Build(s, []string{"r"}, 1, 1, 3)
 	if err != nil {

@@ -223,6 +223,9 @@ func (l *ladderDoc) rates(file string) ([]float64, []error) {
 type probeDoc struct {
 	Rate *float64 `yaml:"rate"`
 	Op   string   `yaml:"op"`
+	// Stall is the response time above which the report counts a probe request
+	// as a stall (default 1 s).
+	Stall *config.Duration `yaml:"stall"`
 }
 
 type memtierDoc struct {
@@ -563,7 +566,7 @@ func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
 // unless the suite says otherwise; other phases get one only when asked. The probe
 // reads or writes: read and write are the workload's op kinds for each.
 func (d *probeDoc) spec(kind core.PhaseKind, read, write core.OpKind) (*core.ProbeSpec, error) {
-	p := &core.ProbeSpec{Rate: core.DefaultProbeRate, Op: read}
+	p := &core.ProbeSpec{Rate: core.DefaultProbeRate, Op: read, Stall: core.DefaultStallThreshold}
 	if d == nil {
 		if kind == core.PhaseMeasured {
 			return p, nil
@@ -579,6 +582,12 @@ func (d *probeDoc) spec(kind core.PhaseKind, read, write core.OpKind) (*core.Pro
 			return nil, fmt.Errorf("probe: op %q is not %s or %s", d.Op, read, write)
 		}
 		p.Op = op
+	}
+	if d.Stall != nil {
+		if *d.Stall == 0 {
+			return nil, fmt.Errorf("probe: stall must be a positive duration (the response time above which a probe request is a stall), got 0")
+		}
+		p.Stall = time.Duration(*d.Stall)
 	}
 	if p.Rate == 0 {
 		return nil, nil
