@@ -634,3 +634,41 @@ phases:
 		t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The built-in suites of the published methods run at a small scale, and their
+// reports regenerate from the archive byte for byte, every chart an SVG naming the
+// system.
+func TestMethodSuitesRegenerateIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	for _, tc := range []struct {
+		suite, scale string
+		want         string // in the report
+	}{
+		{"latency", "0.0005", "### Ladder get-816"},
+		{"knee", "0.001", "### Sweep read-sweep"},
+		{"soak", "0.0005", "## Stalls"},
+	} {
+		t.Run(tc.suite, func(t *testing.T) {
+			dir := t.TempDir()
+			r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", tc.suite, "--scale", tc.scale)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			a := archiveOf(t, r)
+			rep, _ := a.ReadFile(archive.ReportFile)
+			if !strings.Contains(string(rep), tc.want) {
+				t.Errorf("report lacks %q", tc.want)
+			}
+			if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
+				t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
+			for _, c := range charts {
+				texts := svgText(t, c)
+				if !slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, "redis") }) {
+					t.Errorf("%s names no redis series: %q", filepath.Base(c), texts)
+				}
+			}
+		})
+	}
+}
