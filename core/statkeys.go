@@ -51,7 +51,7 @@ func TimelineKeys(value string) []string {
 // StartSlack is how much later a node's start, reckoned from a sample's time and
 // the node's uptime (whole seconds, read some time after the sample began), may
 // seem than in an earlier sample without the node having restarted.
-const StartSlack = 3 * time.Second
+const StartSlack = 5 * time.Second
 
 // Restarted compares two stats samples of one system, taken in this order, and
 // says which nodes restarted between them, or "" when none did (or the samples do

@@ -99,7 +99,7 @@ func TestYCSBSuiteOnTheAerospikeTestServerIntegration(t *testing.T) {
 `, c.Seed()))
 	// Uptimes are whole seconds and a restart is seen when a node started later than
 	// it had by more than core.StartSlack: let the nodes run a while first.
-	time.Sleep(5 * time.Second)
+	time.Sleep(6 * time.Second)
 	run := startCLI(t, dir, nil, "restart the server now", "run", "--systems", "aerospike", "--suite", "ycsb", "--scale", "0.0001")
 	for i := range c.Nodes() {
 		if err := c.Node(i).Restart(300 * time.Millisecond); err != nil {
