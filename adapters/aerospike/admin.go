@@ -327,6 +327,9 @@ func (t *target) Count(ctx context.Context) (int64, error) {
 // waits until no node holds or is still truncating a record of it: truncation is
 // asynchronous on a real server. The wait grows with the records there were.
 func (t *target) Flush(ctx context.Context) error {
+	if err := t.waitStable(ctx, stableWait); err != nil {
+		return err
+	}
 	before, _, err := t.setObjects()
 	if err != nil {
 		return err
