@@ -517,8 +517,11 @@ func (s *ackSource) Next(op *core.Op) {
 
 func (s *ackSource) Acknowledge() {
 	s.acked++
-	s.acks.Add(1)
-	if s.srv.requests.Load() < s.acks.Load() {
+	// Acknowledgements so far, then the requests the server has seen: read in
+	// this order, other connections' acknowledgements in between cannot make the
+	// requests look fewer (each was counted by the server before its reply).
+	acked := s.acks.Add(1)
+	if s.srv.requests.Load() < acked {
 		s.early.Add(1) // acknowledged before the server saw the request
 	}
 }
