@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // ladders writes, for each fixed-rate ladder of the suite, the table the published
@@ -56,20 +57,45 @@ func (d *data) ladders(b *strings.Builder) {
 
 // ladderSteps are the suite's ladders in order and, for each, its steps by rate.
 func (d *data) ladderSteps() ([]string, map[string][]phaseRef) {
+	return d.groups(func(p archive.PhaseInfo) string { return p.Ladder }, func(p archive.PhaseInfo) float64 { return p.Rate })
+}
+
+// groups gathers the measured phases that are steps of a ladder or sweep (group
+// names the one a phase belongs to, "" for none): the groups in suite order and,
+// for each, its steps ordered by by.
+func (d *data) groups(group func(archive.PhaseInfo) string, by func(archive.PhaseInfo) float64) ([]string, map[string][]phaseRef) {
 	var names []string
 	steps := map[string][]phaseRef{}
 	for _, ph := range d.measured {
-		if l := ph.info.Ladder; l != "" {
-			if _, seen := steps[l]; !seen {
-				names = append(names, l)
+		if g := group(ph.info); g != "" {
+			if _, seen := steps[g]; !seen {
+				names = append(names, g)
 			}
-			steps[l] = append(steps[l], ph)
+			steps[g] = append(steps[g], ph)
 		}
 	}
 	for _, name := range names {
-		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(a.info.Rate, b.info.Rate) })
+		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(by(a.info), by(b.info)) })
 	}
 	return names, steps
+}
+
+// pooled is a ladder step of one system over its repetitions: every op's summary
+// rows of every repetition, the mean rate achieved, whether every repetition held
+// its target; status is the first repetition's that did not end ok ("" when all
+// did), in which case rows is nil.
+func pooled(c cell) (rows []archive.SummaryRow, achieved float64, sustained bool, status string) {
+	reps := c.measured()
+	sustained = true
+	for _, r := range reps {
+		if r.info.Status != core.StatusOK {
+			return nil, 0, false, string(r.info.Status)
+		}
+		achieved += r.throughput / float64(len(reps))
+		sustained = sustained && r.sustained()
+		rows = append(rows, r.rows...)
+	}
+	return rows, achieved, sustained, ""
 }
 
 // ladderChart draws a ladder's response-time p50, p99 and p99.9 against the rate
@@ -88,19 +114,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 		for j, q := range []float64{50, 99, 99.9} {
 			var line, held, ns plotter.XYs
 			for _, ph := range steps {
-				reps := d.cell(ph, sys).measured()
-				var rows []archive.SummaryRow
-				var achieved float64
-				sustained := true
-				for _, r := range reps {
-					if r.info.Status != "ok" {
-						rows = nil
-						break
-					}
-					rows = append(rows, r.rows...)
-					achieved += r.throughput / float64(len(reps))
-					sustained = sustained && r.sustained()
-				}
+				rows, achieved, sustained, _ := pooled(d.cell(ph, sys))
 				h := mergeEncoded(rows, func(r archive.SummaryRow) []byte { return r.RespHDR })
 				if h == nil || h.TotalCount() == 0 {
 					continue
@@ -159,16 +173,9 @@ func (d *data) ladderCell(c cell, hdr func(archive.SummaryRow) []byte) string {
 		}
 		return "—"
 	}
-	var achieved float64
-	sustained := true
-	var rows []archive.SummaryRow
-	for _, r := range reps {
-		if r.info.Status != "ok" {
-			return string(r.info.Status)
-		}
-		achieved += r.throughput / float64(len(reps))
-		sustained = sustained && r.sustained()
-		rows = append(rows, r.rows...)
+	rows, achieved, sustained, status := pooled(c)
+	if status != "" {
+		return status
 	}
 	if !sustained {
 		return fmt.Sprintf("NS (%s)", thousands(int64(math.Round(achieved))))

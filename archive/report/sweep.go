@@ -1,10 +1,8 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -79,20 +78,7 @@ func (d *data) sweeps(b *strings.Builder) {
 // sweepSteps are the suite's sweeps in order and, for each, its steps by
 // connections.
 func (d *data) sweepSteps() ([]string, map[string][]phaseRef) {
-	var names []string
-	steps := map[string][]phaseRef{}
-	for _, ph := range d.measured {
-		if w := ph.info.Sweep; w != "" {
-			if _, seen := steps[w]; !seen {
-				names = append(names, w)
-			}
-			steps[w] = append(steps[w], ph)
-		}
-	}
-	for _, name := range names {
-		slices.SortStableFunc(steps[name], func(a, b phaseRef) int { return cmp.Compare(a.info.Connections, b.info.Connections) })
-	}
-	return names, steps
+	return d.groups(func(p archive.PhaseInfo) string { return p.Sweep }, func(p archive.PhaseInfo) float64 { return float64(p.Connections) })
 }
 
 // sweepPoints is what a system's sweep measured, step by step, as the runner
