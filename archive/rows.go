@@ -132,7 +132,9 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 	secs := float64(pi.ElapsedNs) / 1e9
 	var ok int64
 	for _, t := range totals {
-		ok += t.OK
+		if t.Op.Issued() {
+			ok += t.OK
+		}
 	}
 	achieved := 0.0
 	if secs > 0 {

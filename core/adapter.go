@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -122,6 +124,19 @@ func (i Info) Supports(k OpKind) bool {
 		}
 	}
 	return false
+}
+
+// CanRun says why an adapter cannot run workload w, or returns nil.
+func (i Info) CanRun(w WorkloadSpec) error {
+	for _, k := range w.OpKinds() {
+		if k.Issued() && !i.Supports(k) {
+			return fmt.Errorf("adapter %s does not support %s", i.Name, k)
+		}
+	}
+	if w.PubSub != nil && !slices.Contains(i.Capabilities, CapPubSub) {
+		return fmt.Errorf("adapter %s cannot subscribe (no %q capability): it cannot run a pub/sub workload", i.Name, CapPubSub)
+	}
+	return nil
 }
 
 // Capture is what an adapter reads from a system to identify it.

@@ -12,16 +12,21 @@ type OpKind uint8
 
 // Operation kinds. The numeric values travel across the plugin boundary: append only.
 const (
-	OpGet    OpKind = iota // read one value by key; a missing key is a miss
-	OpSet                  // write one value by key
-	OpRead                 // read every field of a record (YCSB READ)
-	OpUpdate               // write fields of an existing record (YCSB UPDATE); see Op.WholeRecord
-	OpInsert               // create a record (YCSB INSERT)
-	OpScan                 // read records in key order from a key (YCSB SCAN)
+	OpGet     OpKind = iota // read one value by key; a missing key is a miss
+	OpSet                   // write one value by key
+	OpRead                  // read every field of a record (YCSB READ)
+	OpUpdate                // write fields of an existing record (YCSB UPDATE); see Op.WholeRecord
+	OpInsert                // create a record (YCSB INSERT)
+	OpScan                  // read records in key order from a key (YCSB SCAN)
+	OpPublish               // publish a message (Key: the channel, Value: the message)
+	// OpDeliver is a published message arriving at a subscriber. The client never
+	// sends it: subscribers record it, timed from its publication (see PubSubSpec).
+	OpDeliver
 	NumOpKinds
 )
 
-var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET", OpRead: "READ", OpUpdate: "UPDATE", OpInsert: "INSERT", OpScan: "SCAN"}
+var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET", OpRead: "READ", OpUpdate: "UPDATE", OpInsert: "INSERT", OpScan: "SCAN",
+	OpPublish: "PUBLISH", OpDeliver: "DELIVER"}
 
 func (k OpKind) String() string {
 	if k < NumOpKinds {
@@ -32,6 +37,13 @@ func (k OpKind) String() string {
 
 // IsRead reports whether the op kind reads data, so that hits and misses apply to it.
 func (k OpKind) IsRead() bool { return k == OpGet || k == OpRead || k == OpScan }
+
+// Stores reports whether the op kind changes stored data (keys or records).
+func (k OpKind) Stores() bool { return k == OpSet || k == OpUpdate || k == OpInsert }
+
+// Issued reports whether the client sends the op kind: its successes are the
+// phase's throughput, held against its target rate. Deliveries are not issued.
+func (k OpKind) Issued() bool { return k < NumOpKinds && k != OpDeliver }
 
 // ParseOpKind is the inverse of OpKind.String.
 func ParseOpKind(s string) (OpKind, error) {

@@ -71,11 +71,11 @@ func (p PhaseSpec) OpenLoop() bool { return p.Rate > 0 }
 // Writes reports whether the phase changes data: its workload or its side probe
 // writes.
 func (p PhaseSpec) Writes() bool {
-	if p.Probe != nil && !p.Probe.Op.IsRead() {
+	if p.Probe != nil && p.Probe.Op.Stores() {
 		return true
 	}
 	for _, k := range p.Workload.OpKinds() {
-		if !k.IsRead() {
+		if k.Stores() {
 			return true
 		}
 	}
@@ -120,6 +120,17 @@ func (p PhaseSpec) Validate() []error {
 			add("probe stall threshold %s must be positive", pr.Stall)
 		}
 	}
+	if p.Workload.PubSub != nil {
+		if p.Kind == PhaseLoad {
+			add("a pub/sub phase cannot be a load: it stores nothing")
+		}
+		if p.Rate <= 0 {
+			add("a pub/sub phase needs a rate: publishing is open loop, so that delivery latency is not hidden by a publisher waiting")
+		}
+		if p.Probe != nil {
+			add("a pub/sub phase has no side probe: its subscribers time every message")
+		}
+	}
 	errs = append(errs, p.Workload.Validate(p.Connections)...)
 	return errs
 }
@@ -143,11 +154,13 @@ const SustainedFraction = 0.97
 
 // Sustained says whether a fixed-rate phase that ended ok achieved its target rate
 // (at least SustainedFraction of it), and the rate it achieved: its successful
-// operations over its elapsed time. A closed-loop phase that ended ok is sustained.
+// operations (issued ones: not deliveries) over its elapsed time. A closed-loop phase that ended ok is sustained.
 func Sustained(p *PhaseRun) (achieved float64, ok bool) {
 	var n int64
 	for _, t := range p.Totals {
-		n += t.OK
+		if t.Op.Issued() {
+			n += t.OK
+		}
 	}
 	if secs := p.End.Elapsed.Seconds(); secs > 0 {
 		achieved = float64(n) / secs

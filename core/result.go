@@ -116,4 +116,6 @@ type PhaseEnd struct {
 	// Totals holds one OpInterval per op kind of the workload: every interval
 	// merged. Plugins built before engine.lag do not send it.
 	Totals []OpInterval
+	// PubSub is what a pub/sub phase's messages did; nil for other workloads.
+	PubSub *PubSubCounts
 }

@@ -12,6 +12,7 @@ import (
 type WorkloadSpec struct {
 	Memtier *MemtierSpec
 	YCSB    *YCSBSpec
+	PubSub  *PubSubSpec
 }
 
 // Describe is a short human description for plans and reports.
@@ -21,6 +22,8 @@ func (w WorkloadSpec) Describe() string {
 		return w.Memtier.Describe()
 	case w.YCSB != nil:
 		return w.YCSB.Describe()
+	case w.PubSub != nil:
+		return w.PubSub.Describe()
 	}
 	return "none"
 }
@@ -49,20 +52,31 @@ func (w WorkloadSpec) OpKinds() []OpKind {
 		}
 		return ks
 	}
+	if w.PubSub != nil {
+		return []OpKind{OpPublish, OpDeliver}
+	}
 	return nil
 }
 
 // Validate reports every problem with the workload.
 func (w WorkloadSpec) Validate(connections int) []error {
+	n := 0
+	for _, given := range []bool{w.Memtier != nil, w.YCSB != nil, w.PubSub != nil} {
+		if given {
+			n++
+		}
+	}
 	switch {
-	case w.Memtier != nil && w.YCSB != nil:
-		return []error{fmt.Errorf("workload: memtier and ycsb given; a phase has one workload")}
+	case n > 1:
+		return []error{fmt.Errorf("workload: %d given (memtier, ycsb, pubsub); a phase has one workload", n)}
 	case w.Memtier != nil:
 		return w.Memtier.Validate(connections)
 	case w.YCSB != nil:
 		return w.YCSB.Validate()
+	case w.PubSub != nil:
+		return w.PubSub.Validate()
 	}
-	return []error{fmt.Errorf("workload: none given (want memtier or ycsb)")}
+	return []error{fmt.Errorf("workload: none given (want memtier, ycsb or pubsub)")}
 }
 
 // KeyPattern is memtier's key pattern letter.

@@ -96,6 +96,11 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 			InsertStart: y.InsertStart, MaxScanLength: int32(y.MaxScanLength), WriteAllFields: y.WriteAllFields,
 		}}
 	}
+	if ps := p.Workload.PubSub; ps != nil {
+		m.Workload = &pluginv1.PhaseSpec_Pubsub{Pubsub: &pluginv1.PubSubSpec{
+			Channels: int32(ps.Channels), Subscribers: int32(ps.Subscribers), PayloadSize: int32(ps.PayloadSize), ChannelPrefix: ps.ChannelPrefix,
+		}}
+	}
 	return m
 }
 
@@ -124,6 +129,11 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 			Read: y.GetRead(), Update: y.GetUpdate(), Insert: y.GetInsert(), Scan: y.GetScan(),
 			Distribution: y.GetDistribution(), InsertOrder: y.GetInsertOrder(), KeyPrefix: y.GetKeyPrefix(),
 			InsertStart: y.GetInsertStart(), MaxScanLength: int(y.GetMaxScanLength()), WriteAllFields: y.GetWriteAllFields(),
+		}
+	}
+	if ps := m.GetPubsub(); ps != nil {
+		p.Workload.PubSub = &core.PubSubSpec{
+			Channels: int(ps.GetChannels()), Subscribers: int(ps.GetSubscribers()), PayloadSize: int(ps.GetPayloadSize()), ChannelPrefix: ps.GetChannelPrefix(),
 		}
 	}
 	return p
@@ -255,8 +265,24 @@ func PhaseEndToProto(e core.PhaseEnd) *pluginv1.PhaseEnd {
 		Status: string(e.Status), Error: e.Error,
 		StartedUnixNs: e.Started.UnixNano(), EndedUnixNs: e.Ended.UnixNano(), ElapsedNs: int64(e.Elapsed),
 		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem), ErrorSamples: e.ErrorSamples, Notes: e.Notes,
-		Totals: opsToProto(e.Totals),
+		Totals: opsToProto(e.Totals), Pubsub: pubSubToProto(e.PubSub),
 	}
+}
+
+func pubSubToProto(c *core.PubSubCounts) *pluginv1.PubSubCounts {
+	if c == nil {
+		return nil
+	}
+	return &pluginv1.PubSubCounts{Published: c.Published, Expected: c.Expected, Delivered: c.Delivered, Lost: c.Lost,
+		Duplicates: c.Duplicates, Foreign: c.Foreign, DrainNs: c.Drain}
+}
+
+func pubSubFromProto(m *pluginv1.PubSubCounts) *core.PubSubCounts {
+	if m == nil {
+		return nil
+	}
+	return &core.PubSubCounts{Published: m.GetPublished(), Expected: m.GetExpected(), Delivered: m.GetDelivered(), Lost: m.GetLost(),
+		Duplicates: m.GetDuplicates(), Foreign: m.GetForeign(), Drain: m.GetDrainNs()}
 }
 
 // PhaseEndFromProto is the inverse of PhaseEndToProto.
@@ -270,7 +296,7 @@ func PhaseEndFromProto(m *pluginv1.PhaseEnd) (core.PhaseEnd, error) {
 		Started: time.Unix(0, m.GetStartedUnixNs()), Ended: time.Unix(0, m.GetEndedUnixNs()),
 		Elapsed: time.Duration(m.GetElapsedNs()),
 		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
-		ErrorSamples: m.GetErrorSamples(), Notes: m.GetNotes(), Totals: totals,
+		ErrorSamples: m.GetErrorSamples(), Notes: m.GetNotes(), Totals: totals, PubSub: pubSubFromProto(m.GetPubsub()),
 	}, nil
 }
 

@@ -96,4 +96,20 @@ func TestPhaseSpecRoundTrip(t *testing.T) {
 	if yo.Workload.YCSB == nil || *yo.Workload.YCSB != y || yo.Workload.Memtier != nil {
 		t.Fatalf("ycsb %+v", yo.Workload)
 	}
+	ps := core.PubSubSpec{Channels: 10, Subscribers: 20, PayloadSize: 128, ChannelPrefix: "c:"}
+	po := PhaseFromProto(PhaseToProto(core.PhaseSpec{Workload: core.WorkloadSpec{PubSub: &ps}}))
+	if po.Workload.PubSub == nil || *po.Workload.PubSub != ps || po.Workload.YCSB != nil || po.Workload.Memtier != nil {
+		t.Fatalf("pubsub %+v", po.Workload)
+	}
+}
+
+func TestPubSubCountsRoundTrip(t *testing.T) {
+	in := core.PhaseEnd{Status: core.StatusOK, PubSub: &core.PubSubCounts{Published: 1, Expected: 2, Delivered: 3, Lost: 4, Duplicates: 5, Foreign: 6, Drain: 7}}
+	out, err := PhaseEndFromProto(PhaseEndToProto(in))
+	if err != nil || out.PubSub == nil || *out.PubSub != *in.PubSub {
+		t.Fatalf("%+v, %v", out.PubSub, err)
+	}
+	if out, _ := PhaseEndFromProto(PhaseEndToProto(core.PhaseEnd{})); out.PubSub != nil {
+		t.Fatalf("no counts became %+v", out.PubSub)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
+	"github.com/cmpbench/cmpbench/workloads/pubsub"
 	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
@@ -35,6 +36,8 @@ func (p *Phase) Source(worker int) (core.OpSource, error) {
 		return memtier.New(*w.Memtier, p.spec.Seed, worker, p.spec.Connections), nil
 	case p.ycsb != nil:
 		return p.ycsb.Source(worker), nil
+	case w.PubSub != nil:
+		return pubsub.New(*w.PubSub, worker), nil
 	}
 	return nil, errors.New("phase has no workload")
 }

@@ -36,6 +36,11 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 		return c.appendRecord(dst, c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		return c.appendRecord(dst, c.profile.Commands.Insert, op)
+	case core.OpPublish:
+		dst = appendHeader(dst, 3)
+		dst = appendBulkString(dst, "PUBLISH")
+		dst = appendBulk(dst, op.Key)
+		return appendBulk(dst, op.Value)
 	}
 	// Never sent: Target.Connect refuses workloads with other kinds through the
 	// adapter's Info. A PING keeps the stream in step if it ever happened.

@@ -39,8 +39,8 @@ func (Adapter) Info() core.Info {
 	return core.Info{
 		Name:         Name,
 		Version:      "1",
-		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
-		Capabilities: []string{"capture", "stats", "count", "records", "flush"},
+		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
+		Capabilities: []string{"capture", "stats", "count", "records", "flush", core.CapPubSub},
 	}
 }
 
@@ -103,7 +103,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		client.Close()
 		return nil, refusal(fmt.Errorf("PING %s: %w", sys.Endpoint, err))
 	}
-	t := &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster}
+	t := &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster, tls: opt.TLSConfig}
 	if cluster {
 		if err := t.waitClusterOK(ctx); err != nil {
 			client.Close()
@@ -203,6 +203,7 @@ type target struct {
 	timeout time.Duration
 	profile *Profile
 	cluster bool
+	tls     *tls.Config // nil without TLS
 }
 
 // Connect opens one connection for one worker: a raw socket that the engine drives
@@ -261,6 +262,8 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 		cmd = c.record(c.profile.updateCommand(op), op)
 	case core.OpInsert:
 		cmd = c.record(c.profile.Commands.Insert, op)
+	case core.OpPublish:
+		cmd = c.dc.B().Publish().Channel(rueidis.BinaryString(op.Key)).Message(rueidis.BinaryString(op.Value)).Build()
 	default:
 		return &core.OpError{Class: core.ErrClassOther, Err: fmt.Errorf("%s: %w", op.Kind, core.ErrUnsupported)}
 	}

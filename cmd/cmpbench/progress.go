@@ -49,7 +49,9 @@ func (p *progress) Interval(st plan.Step, r core.IntervalReport) {
 	}
 	var ok, errs int64
 	for i := range r.Ops {
-		ok += r.Ops[i].OK
+		if r.Ops[i].Op.Issued() {
+			ok += r.Ops[i].OK
+		}
 		errs += r.Ops[i].ErrorTotal()
 	}
 	rate := 0.0
@@ -72,7 +74,9 @@ func (p *progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	var ok, errs int64
 	var parts []string
 	for _, t := range r.Totals {
-		ok += t.OK
+		if t.Op.Issued() {
+			ok += t.OK
+		}
 		errs += t.ErrorTotal()
 		if t.Response.Count > 0 {
 			parts = append(parts, fmt.Sprintf("%s p99 %.3f ms", t.Op, float64(t.Response.P99)/1e6))

@@ -29,6 +29,8 @@ type Config struct {
 	NewSource func(worker int) (core.OpSource, error)
 	// NewProbeSource returns the side probe's stream; needed when Spec.Probe is set.
 	NewProbeSource func() (core.OpSource, error)
+	// Subscribe opens one subscription; needed for a pub/sub workload.
+	Subscribe func(ctx context.Context, channels [][]byte) (core.Subscription, error)
 	// Emit receives each interval in index order, from a single goroutine. It may keep
 	// the report.
 	Emit func(core.IntervalReport)
@@ -52,10 +54,12 @@ const (
 const (
 	CapProbe = "engine.probe" // runs the side probe (PhaseSpec.Probe)
 	CapLag   = "engine.lag"   // records send lag and encodes intervals as core.Latency
+	// CapPubSub: runs pub/sub workloads (core.PubSubSpec) and reports their counts.
+	CapPubSub = "engine.pubsub"
 )
 
 // Capabilities are what this engine can do.
-var Capabilities = []string{CapProbe, CapLag}
+var Capabilities = []string{CapProbe, CapLag, CapPubSub}
 
 // Defaults.
 const (
@@ -121,6 +125,9 @@ type stream struct {
 	rng          *rand.Rand
 
 	connErrSince int64 // start of an unbroken run of connection errors, or -1
+
+	// published counts a pub/sub publisher's acknowledged messages by channel.
+	published []int64
 }
 
 // advance moves the open-loop schedule to the next send.
@@ -145,6 +152,11 @@ func (e *phaseRun) finish(s *stream, o *outbox, el *errLog, err error, intended,
 	s.lastEnd = end
 	x := sample{intended: intended, ready: ready, start: start, end: end, kind: s.op.Kind}
 	if isSuccess(err) {
+		if s.published != nil {
+			if h, ok := core.ParsePubSubHeader(s.op.Value); ok && int(h.Channel) < len(s.published) {
+				s.published[h.Channel]++
+			}
+		}
 		switch {
 		case !s.op.Kind.IsRead():
 			x.bytes = int64(s.op.WriteBytes())
@@ -222,9 +234,14 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		e.unreach = int64(DefaultUnreachableAfter)
 	}
 	n := spec.Connections
-	// Each connection's socket, the probe's, the duplicates of sockets being
-	// opened, and each loop's epoll, event and timer descriptors.
-	if note, err := checkFileLimit(n, n+1+connectParallel+3*runtime.GOMAXPROCS(0)); err != nil {
+	ps := spec.Workload.PubSub
+	subscribers := 0
+	if ps != nil {
+		subscribers = ps.Subscribers
+	}
+	// Each connection's socket, the probe's and the subscribers', the duplicates
+	// of sockets being opened, and each loop's epoll, event and timer descriptors.
+	if note, err := checkFileLimit(n+subscribers, n+subscribers+1+connectParallel+3*runtime.GOMAXPROCS(0)); err != nil {
 		return failed("%v", err)
 	} else if note != "" {
 		e.notes = append(e.notes, note)
@@ -240,6 +257,9 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		s.ack, _ = src.(core.Acknowledger)
 		if spec.Ops > 0 {
 			_, s.quota = core.Split(spec.Ops, n, i)
+		}
+		if ps != nil {
+			s.published = make([]int64, ps.Channels)
 		}
 		if e.open {
 			// Connection i sends at offsets i/R, (i+n)/R, ...: the connections
@@ -271,8 +291,24 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	// Connections open before the clock starts: connection setup is never timed.
 	// One that fails here is opened again inside the phase, as after an error.
 	connectAll(ctx, e, streams, probe)
-	if ctx.Err() != nil {
+	var pubsub *pubsubRun
+	closeConns := func() {
 		closeAll(streams, probe)
+		if pubsub != nil {
+			closeSubs(pubsub.subs)
+		}
+	}
+	if ps != nil && ctx.Err() == nil {
+		// Subscribers are opened, and subscribed, before the clock too.
+		subs, err := subscribeAll(ctx, cfg.Subscribe, *ps, n)
+		if err != nil && ctx.Err() == nil {
+			closeConns()
+			return failed("%v", err)
+		}
+		pubsub = &pubsubRun{e: e, spec: *ps, subs: subs}
+	}
+	if ctx.Err() != nil {
+		closeConns()
 		return core.PhaseEnd{Status: core.StatusInterrupted, Error: "stopped: " + context.Cause(ctx).Error(), Started: time.Now(), Ended: time.Now()}
 	}
 
@@ -285,8 +321,8 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	}
 	if exec == ExecGoroutines {
 		// A worker goroutine also has its pacer's timer descriptor.
-		if _, err := checkFileLimit(n, 2*n+1+connectParallel); err != nil {
-			closeAll(streams, probe)
+		if _, err := checkFileLimit(n+subscribers, 2*n+subscribers+1+connectParallel); err != nil {
+			closeConns()
 			return failed("%v", err)
 		}
 	}
@@ -300,12 +336,16 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 
 	var drivers []driver
 	var c *collector
+	extra := 0 // the deliveries' outbox
+	if pubsub != nil {
+		extra = 1
+	}
 	if exec == ExecLoops {
 		n := min(runtime.GOMAXPROCS(0), len(streams))
-		c = newCollector(e, n, probe != nil)
+		c = newCollector(e, n+extra, probe != nil)
 		loops, err := newLoops(e, c, streams, n)
 		if err != nil {
-			closeAll(streams, probe)
+			closeConns()
 			return failed("event loops: %v", err)
 		}
 		for _, s := range streams {
@@ -315,7 +355,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			drivers = append(drivers, l)
 		}
 	} else {
-		c = newCollector(e, len(streams), probe != nil)
+		c = newCollector(e, len(streams)+extra, probe != nil)
 		for _, s := range streams {
 			drivers = append(drivers, &worker{e: e, out: c.outbox(false), stream: *s})
 		}
@@ -340,6 +380,10 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 			defer all.Done()
 			probe.run(ctx)
 		}()
+	}
+	if pubsub != nil {
+		pubsub.out = c.outbox(false)
+		pubsub.start(ctx, &load, &all, streams)
 	}
 	go func() { load.Wait(); e.loadDone.Store(true) }()
 	done := make(chan struct{})
@@ -370,6 +414,16 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		issued += i
 		errs += er
 		logs = append(logs, el)
+	}
+	if pubsub != nil {
+		for _, s := range pubsub.subs {
+			logs = append(logs, &s.el)
+		}
+		published := make([][]int64, len(streams))
+		for i, s := range streams {
+			published[i] = s.published
+		}
+		end.PubSub = pubsub.counts(published)
 	}
 	end.ErrorSamples = errorSamples(logs)
 	var err error

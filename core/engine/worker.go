@@ -56,6 +56,9 @@ func (w *worker) run(ctx context.Context) {
 			}
 		}
 		start := e.now()
+		if w.op.Kind == core.OpPublish {
+			core.StampPublish(w.op.Value, intended, start)
+		}
 		if err == nil {
 			err = w.conn.Do(ctx, &w.op)
 		}

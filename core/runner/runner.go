@@ -784,10 +784,11 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 
 func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRun {
 	info := r.drv.Info()
-	for _, k := range st.Spec.Workload.OpKinds() {
-		if !info.Supports(k) {
-			return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("adapter %s does not support %s", info.Name, k), Started: time.Now(), Ended: time.Now()})
-		}
+	if err := info.CanRun(st.Spec.Workload); err != nil {
+		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
+	}
+	if st.Spec.Workload.PubSub != nil && !slices.Contains(info.Capabilities, engine.CapPubSub) {
+		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("plugin %s was built with an engine that cannot run pub/sub workloads: rebuild it", info.Name), Started: time.Now(), Ended: time.Now()})
 	}
 	spec := st.Spec
 	if spec.Probe != nil && !slices.Contains(info.Capabilities, engine.CapProbe) {

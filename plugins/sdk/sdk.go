@@ -143,10 +143,12 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 	}
 	spec := plugins.PhaseFromProto(req.GetPhase())
 	info := s.adapter.Info()
-	for _, k := range spec.Workload.OpKinds() {
-		if !info.Supports(k) {
-			return status.Errorf(codes.InvalidArgument, "adapter %s does not support %s", info.Name, k)
-		}
+	if err := info.CanRun(spec.Workload); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	var subscribe func(context.Context, [][]byte) (core.Subscription, error)
+	if sub, ok := t.(core.Subscriber); ok {
+		subscribe = sub.Subscribe
 	}
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
@@ -165,6 +167,7 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 		Connect:        t.Connect,
 		NewSource:      streams.Source,
 		NewProbeSource: streams.ProbeSource,
+		Subscribe:      subscribe,
 		Emit: func(r core.IntervalReport) {
 			if sendErr != nil {
 				return

@@ -951,6 +951,75 @@ func (x *YCSBSpec) GetWriteAllFields() bool {
 	return false
 }
 
+// A pub/sub workload (capabilities "pubsub" and "engine.pubsub").
+type PubSubSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Channels      int32                  `protobuf:"varint,1,opt,name=channels,proto3" json:"channels,omitempty"`
+	Subscribers   int32                  `protobuf:"varint,2,opt,name=subscribers,proto3" json:"subscribers,omitempty"`
+	PayloadSize   int32                  `protobuf:"varint,3,opt,name=payload_size,json=payloadSize,proto3" json:"payload_size,omitempty"`
+	ChannelPrefix string                 `protobuf:"bytes,4,opt,name=channel_prefix,json=channelPrefix,proto3" json:"channel_prefix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PubSubSpec) Reset() {
+	*x = PubSubSpec{}
+	mi := &file_v1_adapter_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PubSubSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PubSubSpec) ProtoMessage() {}
+
+func (x *PubSubSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PubSubSpec.ProtoReflect.Descriptor instead.
+func (*PubSubSpec) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PubSubSpec) GetChannels() int32 {
+	if x != nil {
+		return x.Channels
+	}
+	return 0
+}
+
+func (x *PubSubSpec) GetSubscribers() int32 {
+	if x != nil {
+		return x.Subscribers
+	}
+	return 0
+}
+
+func (x *PubSubSpec) GetPayloadSize() int32 {
+	if x != nil {
+		return x.PayloadSize
+	}
+	return 0
+}
+
+func (x *PubSubSpec) GetChannelPrefix() string {
+	if x != nil {
+		return x.ChannelPrefix
+	}
+	return ""
+}
+
 type PhaseSpec struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -969,6 +1038,7 @@ type PhaseSpec struct {
 	//
 	//	*PhaseSpec_Memtier
 	//	*PhaseSpec_Ycsb
+	//	*PhaseSpec_Pubsub
 	Workload      isPhaseSpec_Workload `protobuf_oneof:"workload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -976,7 +1046,7 @@ type PhaseSpec struct {
 
 func (x *PhaseSpec) Reset() {
 	*x = PhaseSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1058,7 @@ func (x *PhaseSpec) String() string {
 func (*PhaseSpec) ProtoMessage() {}
 
 func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1071,7 @@ func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
 func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PhaseSpec) GetName() string {
@@ -1106,6 +1176,15 @@ func (x *PhaseSpec) GetYcsb() *YCSBSpec {
 	return nil
 }
 
+func (x *PhaseSpec) GetPubsub() *PubSubSpec {
+	if x != nil {
+		if x, ok := x.Workload.(*PhaseSpec_Pubsub); ok {
+			return x.Pubsub
+		}
+	}
+	return nil
+}
+
 type isPhaseSpec_Workload interface {
 	isPhaseSpec_Workload()
 }
@@ -1118,9 +1197,15 @@ type PhaseSpec_Ycsb struct {
 	Ycsb *YCSBSpec `protobuf:"bytes,21,opt,name=ycsb,proto3,oneof"`
 }
 
+type PhaseSpec_Pubsub struct {
+	Pubsub *PubSubSpec `protobuf:"bytes,22,opt,name=pubsub,proto3,oneof"`
+}
+
 func (*PhaseSpec_Memtier) isPhaseSpec_Workload() {}
 
 func (*PhaseSpec_Ycsb) isPhaseSpec_Workload() {}
+
+func (*PhaseSpec_Pubsub) isPhaseSpec_Workload() {}
 
 type RunPhaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1131,7 +1216,7 @@ type RunPhaseRequest struct {
 
 func (x *RunPhaseRequest) Reset() {
 	*x = RunPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1228,7 @@ func (x *RunPhaseRequest) String() string {
 func (*RunPhaseRequest) ProtoMessage() {}
 
 func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1241,7 @@ func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPhaseRequest.ProtoReflect.Descriptor instead.
 func (*RunPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
@@ -1184,7 +1269,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1281,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1209,7 +1294,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Latency) GetHdr() []byte {
@@ -1291,7 +1376,7 @@ type OpInterval struct {
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1388,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1401,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1410,7 +1495,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1507,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1520,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1493,7 +1578,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1590,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1603,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1571,14 +1656,16 @@ type PhaseEnd struct {
 	Notes []string `protobuf:"bytes,9,rep,name=notes,proto3" json:"notes,omitempty"`
 	// Every interval merged, one per op kind (capability "engine.lag"), so that the
 	// host never merges histograms.
-	Totals        []*OpInterval `protobuf:"bytes,10,rep,name=totals,proto3" json:"totals,omitempty"`
+	Totals []*OpInterval `protobuf:"bytes,10,rep,name=totals,proto3" json:"totals,omitempty"`
+	// What a pub/sub phase's messages did (core.PubSubCounts).
+	Pubsub        *PubSubCounts `protobuf:"bytes,11,opt,name=pubsub,proto3" json:"pubsub,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1677,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1690,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1676,6 +1763,105 @@ func (x *PhaseEnd) GetTotals() []*OpInterval {
 	return nil
 }
 
+func (x *PhaseEnd) GetPubsub() *PubSubCounts {
+	if x != nil {
+		return x.Pubsub
+	}
+	return nil
+}
+
+type PubSubCounts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Published     int64                  `protobuf:"varint,1,opt,name=published,proto3" json:"published,omitempty"`
+	Expected      int64                  `protobuf:"varint,2,opt,name=expected,proto3" json:"expected,omitempty"`
+	Delivered     int64                  `protobuf:"varint,3,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	Lost          int64                  `protobuf:"varint,4,opt,name=lost,proto3" json:"lost,omitempty"`
+	Duplicates    int64                  `protobuf:"varint,5,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	Foreign       int64                  `protobuf:"varint,6,opt,name=foreign,proto3" json:"foreign,omitempty"`
+	DrainNs       int64                  `protobuf:"varint,7,opt,name=drain_ns,json=drainNs,proto3" json:"drain_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PubSubCounts) Reset() {
+	*x = PubSubCounts{}
+	mi := &file_v1_adapter_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PubSubCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PubSubCounts) ProtoMessage() {}
+
+func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PubSubCounts.ProtoReflect.Descriptor instead.
+func (*PubSubCounts) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *PubSubCounts) GetPublished() int64 {
+	if x != nil {
+		return x.Published
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetExpected() int64 {
+	if x != nil {
+		return x.Expected
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetDelivered() int64 {
+	if x != nil {
+		return x.Delivered
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetDuplicates() int64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetForeign() int64 {
+	if x != nil {
+		return x.Foreign
+	}
+	return 0
+}
+
+func (x *PubSubCounts) GetDrainNs() int64 {
+	if x != nil {
+		return x.DrainNs
+	}
+	return 0
+}
+
 type PhaseEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -1689,7 +1875,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1887,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1900,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1767,7 +1953,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1965,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1978,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1810,7 +1996,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +2008,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +2021,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 type CountRequest struct {
@@ -1846,7 +2032,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2044,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2057,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 type CountResponse struct {
@@ -1883,7 +2069,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2081,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2094,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -1926,7 +2112,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2124,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2137,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 type FlushResponse struct {
@@ -1962,7 +2148,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2160,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2173,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 type ValidateRequest struct {
@@ -2000,7 +2186,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2198,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2211,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -2055,7 +2241,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2253,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2266,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -2130,7 +2316,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2328,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2341,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2194,7 +2380,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2392,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2405,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
 }
 
 type CloseResponse struct {
@@ -2230,7 +2416,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2428,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2441,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2354,7 +2540,13 @@ const file_v1_adapter_proto_rawDesc = "" +
 	" \x01(\tR\tkeyPrefix\x12!\n" +
 	"\finsert_start\x18\v \x01(\x03R\vinsertStart\x12&\n" +
 	"\x0fmax_scan_length\x18\f \x01(\x05R\rmaxScanLength\x12(\n" +
-	"\x10write_all_fields\x18\r \x01(\bR\x0ewriteAllFields\"\xa2\x03\n" +
+	"\x10write_all_fields\x18\r \x01(\bR\x0ewriteAllFields\"\x94\x01\n" +
+	"\n" +
+	"PubSubSpec\x12\x1a\n" +
+	"\bchannels\x18\x01 \x01(\x05R\bchannels\x12 \n" +
+	"\vsubscribers\x18\x02 \x01(\x05R\vsubscribers\x12!\n" +
+	"\fpayload_size\x18\x03 \x01(\x05R\vpayloadSize\x12%\n" +
+	"\x0echannel_prefix\x18\x04 \x01(\tR\rchannelPrefix\"\xdc\x03\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -2372,7 +2564,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	" \x01(\x01R\tprobeRate\x12\x19\n" +
 	"\bprobe_op\x18\v \x01(\rR\aprobeOp\x12;\n" +
 	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtier\x122\n" +
-	"\x04ycsb\x18\x15 \x01(\v2\x1c.cmpbench.plugin.v1.YCSBSpecH\x00R\x04ycsbB\n" +
+	"\x04ycsb\x18\x15 \x01(\v2\x1c.cmpbench.plugin.v1.YCSBSpecH\x00R\x04ycsb\x128\n" +
+	"\x06pubsub\x18\x16 \x01(\v2\x1e.cmpbench.plugin.v1.PubSubSpecH\x00R\x06pubsubB\n" +
 	"\n" +
 	"\bworkload\"F\n" +
 	"\x0fRunPhaseRequest\x123\n" +
@@ -2414,7 +2607,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
 	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
-	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xda\x02\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\x94\x03\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -2427,7 +2620,18 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\rerror_samples\x18\b \x03(\tR\ferrorSamples\x12\x14\n" +
 	"\x05notes\x18\t \x03(\tR\x05notes\x126\n" +
 	"\x06totals\x18\n" +
-	" \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x06totals\"\x83\x01\n" +
+	" \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x06totals\x128\n" +
+	"\x06pubsub\x18\v \x01(\v2 .cmpbench.plugin.v1.PubSubCountsR\x06pubsub\"\xcf\x01\n" +
+	"\fPubSubCounts\x12\x1c\n" +
+	"\tpublished\x18\x01 \x01(\x03R\tpublished\x12\x1a\n" +
+	"\bexpected\x18\x02 \x01(\x03R\bexpected\x12\x1c\n" +
+	"\tdelivered\x18\x03 \x01(\x03R\tdelivered\x12\x12\n" +
+	"\x04lost\x18\x04 \x01(\x03R\x04lost\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\x05 \x01(\x03R\n" +
+	"duplicates\x12\x18\n" +
+	"\aforeign\x18\x06 \x01(\x03R\aforeign\x12\x19\n" +
+	"\bdrain_ns\x18\a \x01(\x03R\adrainNs\"\x83\x01\n" +
 	"\n" +
 	"PhaseEvent\x12:\n" +
 	"\binterval\x18\x01 \x01(\v2\x1c.cmpbench.plugin.v1.IntervalH\x00R\binterval\x120\n" +
@@ -2482,7 +2686,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2497,74 +2701,78 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*StatsResponse)(nil),     // 10: cmpbench.plugin.v1.StatsResponse
 	(*MemtierSpec)(nil),       // 11: cmpbench.plugin.v1.MemtierSpec
 	(*YCSBSpec)(nil),          // 12: cmpbench.plugin.v1.YCSBSpec
-	(*PhaseSpec)(nil),         // 13: cmpbench.plugin.v1.PhaseSpec
-	(*RunPhaseRequest)(nil),   // 14: cmpbench.plugin.v1.RunPhaseRequest
-	(*Latency)(nil),           // 15: cmpbench.plugin.v1.Latency
-	(*OpInterval)(nil),        // 16: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),       // 17: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),          // 18: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),          // 19: cmpbench.plugin.v1.PhaseEnd
-	(*PhaseEvent)(nil),        // 20: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),  // 21: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil), // 22: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),      // 23: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),     // 24: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),      // 25: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),     // 26: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),   // 27: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),       // 28: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),  // 29: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),      // 30: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),     // 31: cmpbench.plugin.v1.CloseResponse
-	nil,                       // 32: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                       // 33: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                       // 34: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*PubSubSpec)(nil),        // 13: cmpbench.plugin.v1.PubSubSpec
+	(*PhaseSpec)(nil),         // 14: cmpbench.plugin.v1.PhaseSpec
+	(*RunPhaseRequest)(nil),   // 15: cmpbench.plugin.v1.RunPhaseRequest
+	(*Latency)(nil),           // 16: cmpbench.plugin.v1.Latency
+	(*OpInterval)(nil),        // 17: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),       // 18: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),          // 19: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),          // 20: cmpbench.plugin.v1.PhaseEnd
+	(*PubSubCounts)(nil),      // 21: cmpbench.plugin.v1.PubSubCounts
+	(*PhaseEvent)(nil),        // 22: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),  // 23: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil), // 24: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),      // 25: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),     // 26: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),      // 27: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),     // 28: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),   // 29: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),       // 30: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),  // 31: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),      // 32: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),     // 33: cmpbench.plugin.v1.CloseResponse
+	nil,                       // 34: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                       // 35: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                       // 36: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	3,  // 1: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	32, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	34, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	4,  // 3: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	33, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	34, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	35, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	36, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	11, // 6: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
 	12, // 7: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
-	13, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	15, // 9: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
-	15, // 10: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
-	15, // 11: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
-	16, // 12: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	17, // 13: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	16, // 14: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	18, // 15: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	19, // 16: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	13, // 17: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	28, // 18: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 19: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	5,  // 20: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	7,  // 21: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	9,  // 22: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	14, // 23: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	21, // 24: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	30, // 25: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	23, // 26: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	25, // 27: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	27, // 28: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	1,  // 29: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	6,  // 30: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	8,  // 31: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	10, // 32: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	20, // 33: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	22, // 34: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	31, // 35: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	24, // 36: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	26, // 37: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	29, // 38: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	29, // [29:39] is the sub-list for method output_type
-	19, // [19:29] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	13, // 8: cmpbench.plugin.v1.PhaseSpec.pubsub:type_name -> cmpbench.plugin.v1.PubSubSpec
+	14, // 9: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
+	16, // 10: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
+	16, // 11: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
+	16, // 12: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
+	17, // 13: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	18, // 14: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	17, // 15: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	21, // 16: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	19, // 17: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	20, // 18: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	14, // 19: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	30, // 20: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 21: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	5,  // 22: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	7,  // 23: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	9,  // 24: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	15, // 25: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	23, // 26: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	32, // 27: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	25, // 28: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	27, // 29: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	29, // 30: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	1,  // 31: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	6,  // 32: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	8,  // 33: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	10, // 34: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	22, // 35: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	24, // 36: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	33, // 37: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	26, // 38: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	28, // 39: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	31, // 40: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2572,11 +2780,12 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[13].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[14].OneofWrappers = []any{
 		(*PhaseSpec_Memtier)(nil),
 		(*PhaseSpec_Ycsb)(nil),
+		(*PhaseSpec_Pubsub)(nil),
 	}
-	file_v1_adapter_proto_msgTypes[20].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[22].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -2586,7 +2795,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
