@@ -126,8 +126,11 @@ type PhaseInfo struct {
 	Ops         int64          `json:"ops"`
 	IntervalNs  int64          `json:"interval_ns"`
 	Seed        uint64         `json:"seed"`
-	// Ladder names the fixed-rate ladder the phase is a step of (suite `ladder:`).
-	Ladder string `json:"ladder,omitempty"`
+	// Ladder names the fixed-rate ladder the phase is a step of (suite `ladder:`);
+	// LadderCombine how the report combines the step's repetitions
+	// (core.LadderPooled or core.LadderMean; "" in older archives: pooled).
+	Ladder        string `json:"ladder,omitempty"`
+	LadderCombine string `json:"ladder_combine,omitempty"`
 	// Sweep names the concurrency sweep the phase is a step of, with the knee rule
 	// (core.Knee); KneeOf the sweep at whose knee the phase ran.
 	Sweep           string            `json:"sweep,omitempty"`

@@ -152,6 +152,15 @@ func Split(n int64, parts, k int) (start, count int64) {
 // to count; below it the phase is reported as NS (not sustained).
 const SustainedFraction = 0.97
 
+// How the report combines the repetitions of a fixed-rate ladder's step (suite
+// `ladder: {combine: ...}`): LadderPooled merges their histograms, which is exact;
+// LadderMean averages each repetition's own percentiles, as the published ladders
+// did.
+const (
+	LadderPooled = "pooled"
+	LadderMean   = "mean"
+)
+
 // Sustained says whether a fixed-rate phase that ended ok achieved its target rate
 // (at least SustainedFraction of it), and the rate it achieved: its successful
 // operations (issued ones: not deliveries) over its elapsed time. A closed-loop phase that ended ok is sustained.

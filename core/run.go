@@ -54,8 +54,10 @@ type PhaseRun struct {
 	// printed it; the archive records it as written.
 	Shape string
 	// Ladder names the fixed-rate ladder the phase is a step of, as the suite wrote
-	// it; "" for other phases.
-	Ladder string
+	// it; "" for other phases. LadderCombine is how the report combines the step's
+	// repetitions: LadderPooled or LadderMean.
+	Ladder        string
+	LadderCombine string
 	// Sweep names the concurrency sweep the phase is a step of, with its knee rule
 	// (core.Knee's gain and p99 bound); KneeOf the sweep at whose knee the phase ran.
 	Sweep         string

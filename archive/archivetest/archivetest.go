@@ -38,6 +38,10 @@ type Options struct {
 	// RestartPhase names a measured phase during which the first system's server
 	// restarted: it ends failed and its after sample counts from zero.
 	RestartPhase string
+	// Ladder, when set (core.LadderPooled or core.LadderMean), makes the fixed-rate
+	// phase the one step of a ladder "rate" whose repetitions the report combines so;
+	// repetition r's latencies are r+1 times the first's, so that the methods differ.
+	Ladder string
 	// Soak adds a 40 s fixed-rate phase "soak" with server stats sampled every 5 s,
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
@@ -191,6 +195,11 @@ func generate(opt Options) (*generated, archive.Header) {
 			for rp := range reps {
 				spec.Seed = uint64(pi + 1)
 				p := core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
+				latency := opt.Latency
+				if opt.Ladder != "" && spec.Name == "rate-5000" {
+					p.Ladder, p.LadderCombine = "rate", opt.Ladder
+					latency *= float64(rp + 1)
+				}
 				var intervals []core.IntervalReport
 				factor := opt.Throughput * (1 + opt.Jitter*float64(rp))
 				start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
@@ -235,13 +244,13 @@ func generate(opt Options) (*generated, archive.Header) {
 						}
 						svc, resp, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
 						for i := range n {
-							svc.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * opt.Latency))
+							svc.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * latency))
 						}
 						o.Service = summarize(svc)
 						o.Response = o.Service
 						if spec.OpenLoop() {
 							for i := range n {
-								resp.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * opt.Latency))
+								resp.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * latency))
 								l := int64(20_000 + (i*31)%30_000)
 								if opt.Lagged && si == 1 {
 									l *= 40 // 0.8 to 2 ms

@@ -21,13 +21,22 @@ import (
 // ladders writes, for each fixed-rate ladder of the suite, the table the published
 // ladders use: a row per target rate, a column per system with p50 / p99 in ms of
 // every op of the step; NS (achieved rate) for a step not sustained; — once a
-// system's ladder had stopped. Rows are the steps any system ran. Repetitions are pooled: their histograms merged,
-// which is exact (the published tables averaged two runs' percentiles instead).
+// system's ladder had stopped. Rows are the steps any system ran. A step's
+// repetitions are combined as its ladder says (combined); the caption names how.
 func (d *data) ladders(b *strings.Builder) {
 	names, steps := d.ladderSteps()
 	for _, name := range names {
 		first := steps[name][0].info
+		method, reps := ladderCombine(first), d.ladderRepetitions(name)
 		fmt.Fprintf(b, "### Ladder %s\n\n%s; %d connections; each step %s.\n\n", name, first.Workload, first.Connections, time.Duration(first.DurationNs))
+		how := "repetitions pooled (histograms merged)"
+		if method == core.LadderMean {
+			how = fmt.Sprintf("the mean of the %d repetitions' percentiles (each repetition's own p50 and p99 averaged, as in the published tables; merging their histograms would be exact)", reps)
+		}
+		below, rate := fmt.Sprintf("below %.0f%% of its target", archive.SustainedFraction*100), "the rate achieved"
+		if reps > 1 {
+			below, rate = "a repetition "+below, rate+" (the mean over the repetitions)"
+		}
 		for _, t := range []struct {
 			what string
 			hdr  func(archive.SummaryRow) []byte
@@ -35,7 +44,7 @@ func (d *data) ladders(b *strings.Builder) {
 			{"Response time (from each operation's intended send: queueing counts)", func(r archive.SummaryRow) []byte { return r.RespHDR }},
 			{"Service time (from the actual send, as memtier and YCSB publish)", func(r archive.SummaryRow) []byte { return r.SvcHDR }},
 		} {
-			fmt.Fprintf(b, "%s: each cell is p50 / p99 in ms over every op of the step, repetitions pooled (histograms merged). **NS** marks a step not sustained (below %.0f%% of its target), with the rate achieved; — a step not run because the system's ladder had stopped.\n\n", t.what, archive.SustainedFraction*100)
+			fmt.Fprintf(b, "%s: each cell is p50 / p99 in ms over every op of the step, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.\n\n", t.what, how, below, rate)
 			b.WriteString("| target ops/s |")
 			sep := "|--:|"
 			for _, sys := range d.systems {
@@ -46,13 +55,33 @@ func (d *data) ladders(b *strings.Builder) {
 			for _, ph := range steps[name] {
 				fmt.Fprintf(b, "| %s |", thousands(int64(math.Round(ph.info.Rate))))
 				for _, sys := range d.systems {
-					fmt.Fprintf(b, " %s |", d.ladderCell(d.cell(ph, sys), t.hdr))
+					fmt.Fprintf(b, " %s |", ladderCell(d.cell(ph, sys), method, t.hdr))
 				}
 				b.WriteString("\n")
 			}
 			b.WriteString("\n")
 		}
 	}
+}
+
+// ladderCombine is how a ladder combines its steps' repetitions: core.LadderPooled
+// or core.LadderMean, as the manifest says (older archives say nothing: pooled).
+func ladderCombine(p archive.PhaseInfo) string {
+	if p.LadderCombine == "" {
+		return core.LadderPooled
+	}
+	return p.LadderCombine
+}
+
+// ladderRepetitions is how many times the ladder's steps were to run.
+func (d *data) ladderRepetitions(name string) int {
+	n := 1
+	for _, p := range d.m.Phases {
+		if p.Ladder == name {
+			n = max(n, p.Repetition+1)
+		}
+	}
+	return n
 }
 
 // ladderSteps are the suite's ladders in order and, for each, its steps by rate.
@@ -80,13 +109,18 @@ func (d *data) groups(group func(archive.PhaseInfo) string, by func(archive.Phas
 	return names, steps
 }
 
-// pooled is a ladder step of one system over its repetitions: every op's summary
-// rows of every repetition, the mean rate achieved, whether every repetition held
-// its target; status is the first repetition's that did not end ok ("" when all
-// did), in which case rows is nil.
-func pooled(c cell) (rows []archive.SummaryRow, achieved float64, sustained bool, status string) {
+// combined is a ladder step of one system over its repetitions, combined by
+// method: for each quantile q (0-100) of qs, the percentile in ns of hdr's
+// histograms over every op — core.LadderPooled: of every repetition's histograms
+// merged, which is exact; core.LadderMean: the arithmetic mean of each repetition's
+// own percentile — nil when no op was timed. achieved is the mean rate achieved
+// over the repetitions and sustained whether every repetition held its target,
+// whatever the method; status is the first repetition's that did not end ok (""
+// when all did), in which case values is nil.
+func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...float64) (values []float64, achieved float64, sustained bool, status string) {
 	reps := c.measured()
 	sustained = true
+	var rows []archive.SummaryRow
 	for _, r := range reps {
 		if r.info.Status != core.StatusOK {
 			return nil, 0, false, string(r.info.Status)
@@ -95,7 +129,33 @@ func pooled(c cell) (rows []archive.SummaryRow, achieved float64, sustained bool
 		sustained = sustained && r.sustained()
 		rows = append(rows, r.rows...)
 	}
-	return rows, achieved, sustained, ""
+	if method != core.LadderMean {
+		if h := mergeEncoded(rows, hdr); h != nil && h.TotalCount() > 0 {
+			for _, q := range qs {
+				values = append(values, float64(h.ValueAtQuantile(q)))
+			}
+		}
+		return values, achieved, sustained, ""
+	}
+	timed := 0
+	sums := make([]float64, len(qs))
+	for _, r := range reps {
+		h := mergeEncoded(r.rows, hdr)
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		timed++
+		for i, q := range qs {
+			sums[i] += float64(h.ValueAtQuantile(q))
+		}
+	}
+	if timed == 0 {
+		return nil, achieved, sustained, ""
+	}
+	for i := range sums {
+		sums[i] /= float64(timed)
+	}
+	return sums, achieved, sustained, ""
 }
 
 // ladderChart draws a ladder's response-time p50, p99 and p99.9 against the rate
@@ -104,7 +164,11 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = "Ladder " + name + ": response time against the rate achieved (hollow: not sustained)"
 	p.X.Label.Text = "ops/s achieved (repetitions averaged)"
+	method := ladderCombine(steps[0].info)
 	p.Y.Label.Text = "ms (log scale), repetitions pooled"
+	if method == core.LadderMean {
+		p.Y.Label.Text = "ms (log scale), mean of the repetitions' percentiles"
+	}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
@@ -114,12 +178,11 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 		for j, q := range []float64{50, 99, 99.9} {
 			var line, held, ns plotter.XYs
 			for _, ph := range steps {
-				rows, achieved, sustained, _ := pooled(d.cell(ph, sys))
-				h := mergeEncoded(rows, func(r archive.SummaryRow) []byte { return r.RespHDR })
-				if h == nil || h.TotalCount() == 0 {
+				v, achieved, sustained, _ := combined(d.cell(ph, sys), method, func(r archive.SummaryRow) []byte { return r.RespHDR }, q)
+				if v == nil {
 					continue
 				}
-				xy := plotter.XY{X: achieved, Y: float64(h.ValueAtQuantile(q)) / 1e6}
+				xy := plotter.XY{X: achieved, Y: v[0] / 1e6}
 				highest = max(highest, xy.Y)
 				line = append(line, xy)
 				if sustained {
@@ -163,7 +226,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	return render(p, 8*vg.Inch, 4.5*vg.Inch)
 }
 
-func (d *data) ladderCell(c cell, hdr func(archive.SummaryRow) []byte) string {
+func ladderCell(c cell, method string, hdr func(archive.SummaryRow) []byte) string {
 	reps := c.measured()
 	if len(reps) == 0 {
 		for _, r := range c.reps {
@@ -173,16 +236,15 @@ func (d *data) ladderCell(c cell, hdr func(archive.SummaryRow) []byte) string {
 		}
 		return "—"
 	}
-	rows, achieved, sustained, status := pooled(c)
+	v, achieved, sustained, status := combined(c, method, hdr, 50, 99)
 	if status != "" {
 		return status
 	}
 	if !sustained {
 		return fmt.Sprintf("NS (%s)", thousands(int64(math.Round(achieved))))
 	}
-	h := mergeEncoded(rows, hdr)
-	if h == nil || h.TotalCount() == 0 {
+	if v == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s / %s", ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(99)))
+	return fmt.Sprintf("%s / %s", ms(int64(math.Round(v[0]))), ms(int64(math.Round(v[1]))))
 }

@@ -130,3 +130,54 @@ func TestLatencySuiteShape(t *testing.T) {
 		}
 	}
 }
+
+// combine says how the report combines a step's repetitions; every step of the
+// ladder carries it, and only the two methods are accepted.
+func TestLadderCombine(t *testing.T) {
+	for _, tc := range []struct {
+		name, combine string
+		want          string
+		err           string
+	}{
+		{"pooled by default", "", core.LadderPooled, ""},
+		{"pooled", ", combine: pooled", core.LadderPooled, ""},
+		{"mean", ", combine: mean", core.LadderMean, ""},
+		{"an unknown method", ", combine: median", "", `ladder: combine "median" is not pooled or mean`},
+		{"the wrong case", ", combine: Mean", "", `ladder: combine "Mean" is not pooled or mean`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSuite("l.yaml", []byte(fmt.Sprintf(`name: l
+defaults: {memtier: {key_max: 100}}
+phases:
+  - {name: load, kind: load, duration: 5s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: get, duration: 3s, memtier: {ratio: "0:1"}, ladder: {rates: [10, 20], repeat: 2%s}}
+`, tc.combine)))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), `l.yaml:5: phase "get": `+tc.err) {
+					t.Fatalf("error %v, want %q at l.yaml:5", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Build(s, []string{"a"}, 1, 7, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := 0
+			for _, st := range p.Steps {
+				if st.Ladder.Name == "" {
+					continue
+				}
+				steps++
+				if st.Ladder.Combine != tc.want {
+					t.Errorf("step %s rep %d: combine %q, want %q", st.Spec.Name, st.Repetition, st.Ladder.Combine, tc.want)
+				}
+			}
+			if steps != 4 {
+				t.Errorf("%d ladder steps run, want 2 rates × 2 repetitions", steps)
+			}
+		})
+	}
+}

@@ -92,8 +92,10 @@ type Ladder struct {
 	// StopAfterNS ends the ladder of a system once that many of its steps were not
 	// sustained; its later steps are skipped. 0 runs every step.
 	StopAfterNS int
-	// Repeat runs each step that many times (at least --repeat).
-	Repeat int
+	// Repeat runs each step that many times (at least --repeat); Combine is how the
+	// report combines them: core.LadderPooled (the default) or core.LadderMean.
+	Repeat  int
+	Combine string
 }
 
 // DefaultStopAfterNS: a ladder stops at its first step not sustained, as the
@@ -168,6 +170,7 @@ type ladderDoc struct {
 	Step        config.Duration `yaml:"step"`
 	Repeat      int             `yaml:"repeat"`
 	StopAfterNS *int            `yaml:"stop_after_ns"`
+	Combine     string          `yaml:"combine"` // default core.LadderPooled
 }
 
 type rateRange struct {
@@ -322,7 +325,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 				if pd.Ladder.StopAfterNS != nil {
 					stop = *pd.Ladder.StopAfterNS
 				}
-				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat})
+				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: or(pd.Ladder.Combine, core.LadderPooled)})
 				s.Sweeps = append(s.Sweeps, Sweep{})
 				s.KneeOf = append(s.KneeOf, "")
 			}
@@ -410,6 +413,9 @@ func (d phaseDoc) ladder(file string) ([]core.PhaseSpec, []error) {
 	}
 	if l.StopAfterNS != nil && *l.StopAfterNS < 0 || l.Repeat < 0 || l.Repeat > 100 {
 		errs = append(errs, fmt.Errorf("ladder: stop_after_ns must be 0 or more, repeat between 1 and 100"))
+	}
+	if l.Combine != "" && l.Combine != core.LadderPooled && l.Combine != core.LadderMean {
+		errs = append(errs, fmt.Errorf("ladder: combine %q is not %s or %s", l.Combine, core.LadderPooled, core.LadderMean))
 	}
 	if l.Step > 0 {
 		d.Duration = l.Step
