@@ -138,10 +138,13 @@ type PhaseInfo struct {
 	SweepP99BoundNs int64             `json:"sweep_p99_bound_ns,omitempty"`
 	KneeOf          string            `json:"knee_of,omitempty"`
 	Memtier         *core.MemtierSpec `json:"memtier,omitempty"`
-	ProbeRate       float64           `json:"probe_rate,omitempty"`
-	ProbeOp         string            `json:"probe_op,omitempty"`
-	Status          core.PhaseStatus  `json:"status"`
-	Error           string            `json:"error,omitempty"`
+	PubSub          *core.PubSubSpec  `json:"pubsub,omitempty"`
+	// Messages is what a pub/sub phase's messages did.
+	Messages  *core.PubSubCounts `json:"messages,omitempty"`
+	ProbeRate float64            `json:"probe_rate,omitempty"`
+	ProbeOp   string             `json:"probe_op,omitempty"`
+	Status    core.PhaseStatus   `json:"status"`
+	Error     string             `json:"error,omitempty"`
 	// ErrorSamples are the first distinct operation errors, "class: message".
 	ErrorSamples []string  `json:"error_samples,omitempty"`
 	Started      time.Time `json:"started"`

@@ -329,6 +329,20 @@ func (c *checker) summary() {
 				c.add("%s: %s, op %s: sustained %v in a closed-loop phase", SummaryFile, describe(p), r.Op, *r.Sustained)
 			}
 		}
+		if m := p.Messages; m != nil {
+			// The counts of a pub/sub phase's messages agree with its summary rows.
+			for _, x := range []struct {
+				op    core.OpKind
+				count int64
+			}{{core.OpPublish, m.Published}, {core.OpDeliver, m.Delivered}} {
+				if r := ops[x.op.String()]; r != nil && r.Count != x.count {
+					c.add("%s: %s: %s count %d, but %s says %d", SummaryFile, describe(p), x.op, r.Count, ManifestFile, x.count)
+				}
+			}
+			if m.Delivered+m.Lost < m.Expected {
+				c.add("%s: %s: messages: %d delivered and %d lost of %d expected", ManifestFile, describe(p), m.Delivered, m.Lost, m.Expected)
+			}
+		}
 	}
 }
 

@@ -260,6 +260,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
 		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Partial: p.Partial, Notes: p.End.Notes,
+		PubSub: s.Workload.PubSub, Messages: p.End.PubSub,
 	}
 	if pr := s.Probe; pr != nil {
 		pi.ProbeRate, pi.ProbeOp, pi.ProbeStallNs = pr.Rate, pr.Op.String(), int64(pr.StallThreshold())

@@ -22,10 +22,10 @@ import (
 // Subscribers/Channels subscribers (1 when they are equal: each message to one
 // subscriber, as the seed measured).
 type PubSubSpec struct {
-	Channels      int
-	Subscribers   int
-	PayloadSize   int // bytes, at least PubSubHeaderSize
-	ChannelPrefix string
+	Channels      int    `json:"channels"`
+	Subscribers   int    `json:"subscribers"`
+	PayloadSize   int    `json:"payload_size"` // bytes, at least PubSubHeaderSize
+	ChannelPrefix string `json:"channel_prefix"`
 }
 
 // Defaults of a pub/sub workload.
@@ -76,13 +76,15 @@ type PubSubHeader struct {
 	// Seq numbers the publisher's messages on the channel from 0, so that a
 	// subscriber sees gaps (lost) and repeats (duplicated).
 	Seq uint64
-	// Intended and Sent are ns from the phase start: when the message was due and
-	// when its PUBLISH was written. The engine writes them at the send.
-	Intended, Sent int64
+	// Intended, Ready and Sent are ns from the phase start: when the message was
+	// due, when its connection could send it (the later of that and the end of the
+	// connection's previous request) and when its PUBLISH was written. The engine
+	// writes them at the send; a delivery's send lag is its publish's.
+	Intended, Ready, Sent int64
 }
 
 // PubSubHeaderSize is the header's length in bytes.
-const PubSubHeaderSize = 40
+const PubSubHeaderSize = 48
 
 // pubSubMagic starts every message, so that a subscriber tells cmpbench's messages
 // from anything else published on its channels.
@@ -96,14 +98,15 @@ func PutPubSubHeader(b []byte, h PubSubHeader) {
 	binary.LittleEndian.PutUint32(b[8:], h.Channel)
 	binary.LittleEndian.PutUint32(b[12:], 0)
 	binary.LittleEndian.PutUint64(b[16:], h.Seq)
-	StampPublish(b, h.Intended, h.Sent)
+	StampPublish(b, h.Intended, h.Ready, h.Sent)
 }
 
-// StampPublish writes a message's intended and actual send times, in ns from the
-// phase start, into its header.
-func StampPublish(b []byte, intended, sent int64) {
+// StampPublish writes a message's intended, ready and actual send times, in ns
+// from the phase start, into its header.
+func StampPublish(b []byte, intended, ready, sent int64) {
 	binary.LittleEndian.PutUint64(b[24:], uint64(intended))
-	binary.LittleEndian.PutUint64(b[32:], uint64(sent))
+	binary.LittleEndian.PutUint64(b[32:], uint64(ready))
+	binary.LittleEndian.PutUint64(b[40:], uint64(sent))
 }
 
 // ParsePubSubHeader reads the header of a delivered message; ok is false for a
@@ -116,7 +119,8 @@ func ParsePubSubHeader(b []byte) (h PubSubHeader, ok bool) {
 	h.Channel = binary.LittleEndian.Uint32(b[8:])
 	h.Seq = binary.LittleEndian.Uint64(b[16:])
 	h.Intended = int64(binary.LittleEndian.Uint64(b[24:]))
-	h.Sent = int64(binary.LittleEndian.Uint64(b[32:]))
+	h.Ready = int64(binary.LittleEndian.Uint64(b[32:]))
+	h.Sent = int64(binary.LittleEndian.Uint64(b[40:]))
 	return h, true
 }
 
@@ -145,13 +149,16 @@ const CapPubSub = "pubsub"
 type PubSubCounts struct {
 	// Published counts the publishes the server acknowledged; Expected the
 	// deliveries they owe (each to every subscriber of its channel).
-	Published, Expected int64
+	Published int64 `json:"published"`
+	Expected  int64 `json:"expected"`
 	// Delivered counts distinct deliveries; Lost the expected ones that had not
 	// arrived when the subscribers stopped waiting (after the drain);
 	// Duplicates deliveries of a message already delivered, or out of order.
-	Delivered, Lost, Duplicates int64
+	Delivered  int64 `json:"delivered"`
+	Lost       int64 `json:"lost"`
+	Duplicates int64 `json:"duplicates"`
 	// Foreign counts messages on the channels that this phase did not publish.
-	Foreign int64
-	// Drain is how long the subscribers waited after the last publish.
-	Drain int64 // ns
+	Foreign int64 `json:"foreign"`
+	// Drain is how long the subscribers waited after the last publish, in ns.
+	Drain int64 `json:"drain_ns"`
 }

@@ -8,7 +8,7 @@ import (
 
 func TestPubSubHeaderRoundTrip(t *testing.T) {
 	b := make([]byte, 128)
-	h := PubSubHeader{Publisher: 63, Channel: 99, Seq: 1<<40 + 7, Intended: int64(90 * time.Minute), Sent: int64(90*time.Minute + 1234)}
+	h := PubSubHeader{Publisher: 63, Channel: 99, Seq: 1<<40 + 7, Intended: int64(90 * time.Minute), Ready: int64(90*time.Minute + 1000), Sent: int64(90*time.Minute + 1234)}
 	PutPubSubHeader(b, h)
 	got, ok := ParsePubSubHeader(b)
 	if !ok || got != h {
@@ -16,9 +16,9 @@ func TestPubSubHeaderRoundTrip(t *testing.T) {
 	}
 	// The engine stamps the times at the send; they are nanoseconds from the
 	// phase start, read back as written, in the same unit.
-	StampPublish(b, 1_000_000, 1_000_500)
+	StampPublish(b, 1_000_000, 1_000_200, 1_000_500)
 	got, _ = ParsePubSubHeader(b)
-	if got.Intended != 1_000_000 || got.Sent != 1_000_500 || got.Seq != h.Seq {
+	if got.Intended != 1_000_000 || got.Ready != 1_000_200 || got.Sent != 1_000_500 || got.Seq != h.Seq {
 		t.Fatalf("after stamping: %+v", got)
 	}
 	if delivered := int64(21 * time.Millisecond); time.Duration(delivered-got.Sent) != 21*time.Millisecond-1_000_500 {
@@ -43,7 +43,7 @@ func TestPubSubSpecValidate(t *testing.T) {
 		{"no subscriber", func(p *PubSubSpec) { p.Subscribers, p.Channels = 0, 0 }, "subscribers must be"}, // and so channels
 		{"more channels than subscribers", func(p *PubSubSpec) { p.Channels = 101 }, "channels must be"},
 		{"uneven", func(p *PubSubSpec) { p.Channels = 30 }, "do not divide evenly"},
-		{"payload below the header", func(p *PubSubSpec) { p.PayloadSize = 39 }, "40-byte header"},
+		{"payload below the header", func(p *PubSubSpec) { p.PayloadSize = 47 }, "48-byte header"},
 		{"no prefix", func(p *PubSubSpec) { p.ChannelPrefix = "" }, "channel_prefix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,6 +33,10 @@ func (d *data) ladders(b *strings.Builder) {
 		if method == core.LadderMean {
 			how = fmt.Sprintf("the mean of the %d repetitions' percentiles (each repetition's own p50 and p99 averaged, as in the published tables; merging their histograms would be exact)", reps)
 		}
+		over := "every op of the step"
+		if first.PubSub != nil {
+			over = "every delivery of the step (DELIVER: publish to subscriber; the rate is of publishes)"
+		}
 		below, rate := fmt.Sprintf("below %.0f%% of its target", archive.SustainedFraction*100), "the rate achieved"
 		if reps > 1 {
 			below, rate = "a repetition "+below, rate+" (the mean over the repetitions)"
@@ -44,7 +48,7 @@ func (d *data) ladders(b *strings.Builder) {
 			{"Response time (from each operation's intended send: queueing counts)", func(r archive.SummaryRow) []byte { return r.RespHDR }},
 			{"Service time (from the actual send, as memtier and YCSB publish)", func(r archive.SummaryRow) []byte { return r.SvcHDR }},
 		} {
-			fmt.Fprintf(b, "%s: each cell is p50 / p99 in ms over every op of the step, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.\n\n", t.what, how, below, rate)
+			fmt.Fprintf(b, "%s: each cell is p50 / p99 in ms over %s, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.\n\n", t.what, over, how, below, rate)
 			b.WriteString("| target ops/s |")
 			sep := "|--:|"
 			for _, sys := range d.systems {
@@ -127,7 +131,7 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 		}
 		achieved += r.throughput / float64(len(reps))
 		sustained = sustained && r.sustained()
-		rows = append(rows, r.rows...)
+		rows = append(rows, r.timed()...)
 	}
 	if method != core.LadderMean {
 		if h := mergeEncoded(rows, hdr); h != nil && h.TotalCount() > 0 {
@@ -140,7 +144,7 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 	timed := 0
 	sums := make([]float64, len(qs))
 	for _, r := range reps {
-		h := mergeEncoded(r.rows, hdr)
+		h := mergeEncoded(r.timed(), hdr)
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}

@@ -103,6 +103,7 @@ func (d *data) markdown(charts []chart) []byte {
 	d.sideBySide(&b)
 	d.ladders(&b)
 	d.sweeps(&b)
+	d.pubsubSection(&b)
 	d.tables(&b)
 	d.stallSection(&b)
 
@@ -253,6 +254,9 @@ func (d *data) validation(b *strings.Builder) {
 func (d *data) phaseTotals(p archive.PhaseInfo) (ok, errs int64) {
 	for _, r := range d.summary {
 		if r.System == p.System && r.PhaseIndex == p.Index && r.Repetition == p.Repetition {
+			if op, err := core.ParseOpKind(r.Op); err == nil && !op.Issued() {
+				continue // deliveries are not operations the client sent
+			}
 			ok += r.Count
 			errs += r.Errors
 		}
@@ -680,6 +684,7 @@ func (d *data) caveats() []string {
 		}
 	}
 	out = append(out, d.stallCaveats()...)
+	out = append(out, d.pubsubCaveats()...)
 	return out
 }
 

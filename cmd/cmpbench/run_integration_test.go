@@ -647,6 +647,7 @@ func TestMethodSuitesRegenerateIntegration(t *testing.T) {
 		{"latency", "0.0005", "### Ladder get-816"},
 		{"knee", "0.001", "### Sweep read-sweep"},
 		{"soak", "0.0005", "## Stalls"},
+		{"pubsub", "0.05", "### Pub/sub messages"},
 	} {
 		t.Run(tc.suite, func(t *testing.T) {
 			dir := t.TempDir()
@@ -661,6 +662,11 @@ func TestMethodSuitesRegenerateIntegration(t *testing.T) {
 			}
 			if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
 				t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			for _, p := range a.Manifest.Phases {
+				if m := p.Messages; m != nil && (m.Lost != 0 || m.Duplicates != 0 || m.Delivered != m.Expected || m.Published == 0) {
+					t.Errorf("%s: messages %+v", p.Name, *m)
+				}
 			}
 			charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
 			for _, c := range charts {

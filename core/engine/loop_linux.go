@@ -336,7 +336,7 @@ func (l *loop) next(c *rconn, now int64) {
 // send writes c's operation; its service time starts here.
 func (l *loop) send(c *rconn) {
 	if c.op.Kind == core.OpPublish {
-		core.StampPublish(c.op.Value, c.intended, l.e.now())
+		core.StampPublish(c.op.Value, c.intended, c.ready, l.e.now())
 	}
 	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf[:0], &c.op)
 	c.woff = 0

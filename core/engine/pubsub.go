@@ -164,7 +164,7 @@ func (p *pubsubRun) run(s *subscriber) {
 		s.seen[pub]++
 		p.delivered.Add(1)
 		p.last.Store(end)
-		p.add(sample{intended: h.Intended, ready: h.Intended, start: h.Sent, end: end, bytes: int64(len(payload)), kind: core.OpDeliver})
+		p.add(sample{intended: h.Intended, ready: h.Ready, start: h.Sent, end: end, bytes: int64(len(payload)), kind: core.OpDeliver})
 	}
 }
 

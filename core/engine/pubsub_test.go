@@ -186,6 +186,10 @@ func TestPubSubMeasuresAKnownDelay(t *testing.T) {
 	if got := time.Duration(c.total()[core.OpPublish].svc.ValueAtQuantile(50)); got > delay/4 {
 		t.Errorf("PUBLISH p50 %s: the delay is the delivery's, not the publish's", got)
 	}
+	// A delivery's send lag is its publish's: the client's delay, not the server's.
+	if got := time.Duration(d.lag.ValueAtQuantile(99)); got > delay/4 {
+		t.Errorf("DELIVER send lag p99 %s: the delivery delay counted as the client's", got)
+	}
 }
 
 func TestPubSubFailsWithoutEverySubscriber(t *testing.T) {

@@ -57,7 +57,7 @@ func (w *worker) run(ctx context.Context) {
 		}
 		start := e.now()
 		if w.op.Kind == core.OpPublish {
-			core.StampPublish(w.op.Value, intended, start)
+			core.StampPublish(w.op.Value, intended, ready, start)
 		}
 		if err == nil {
 			err = w.conn.Do(ctx, &w.op)

@@ -133,6 +133,30 @@ type phaseDoc struct {
 	Sweep       *sweepDoc       `yaml:"sweep"`
 	Memtier     *memtierDoc     `yaml:"memtier"`
 	YCSB        *ycsbDoc        `yaml:"ycsb"`
+	PubSub      *pubsubDoc      `yaml:"pubsub"`
+}
+
+// pubsubDoc is a pub/sub workload as a suite writes it; the phase's connections
+// are the publishers.
+type pubsubDoc struct {
+	Subscribers   int     `yaml:"subscribers"`
+	Channels      int     `yaml:"channels"`     // default: one per subscriber
+	PayloadSize   int     `yaml:"payload_size"` // default 128 B, the seed's
+	ChannelPrefix *string `yaml:"channel_prefix"`
+}
+
+func (d pubsubDoc) spec() core.PubSubSpec {
+	ps := core.PubSubSpec{Subscribers: d.Subscribers, Channels: d.Channels, PayloadSize: d.PayloadSize, ChannelPrefix: core.DefaultChannelPrefix}
+	if ps.Channels == 0 {
+		ps.Channels = ps.Subscribers
+	}
+	if ps.PayloadSize == 0 {
+		ps.PayloadSize = core.DefaultPayloadSize
+	}
+	if d.ChannelPrefix != nil {
+		ps.ChannelPrefix = *d.ChannelPrefix
+	}
+	return ps
 }
 
 // ycsbDoc is YCSB's core workload as a suite writes it; names follow YCSB's
@@ -477,9 +501,15 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}
 	probeRead, probeWrite := core.OpGet, core.OpSet
+	given := 0
+	for _, w := range []bool{d.Memtier != nil, d.YCSB != nil, d.PubSub != nil} {
+		if w {
+			given++
+		}
+	}
 	switch {
-	case d.Memtier != nil && d.YCSB != nil:
-		return p, append(errs, fmt.Errorf("memtier and ycsb given: a phase has one workload"))
+	case given > 1:
+		return p, append(errs, fmt.Errorf("more than one of memtier, ycsb and pubsub given: a phase has one workload"))
 	case d.Memtier != nil:
 		m, merrs := d.Memtier.spec()
 		errs = append(errs, merrs...)
@@ -503,12 +533,18 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 			}
 			p.Ops = y.RecordCount
 		}
+	case d.PubSub != nil:
+		ps := d.PubSub.spec()
+		p.Workload.PubSub = &ps
 	default:
-		return p, append(errs, fmt.Errorf("no workload (memtier: or ycsb:)"))
+		return p, append(errs, fmt.Errorf("no workload (memtier:, ycsb: or pubsub:)"))
 	}
 	probe, perr := d.Probe.spec(p.Kind, probeRead, probeWrite)
 	if perr != nil {
 		errs = append(errs, perr)
+	}
+	if d.PubSub != nil && d.Probe == nil {
+		probe = nil // its subscribers time every message; a probe asked for is an error
 	}
 	p.Probe = probe
 	return p, append(errs, p.Validate()...)
