@@ -30,8 +30,11 @@ func (d *data) ladders(b *strings.Builder) {
 		method, reps := ladderCombine(first), d.ladderRepetitions(name)
 		fmt.Fprintf(b, "### Ladder %s\n\n%s; %d connections; each step %s.\n\n", name, first.Workload, first.Connections, time.Duration(first.DurationNs))
 		how := "repetitions pooled (histograms merged)"
-		if method == core.LadderMean {
+		switch {
+		case method == core.LadderMean && reps > 1:
 			how = fmt.Sprintf("the mean of the %d repetitions' percentiles (each repetition's own p50 and p99 averaged, as in the published tables; merging their histograms would be exact)", reps)
+		case method == core.LadderMean:
+			how = "one repetition (combine: mean has nothing to average)"
 		}
 		over := "every op of the step"
 		if first.PubSub != nil {

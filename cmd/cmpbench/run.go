@@ -97,6 +97,28 @@ func loadSuite(name string) (*plan.Suite, error) {
 	return s, nil
 }
 
+// canRun checks, before anything starts, that each system's built-in adapter can
+// run the workloads of its phases (a plugin's is known only once it runs: the
+// runner checks it then).
+func canRun(p *plan.Plan, systems *config.Systems) error {
+	for _, n := range p.Systems {
+		sys, err := systems.Get(n)
+		if err != nil {
+			return err
+		}
+		a, ok := core.BuiltinAdapter(sys.Adapter)
+		if !ok {
+			continue
+		}
+		for _, ph := range p.Phases {
+			if err := a.Info().CanRun(ph.Workload); err != nil {
+				return fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // discover finds the adapters: built-ins and the plugins in --plugin-dir (or the
 // default directories), which it returns too.
 func discover(g *globals) (*catalog.Catalog, []string, error) {
@@ -136,6 +158,9 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	}
 	p, err := plan.Build(suite, names, f.scale, f.seed, f.repeat)
 	if err != nil {
+		return badInput{err}
+	}
+	if err := canRun(p, systems); err != nil {
 		return badInput{err}
 	}
 	if f.dryRun {
