@@ -509,8 +509,10 @@ func TestListingsAndDryRun(t *testing.T) {
 		t.Fatalf("systems: %d %s", r.code, r.stdout)
 	}
 	r = cli(t, dir, nil, "suites")
-	if r.code != 0 || !strings.Contains(r.stdout, "smoke") || !strings.Contains(r.stdout, "memtier") {
-		t.Fatalf("suites: %d %s", r.code, r.stdout)
+	for _, name := range []string{"smoke", "memtier", "ycsb", "latency", "knee", "soak", "pubsub"} {
+		if r.code != 0 || !regexp.MustCompile(`(?m)^`+name+` .*\. `).MatchString(r.stdout) {
+			t.Fatalf("suites: %d: no line for %s with its description\n%s", r.code, name, r.stdout)
+		}
 	}
 	r = cli(t, dir, nil, "run", "--systems", "redis,redis-aof", "--suite", "memtier", "--scale", "0.01", "--dry-run")
 	if r.code != 0 || strings.Count(r.stdout, "redis-aof ") < 4 || !strings.Contains(r.stdout, "memtier 1:19 R:R kv_[1..10000] 1024-4096B miss=0.1") {

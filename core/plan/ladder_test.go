@@ -131,6 +131,36 @@ func TestLatencySuiteShape(t *testing.T) {
 	}
 }
 
+// The pubsub suite is seed 001's delivery test: 64 publishers, 100 subscribers on
+// 100 channels, 128 B messages, a ladder of publish rates, 20 s steps twice.
+func TestPubSubSuiteShape(t *testing.T) {
+	data, _ := suites.Get("pubsub")
+	s, err := ParseSuite("pubsub.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, []string{"a"}, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rates []float64
+	for _, st := range p.Steps {
+		ps := st.Spec.Workload.PubSub
+		if ps == nil || *ps != (core.PubSubSpec{Channels: 100, Subscribers: 100, PayloadSize: 128, ChannelPrefix: core.DefaultChannelPrefix}) ||
+			st.Spec.Connections != 64 || st.Spec.Probe != nil || st.Spec.Duration != 20*time.Second || st.Ladder.Name != "pubsub" {
+			t.Fatalf("step %s: %+v %+v", st.Spec.Name, st.Spec, ps)
+		}
+		if st.Repetition == 0 {
+			rates = append(rates, st.Spec.Rate)
+		} else if st.Repetition > 1 {
+			t.Fatalf("step %s repetition %d", st.Spec.Name, st.Repetition)
+		}
+	}
+	if fmt.Sprint(rates) != "[10000 20000 50000 100000 200000 400000]" {
+		t.Fatalf("rates %v", rates)
+	}
+}
+
 // combine says how the report combines a step's repetitions; every step of the
 // ladder carries it, and only the two methods are accepted.
 func TestLadderCombine(t *testing.T) {
