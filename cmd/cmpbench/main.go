@@ -79,6 +79,7 @@ func newRoot() *cobra.Command {
 	pf.StringSliceVar(&g.pluginDirs, "plugin-dir", nil, "directories with third-party adapter plugins (default ./plugins.d and ~/.cmpbench/plugins)")
 	root.AddCommand(
 		newRunCmd(g),
+		newRerunCmd(g),
 		newReportCmd(),
 		newCompareCmd(),
 		newVerifyCmd(),

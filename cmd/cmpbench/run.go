@@ -147,34 +147,41 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	_, err = runSuite(ctx, g, f, suite, systems, stdout, stderr)
+	return err
+}
+
+// runSuite runs suite against f.systems of systems and returns the archive's
+// directory ("" when nothing was archived: a dry run, bad input).
+func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, systems *config.Systems, stdout, stderr io.Writer) (string, error) {
 	names := f.systems
 	if len(names) == 0 {
-		return inputErr("--systems is required (defined: %s)", strings.Join(systems.Names(), ", "))
+		return "", inputErr("--systems is required (defined: %s)", strings.Join(systems.Names(), ", "))
 	}
 	for _, n := range names {
 		if _, err := systems.Get(n); err != nil {
-			return badInput{err}
+			return "", badInput{err}
 		}
 	}
 	p, err := plan.Build(suite, names, f.scale, f.seed, f.repeat)
 	if err != nil {
-		return badInput{err}
+		return "", badInput{err}
 	}
 	if err := canRun(p, systems); err != nil {
-		return badInput{err}
+		return "", badInput{err}
 	}
 	if f.dryRun {
 		printPlan(stdout, p, systems)
-		return nil
+		return "", nil
 	}
 	cat, _, err := discover(g)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, n := range names {
 		sys, _ := systems.Get(n)
 		if _, err := cat.Lookup(sys.Adapter); err != nil {
-			return inputErr("system %s: %w", n, err)
+			return "", inputErr("system %s: %w", n, err)
 		}
 	}
 	red := systems.Redactor()
@@ -183,12 +190,12 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	// any server starts or any system is contacted.
 	out, err := filepath.Abs(g.out)
 	if err != nil {
-		return badInput{err}
+		return "", badInput{err}
 	}
 	runID := newRunID(time.Now(), suite.Name)
 	w, err := archive.Create(out, header(runID, p, systems, red), red)
 	if err != nil {
-		return inputErr("--out %s: cannot write the run there: %w", g.out, err)
+		return "", inputErr("--out %s: cannot write the run there: %w", g.out, err)
 	}
 	for _, d := range archive.InProgress(out) {
 		if d != w.Dir() {
@@ -200,7 +207,7 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 	defer stop()
 	work, err := newWorkDir(runID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.RemoveAll(work)
 
@@ -217,18 +224,18 @@ func runRun(ctx context.Context, g *globals, f *runFlags, stdout, stderr io.Writ
 		StatsInterval: f.stats,
 	})
 	if res.SinkError != "" {
-		return fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, w.Dir(), w.Dir())
+		return "", fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, w.Dir(), w.Dir())
 	}
 	dir, tables, err := finishArchive(w, res.Status, time.Now())
 	if err != nil {
-		return fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, w.Dir(), w.Dir())
+		return "", fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, w.Dir(), w.Dir())
 	}
 	stdout.Write(tables)
 	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", runID, res.Status, dir, filepath.Join(dir, archive.ReportFile))
 	if res.Status != core.RunComplete {
-		return errFailed
+		return dir, errFailed
 	}
-	return nil
+	return dir, nil
 }
 
 // stopOnSignals returns a context that ends on SIGINT and SIGTERM, on SIGHUP (the

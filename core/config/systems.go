@@ -212,6 +212,19 @@ func LoadSystems(path string, required bool) (*Systems, error) {
 	return s, nil
 }
 
+// LoadSystemsData reads the built-in definitions, then a systems file's text
+// (named file in messages) on top of them.
+func LoadSystemsData(file string, data []byte) (*Systems, error) {
+	s, err := LoadSystems("", false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(file, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 func (s *Systems) load(file string, data []byte) error {
 	doc, err := Parse(file, data)
 	if err != nil {
