@@ -79,14 +79,14 @@ func newRoot() *cobra.Command {
 	pf.StringSliceVar(&g.pluginDirs, "plugin-dir", nil, "directories with third-party adapter plugins (default ./plugins.d and ~/.cmpbench/plugins)")
 	root.AddCommand(
 		newRunCmd(g),
-		newReportCmd(),
-		newCompareCmd(),
-		newVerifyCmd(),
+		newReportCmd(g),
+		newCompareCmd(g),
+		newVerifyCmd(g),
 		newRecoverCmd(g),
 		newSystemsCmd(g),
 		newSuitesCmd(),
 		newAdaptersCmd(g),
-		newExportCmd(),
+		newExportCmd(g),
 		newPluginCmd(),
 	)
 	return root

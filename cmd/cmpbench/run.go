@@ -57,6 +57,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.repeat, "repeat", 1, "run each measured phase this many times; the report shows the median and the spread")
 	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
+	completeFlag(cmd, "systems", completeSystems(g))
+	completeFlag(cmd, "suite", completeSuite)
 	return cmd
 }
 
