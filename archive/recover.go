@@ -168,6 +168,26 @@ func (w *Writer) Ended() time.Time {
 	return end
 }
 
+// Finished lists the archives under outDir whose runs ended: the directories, not
+// hidden as in-progress ones are, that hold a manifest.
+func Finished(outDir string) []string {
+	entries, err := os.ReadDir(outDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(outDir, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
 // InProgress lists the in-progress run directories under outDir: runs going on now,
 // or runs whose cmpbench died, which `cmpbench recover` can finish.
 func InProgress(outDir string) []string {

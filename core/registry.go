@@ -52,6 +52,17 @@ func BuiltinAdapters() []string {
 	return names
 }
 
+// Exampler is implemented by built-in adapters that can show the shortest systems-file
+// entry reaching a server of theirs on this machine: cmpbench answers a system name
+// that is not defined but names the adapter or one of its built-in profiles with it.
+type Exampler interface {
+	// Example returns the entry's lines, unindented, in the order to write them:
+	// adapter, profile (when given), endpoint on the loopback address at the product's
+	// usual port, and every key Open requires. An empty profile means the adapter's
+	// default.
+	Example(profile string) []string
+}
+
 // A ProfileSchema lets cmpbench check a built-in adapter's profiles (adapter-specific
 // settings a systems file names or defines under profiles:) when it reads the file,
 // with file:line, before anything runs.

@@ -33,6 +33,8 @@ const (
 	// DefaultConnectionQueue is the per-node connection cap when the run does not
 	// say how many operations it keeps in flight (SystemConfig.Concurrency).
 	DefaultConnectionQueue = 1024
+	// DefaultPort is asd's service port (aerospike.conf: service { port 3000 }).
+	DefaultPort = 3000
 	// singleBin holds the value of GET and SET.
 	singleBin = "value"
 )
@@ -49,6 +51,16 @@ func (Adapter) Info() core.Info {
 		Version:      "1",
 		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
 		Capabilities: []string{"capture", "stats", "count", "records", "flush"},
+	}
+}
+
+// Example implements core.Exampler: one asd on this machine at its service port,
+// with the namespace Open requires (ycsb, as in sample.yaml).
+func (Adapter) Example(string) []string {
+	return []string{
+		"adapter: " + Name,
+		fmt.Sprintf("endpoint: 127.0.0.1:%d", DefaultPort),
+		"namespace: ycsb                # required: a namespace the server has",
 	}
 }
 

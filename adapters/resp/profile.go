@@ -116,6 +116,31 @@ var profileFiles embed.FS
 // DefaultProfile is used when a system names none.
 const DefaultProfile = "redis"
 
+// examplePort is the port of an example endpoint when the profile names none (a
+// managed service's is the database's own).
+const examplePort = 6379
+
+// Example implements core.Exampler: a server of the profile on this machine at the
+// product's usual port, over TLS when the product is usually reached that way.
+func (Adapter) Example(profile string) []string {
+	lines := []string{"adapter: " + Name}
+	port, tls := examplePort, false
+	if profile != "" {
+		lines = append(lines, "profile: "+profile)
+		if p, err := LoadProfile(profile, nil); err == nil {
+			if p.DefaultPort > 0 {
+				port = p.DefaultPort
+			}
+			tls = p.TLS
+		}
+	}
+	lines = append(lines, fmt.Sprintf("endpoint: 127.0.0.1:%d", port))
+	if tls {
+		lines = append(lines, "tls: {enabled: true}")
+	}
+	return lines
+}
+
 // Profiles lists the built-in profile names.
 func Profiles() []string {
 	entries, _ := profileFiles.ReadDir("profiles")

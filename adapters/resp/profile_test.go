@@ -190,3 +190,23 @@ func TestUpdateNotFoundDefaults(t *testing.T) {
 		}
 	}
 }
+
+// The example entry of a profile reaches the product on the loopback address at its
+// usual port (6379 when the profile names none), over TLS when the product is
+// usually reached that way.
+func TestExample(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		want    string
+	}{
+		{"", "adapter: resp|endpoint: 127.0.0.1:6379"},
+		{"lavik", "adapter: resp|profile: lavik|endpoint: 127.0.0.1:6379"},
+		{"pika", "adapter: resp|profile: pika|endpoint: 127.0.0.1:9221"},
+		{"redis-cloud", "adapter: resp|profile: redis-cloud|endpoint: 127.0.0.1:6379"},
+		{"azure-managed-redis", "adapter: resp|profile: azure-managed-redis|endpoint: 127.0.0.1:10000|tls: {enabled: true}"},
+	} {
+		if got := strings.Join(Adapter{}.Example(tc.profile), "|"); got != tc.want {
+			t.Errorf("Example(%q) = %s, want %s", tc.profile, got, tc.want)
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
-func newReportCmd() *cobra.Command {
+func newReportCmd(g *globals) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
@@ -27,7 +27,8 @@ func newReportCmd() *cobra.Command {
 compares them with the archived files. With --out, the regenerated files are written
 there; an archive is never changed, so that it still verifies: an --out that is or
 lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outsideArchives(out); err != nil {
 				return err
@@ -87,11 +88,12 @@ func outsideArchives(out string) error {
 	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
 }
 
-func newVerifyCmd() *cobra.Command {
+func newVerifyCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "verify DIR",
-		Short: "Check an archive's SHA256SUMS, manifest and tables",
-		Args:  cobra.ExactArgs(1),
+		Use:               "verify DIR",
+		Short:             "Check an archive's SHA256SUMS, manifest and tables",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			errs := archive.Verify(args[0])
 			for _, e := range errs {
@@ -241,7 +243,7 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 	}
 }
 
-func newCompareCmd() *cobra.Command {
+func newCompareCmd(g *globals) *cobra.Command {
 	o := compare.Defaults
 	var threshold, noise, unstable float64
 	var failOnRegression bool
@@ -256,7 +258,8 @@ repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-
 phases not sustained. A phase that did not end ok on a side is shown with its status
 (failed, interrupted, skipped) and not compared; a latency of an op with no successful
 operation is absent (—). Archives with nothing to compare are bad input (exit 2).`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeArchives(g, 2, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Threshold, o.Noise, o.Unstable = threshold/100, noise/100, unstable/100
 			if o.Noise < 0 || o.Threshold < o.Noise || o.Unstable <= 0 {
@@ -307,13 +310,14 @@ operation is absent (—). Archives with nothing to compare are bad input (exit 
 	return cmd
 }
 
-func newExportCmd() *cobra.Command {
+func newExportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "export", Short: "Export an archive's data in other formats"}
 	var out string
 	hlog := &cobra.Command{
-		Use:   "hlog DIR",
-		Short: "Write HdrHistogram interval logs, one per system and phase, tagged by op",
-		Args:  cobra.ExactArgs(1),
+		Use:               "hlog DIR",
+		Short:             "Write HdrHistogram interval logs, one per system and phase, tagged by op",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := archive.Open(args[0])
 			if err != nil {
@@ -336,9 +340,10 @@ func newExportCmd() *cobra.Command {
 	hlog.Flags().StringVar(&out, "out", "", "directory for the logs (default ./<run-id>-hlog)")
 	cmd.AddCommand(hlog)
 	cmd.AddCommand(&cobra.Command{
-		Use:   "csv DIR",
-		Short: "Write summary.parquet as CSV to stdout",
-		Args:  cobra.ExactArgs(1),
+		Use:               "csv DIR",
+		Short:             "Write summary.parquet as CSV to stdout",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := archive.Open(args[0])
 			if err != nil {

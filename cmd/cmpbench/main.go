@@ -80,14 +80,14 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newRunCmd(g),
 		newRerunCmd(g),
-		newReportCmd(),
-		newCompareCmd(),
-		newVerifyCmd(),
+		newReportCmd(g),
+		newCompareCmd(g),
+		newVerifyCmd(g),
 		newRecoverCmd(g),
 		newSystemsCmd(g),
 		newSuitesCmd(),
 		newAdaptersCmd(g),
-		newExportCmd(),
+		newExportCmd(g),
 		newPluginCmd(),
 	)
 	return root

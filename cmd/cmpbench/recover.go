@@ -23,7 +23,8 @@ loss) or cannot finish (a full disk), that directory keeps every phase that had 
 recover turns it into a normal archive with status interrupted: finished phases as
 they were, the phase that was running marked partial with the intervals that reached
 the disk. verify, report, compare and export then accept it.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Secrets were redacted as the run wrote; the systems file, when it loads,
 			// lets the final check look for them once more.

@@ -27,7 +27,8 @@ against the system definitions it records (secrets from the environment, as thei
 ${VAR} references say; profiles defined in the original systems file are not in the
 archive), writes a new archive, warns where a server's binary SHA-256 or version
 differs from the archived one, and ends with the compare of the two archives.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRerun(cmd.Context(), g, args[0], systems, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

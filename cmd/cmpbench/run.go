@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -56,6 +57,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.repeat, "repeat", 1, "run each measured phase this many times; the report shows the median and the spread")
 	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
+	completeFlag(cmd, "systems", completeSystems(g))
+	completeFlag(cmd, "suite", completeSuite)
 	return cmd
 }
 
@@ -70,6 +73,76 @@ func loadSystems(g *globals) (*config.Systems, error) {
 		return nil, badInput{err}
 	}
 	return s, nil
+}
+
+// checkSystems reports every system on the command line that is not defined or not
+// usable here. A name that is not defined but is a built-in adapter or product
+// profile gets the systems-file entry to add, and where the file goes.
+func checkSystems(g *globals, systems *config.Systems, names []string) error {
+	var errs config.Errors
+	var whats, entries []string
+	for _, n := range names {
+		_, err := systems.Get(n)
+		if err == nil {
+			continue
+		}
+		errs = append(errs, err)
+		if sys, _ := systems.Lookup(n); sys != nil {
+			continue
+		}
+		if what, lines := builtinExample(n); lines != nil {
+			whats = append(whats, n+" is "+what)
+			entries = append(entries, "  "+n+":")
+			for _, l := range lines {
+				entries = append(entries, "    "+l)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(entries) == 0 {
+		return badInput{errs}
+	}
+	servers := "a server"
+	if len(whats) > 1 {
+		servers = "servers"
+	}
+	file := "./" + config.DefaultFile + " (read when it exists; or give a file with --config FILE)"
+	if g.config != "" {
+		file = g.config
+	}
+	return badInput{fmt.Errorf("%w\n%s; for %s on this machine, add to %s:\nsystems:\n%s",
+		errs, strings.Join(whats, ", "), servers, file, strings.Join(entries, "\n"))}
+}
+
+// builtinExample says what a name is built into cmpbench as, an adapter or a product
+// profile of one, and gives that adapter's example entry for it; nil lines when it
+// is neither or the adapter has no example.
+func builtinExample(name string) (what string, lines []string) {
+	for _, a := range core.BuiltinAdapters() {
+		if name == a {
+			if ex, ok := exampler(a); ok {
+				return "a built-in adapter", ex.Example("")
+			}
+		}
+	}
+	for _, a := range core.BuiltinAdapters() {
+		s, ok := core.ProfileSchemaOf(a)
+		if !ok || !slices.Contains(s.Builtin(), name) {
+			continue
+		}
+		if ex, ok := exampler(a); ok {
+			return "a built-in profile of the " + a + " adapter", ex.Example(name)
+		}
+	}
+	return "", nil
+}
+
+func exampler(adapter string) (core.Exampler, bool) {
+	a, _ := core.BuiltinAdapter(adapter)
+	ex, ok := a.(core.Exampler)
+	return ex, ok
 }
 
 // loadSuite reads a built-in suite by name, or a suite file.
@@ -158,10 +231,8 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if len(names) == 0 {
 		return "", inputErr("--systems is required (defined: %s)", strings.Join(systems.Names(), ", "))
 	}
-	for _, n := range names {
-		if _, err := systems.Get(n); err != nil {
-			return "", badInput{err}
-		}
+	if err := checkSystems(g, systems, names); err != nil {
+		return "", err
 	}
 	p, err := plan.Build(suite, names, f.scale, f.seed, f.repeat)
 	if err != nil {

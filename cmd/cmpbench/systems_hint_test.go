@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A system name that is not defined but names a built-in product profile or adapter
+// is answered with the entry to add and where; the entry, written there, defines it.
+func TestUndefinedSystemHint(t *testing.T) {
+	const defined = " is not defined (defined: redis, redis-aof)"
+	const file = "./cmpbench.yaml (read when it exists; or give a file with --config FILE)"
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    string
+		dryRuns bool // the entry shown, written to the file, passes --dry-run
+	}{
+		{name: "profile", args: []string{"--systems", "lavik"}, dryRuns: true, want: `system "lavik"` + defined + `
+lavik is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
+systems:
+  lavik:
+    adapter: resp
+    profile: lavik
+    endpoint: 127.0.0.1:6379`},
+		{name: "profile with its own port", args: []string{"--systems", "kvrocks"}, dryRuns: true, want: `system "kvrocks"` + defined + `
+kvrocks is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
+systems:
+  kvrocks:
+    adapter: resp
+    profile: kvrocks
+    endpoint: 127.0.0.1:6666`},
+		{name: "adapter", args: []string{"--systems", "aerospike"}, dryRuns: true, want: `system "aerospike"` + defined + `
+aerospike is a built-in adapter; for a server on this machine, add to ` + file + `:
+systems:
+  aerospike:
+    adapter: aerospike
+    endpoint: 127.0.0.1:3000
+    namespace: ycsb                # required: a namespace the server has`},
+		{name: "several, and one that matches nothing", args: []string{"--systems", "nope,lavik,aerospike"}, dryRuns: false,
+			want: `system "nope"` + defined + `
+system "lavik"` + defined + `
+system "aerospike"` + defined + `
+lavik is a built-in profile of the resp adapter, aerospike is a built-in adapter; for servers on this machine, add to ` + file + `:
+systems:
+  lavik:
+    adapter: resp
+    profile: lavik
+    endpoint: 127.0.0.1:6379
+  aerospike:
+    adapter: aerospike
+    endpoint: 127.0.0.1:3000
+    namespace: ycsb                # required: a namespace the server has`},
+		{name: "--config names the file", args: []string{"--config", "mine.yaml", "--systems", "valkey"}, dryRuns: true, want: `system "valkey"` + defined + `
+valkey is a built-in profile of the resp adapter; for a server on this machine, add to mine.yaml:
+systems:
+  valkey:
+    adapter: resp
+    profile: valkey
+    endpoint: 127.0.0.1:6379`},
+		{name: "nothing matches", args: []string{"--systems", "nope"}, want: `system "nope"` + defined},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := "cmpbench.yaml"
+			if tc.args[0] == "--config" {
+				path = tc.args[1]
+				writeFile(t, dir, path, "systems: {}\n")
+			}
+			args := append([]string{"run", "--suite", "ycsb"}, tc.args...)
+			r := cli(t, dir, nil, args...)
+			if got := strings.TrimSuffix(r.stderr, "\n"); r.code != 2 || got != "cmpbench: "+tc.want {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and:\ncmpbench: %s", r.code, r.stderr, tc.want)
+			}
+			if !tc.dryRuns {
+				return
+			}
+			_, entry, _ := strings.Cut(tc.want, "\nsystems:\n")
+			writeFile(t, dir, path, "systems:\n"+entry+"\n")
+			if r := cli(t, dir, nil, append(args, "--dry-run")...); r.code != 0 {
+				t.Fatalf("the entry shown does not define the system: exit %d\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
