@@ -243,6 +243,13 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	}
 	if f.dryRun {
 		printPlan(stdout, p, systems)
+		// A run puts the data directories of the servers it starts under the
+		// temporary directory (newWorkDir).
+		es, warnings := estimates(p, systems, measureRoom(os.TempDir()))
+		printEstimates(stdout, es)
+		for _, w := range warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
 		return "", nil
 	}
 	cat, _, err := discover(g)
@@ -283,6 +290,14 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	defer os.RemoveAll(work)
 
 	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases; writing %s\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps), w.Dir())
+	prog := newProgress(stderr, red)
+	es, warnings := estimates(p, systems, measureRoom(work))
+	for _, e := range es {
+		prog.Note(fmt.Sprintf("%s: estimate: %s", e.System, e))
+	}
+	for _, w := range warnings {
+		prog.Warn(w)
+	}
 	res := runner.Run(ctx, runner.Config{
 		RunID:         runID,
 		Plan:          p,
@@ -291,7 +306,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		Redactor:      red,
 		WorkDir:       work,
 		Sink:          w,
-		Observer:      newProgress(stderr, red),
+		Observer:      prog,
 		StatsInterval: f.stats,
 	})
 	if res.SinkError != "" {

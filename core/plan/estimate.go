@@ -1,0 +1,252 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
+)
+
+// PhaseOverhead is what an estimate adds to each phase for what happens around it:
+// opening its connections, the server stats sampled before and after it, writing
+// its totals, a pub/sub phase's drain (at most 5 s). A round figure, not a
+// measurement; the checks after a load (counting keys, a restart) take longer, and
+// grow with the data.
+const PhaseOverhead = 3 * time.Second
+
+// hashedKeyDigits is the most digits the number of a hashed YCSB key has (the
+// absolute value of an int64); nine keys in ten have that many.
+const hashedKeyDigits = 19
+
+// Estimate is what one system's phases of a plan take, worked out before they run.
+type Estimate struct {
+	System string
+	// MinWall and MaxWall bound the time the phases take, each phase with
+	// PhaseOverhead. MaxWall counts every phase for its duration. A load, or any
+	// phase with an op count, ends when its count is done, usually well before its
+	// time bound: MinWall counts it for nothing in a closed loop and for count/rate
+	// at a fixed rate; it also leaves out the steps of a ladder that may not run
+	// (those after its first StopAfterNS, should those not be sustained).
+	MinWall, MaxWall time.Duration
+	// Ops are the workload's operations in the phases whose number is known: rate ×
+	// duration at a fixed rate, the op count where there is one (the lesser of the
+	// two for a fixed-rate phase with an op count). The side probe's are not in it.
+	Ops int64
+	// ClosedLoop names the closed-loop phases without an op count: they do as many
+	// operations as the system serves, which Ops leaves out.
+	ClosedLoop []string
+	// Bytes is the data the phases add to the server, as sent: keys, YCSB field
+	// names and values. A load adds its keys or records; a memtier SET adds the keys
+	// of its range that nothing wrote before (at most its number of SETs); a YCSB
+	// insert adds a record. Overwrites add nothing. The server's own overhead
+	// (indexes, per-key headers, replicas) comes on top.
+	Bytes int64
+	// OpenInserts names the closed-loop phases without an op count that insert YCSB
+	// records: what they add (their insert proportion of the operations the system
+	// serves) is not in Bytes.
+	OpenInserts []string
+	// MayStop says that a ladder may stop early: MaxWall and Ops count every step.
+	MayStop bool
+}
+
+// Estimate works out what the plan's phases for system take: time, operations and
+// the data written to the server. It is the same for every system of a plan but for
+// the name: the phases are.
+func (p *Plan) Estimate(system string) Estimate {
+	e := Estimate{System: system}
+	written := keyRanges{}
+	ladderStart := map[string]int{} // the index of each ladder's first step
+	for _, st := range p.Steps {
+		if st.System != system {
+			continue
+		}
+		s := st.Spec
+		e.MaxWall += s.Duration + PhaseOverhead
+		least := s.Duration
+		if s.Ops > 0 {
+			least = 0
+			if s.OpenLoop() {
+				least = min(s.Duration, time.Duration(float64(s.Ops)/s.Rate*float64(time.Second)))
+			}
+		}
+		mayRun := true
+		if l := st.Ladder; l.Name != "" && l.StopAfterNS > 0 {
+			if _, ok := ladderStart[l.Name]; !ok {
+				ladderStart[l.Name] = st.Index
+			}
+			mayRun = st.Index-ladderStart[l.Name] < l.StopAfterNS
+			e.MayStop = e.MayStop || !mayRun
+		}
+		if mayRun {
+			e.MinWall += least + PhaseOverhead
+		}
+
+		ops, known := phaseOps(s)
+		if known {
+			e.Ops += ops
+		} else {
+			e.ClosedLoop = append(e.ClosedLoop, s.Name)
+		}
+		b, open := newData(s, ops, known, written)
+		e.Bytes += b
+		if open {
+			e.OpenInserts = append(e.OpenInserts, s.Name)
+		}
+	}
+	return e
+}
+
+// phaseOps is how many operations a phase's workload does, when that is known.
+func phaseOps(s core.PhaseSpec) (int64, bool) {
+	if s.OpenLoop() {
+		n := int64(math.Round(s.Rate * s.Duration.Seconds()))
+		if s.Ops > 0 {
+			n = min(n, s.Ops)
+		}
+		return n, true
+	}
+	return s.Ops, s.Ops > 0
+}
+
+// newData is how many bytes a phase adds to the server (ops of them, when known),
+// and whether it inserts an unknown number of records. written holds the key
+// ranges earlier phases wrote.
+func newData(s core.PhaseSpec, ops int64, known bool, written keyRanges) (int64, bool) {
+	if m := s.Workload.Memtier; m != nil && m.SetRatio > 0 {
+		fresh := written.add("memtier "+m.KeyPrefix, m.KeyMin, m.KeyMax)
+		if known {
+			fresh = min(fresh, int64(math.Round(float64(ops)*float64(m.SetRatio)/float64(m.SetRatio+m.GetRatio))))
+		}
+		key := len(m.KeyPrefix) + len(strconv.FormatInt(m.KeyMax, 10))
+		value := float64(m.ValueMin+m.ValueMax) / 2 // sizes are uniform in [min, max]
+		return int64(math.Round(float64(fresh) * (float64(key) + value))), false
+	}
+	y := s.Workload.YCSB
+	switch {
+	case y == nil:
+		return 0, false
+	case s.Kind == core.PhaseLoad:
+		fresh := written.add("ycsb "+y.InsertOrder+" "+y.KeyPrefix, 0, y.RecordCount-1)
+		return fresh * recordBytes(y, y.RecordCount-1), false
+	case y.Insert == 0:
+		return 0, false // reads and updates: updates overwrite
+	case !known:
+		return 0, true
+	}
+	// Every phase inserts from a record number of its own (Build's insertStride).
+	n := int64(math.Round(float64(ops) * y.Insert))
+	return n * recordBytes(y, y.InsertStart+n-1), false
+}
+
+// recordBytes is a YCSB record as sent, at most: its key (that of record last, the
+// longest of those written) and every field's name and value.
+func recordBytes(y *core.YCSBSpec, last int64) int64 {
+	key := len(y.KeyPrefix) + hashedKeyDigits
+	if y.InsertOrder != core.InsertHashed {
+		key = len(ycsb.Key(nil, y, last))
+	}
+	n := int64(key)
+	for i := range y.FieldCount {
+		n += int64(len(ycsb.FieldName(i)) + y.FieldLength)
+	}
+	return n
+}
+
+// keyRanges are the key ranges written so far, by key space (a prefix), merged.
+type keyRanges map[string][][2]int64
+
+// add marks [lo, hi] of space written and returns how many of its keys were not
+// before.
+func (k keyRanges) add(space string, lo, hi int64) int64 {
+	fresh := hi - lo + 1
+	for _, r := range k[space] {
+		if a, b := max(lo, r[0]), min(hi, r[1]); a <= b {
+			fresh -= b - a + 1
+		}
+	}
+	rs := append(k[space], [2]int64{lo, hi})
+	slices.SortFunc(rs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	merged := rs[:1]
+	for _, r := range rs[1:] {
+		if last := &merged[len(merged)-1]; r[0] <= last[1]+1 {
+			last[1] = max(last[1], r[1])
+		} else {
+			merged = append(merged, r)
+		}
+	}
+	k[space] = merged
+	return fresh
+}
+
+// String is the estimate in one line, e.g. "time 19s to 1m19s; 35,000 ops + as
+// many as the system serves in 1 closed-loop phase; writes 2.6 MB".
+func (e Estimate) String() string {
+	var b strings.Builder
+	minW, maxW := e.MinWall.Round(time.Second), e.MaxWall.Round(time.Second)
+	if minW == maxW {
+		fmt.Fprintf(&b, "time %s; ", maxW)
+	} else {
+		fmt.Fprintf(&b, "time %s to %s; ", minW, maxW)
+	}
+	if e.MayStop {
+		b.WriteString("at most ")
+	}
+	b.WriteString(FormatCount(e.Ops) + " ops")
+	if n := len(e.ClosedLoop); n > 0 {
+		fmt.Fprintf(&b, " + as many as the system serves in %d closed-loop %s", n, plural(n, "phase", "phases"))
+	}
+	b.WriteString("; writes " + FormatBytes(e.Bytes))
+	if len(e.OpenInserts) > 0 {
+		fmt.Fprintf(&b, " + the records %s %s", strings.Join(e.OpenInserts, ", "), plural(len(e.OpenInserts), "inserts", "insert"))
+	}
+	return b.String()
+}
+
+// EstimateNotes says, once for all systems, what an Estimate's figures count and
+// what they leave out.
+func EstimateNotes() []string {
+	return []string{
+		fmt.Sprintf("time: every phase up to its duration, plus %s for what happens around it; a load, or a phase with an op count, ends when its count is done, usually well before its time bound (the lower figure); a ladder stops at a step not sustained, and its later steps do not run; checks after a load (counting keys, a restart) take longer, growing with the data", PhaseOverhead),
+		"ops: the workload's, not the side probe's: rate x duration at a fixed rate, or the op count; a closed-loop phase without an op count does as many as the system serves",
+		"writes: the data the phases add to the server as sent (keys, field names, values; 1 GB = 10^9 bytes); overwrites add nothing; the server's own overhead (indexes, per-key headers, replicas) comes on top",
+	}
+}
+
+// FormatBytes is n in decimal units: "512 B", "2.6 MB", "138.5 GB".
+func FormatBytes(n int64) string {
+	units := []string{"kB", "MB", "GB", "TB", "PB", "EB"}
+	if n < 1000 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v, i := float64(n)/1000, 0
+	for v >= 999.95 && i < len(units)-1 {
+		v, i = v/1000, i+1
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// FormatCount is a count with thousands separators: "228,000,000".
+func FormatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
