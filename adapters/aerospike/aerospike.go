@@ -149,6 +149,16 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 		client.Close()
 		return nil, err
 	}
+	// The client fills each node's pool to the minimum from its tend goroutine, a
+	// node at a time: a node found a moment ago may not have them yet. Open them
+	// now, so that none is dialled inside a measured operation (the pool's cap
+	// bounds what both open together).
+	if n := cp.MinConnectionsPerNode; n > 0 {
+		if _, err := client.WarmUp(n); err != nil {
+			client.Close()
+			return nil, fmt.Errorf("opening %d connections to every node of %s: %w", n, sys.Endpoint, err)
+		}
+	}
 	base := as.NewPolicy()
 	base.MaxRetries, base.TotalTimeout, base.SocketTimeout = 0, timeout, timeout
 	t.read = base
