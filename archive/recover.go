@@ -171,37 +171,36 @@ func (w *Writer) Ended() time.Time {
 // Finished lists the archives under outDir whose runs ended: the directories, not
 // hidden as in-progress ones are, that hold a manifest.
 func Finished(outDir string) []string {
-	entries, err := os.ReadDir(outDir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
+	return runDirs(outDir, func(name, dir string) bool {
+		if strings.HasPrefix(name, ".") {
+			return false
 		}
-		dir := filepath.Join(outDir, e.Name())
-		if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
-			out = append(out, dir)
-		}
-	}
-	return out
+		_, err := os.Stat(filepath.Join(dir, ManifestFile))
+		return err == nil
+	})
 }
 
 // InProgress lists the in-progress run directories under outDir: runs going on now,
 // or runs whose cmpbench died, which `cmpbench recover` can finish.
 func InProgress(outDir string) []string {
+	return runDirs(outDir, func(name, dir string) bool {
+		if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".partial") {
+			return false
+		}
+		_, err := readManifestFile(dir)
+		return err == nil
+	})
+}
+
+// runDirs lists the directories under outDir that keep says are runs.
+func runDirs(outDir string, keep func(name, dir string) bool) []string {
 	entries, err := os.ReadDir(outDir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".partial") {
-			continue
-		}
-		dir := filepath.Join(outDir, e.Name())
-		if _, err := readManifestFile(dir); err == nil {
+		if dir := filepath.Join(outDir, e.Name()); e.IsDir() && keep(e.Name(), dir) {
 			out = append(out, dir)
 		}
 	}

@@ -141,9 +141,7 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 	p.Title.Text = "Latency over time: " + ph.name + " (first repetition)"
 	p.X.Label.Text = "seconds since the phase started (points: fastest and slowest probe request of each 1/1000 of the phase)"
 	p.Y.Label.Text = "ms (log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
+	latencyAxis(p)
 	drawn := false
 	var highest float64
 	for i, sys := range d.systems {
@@ -201,4 +199,12 @@ func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// latencyAxis makes p's y axis a log scale of latencies with decade ticks, and
+// puts its legend at the top left, where latency charts have room.
+func latencyAxis(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
 }

@@ -176,9 +176,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	if method == core.LadderMean {
 		p.Y.Label.Text = "ms (log scale), mean of the repetitions' percentiles"
 	}
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
+	latencyAxis(p)
 	drawn := false
 	var highest float64
 	for i, sys := range d.systems {

@@ -33,13 +33,14 @@ func (d *data) pubsubSection(b *strings.Builder) {
 	var lines []string
 	for _, ph := range d.measured {
 		for _, sys := range d.systems {
-			for _, r := range d.cell(ph, sys).reps {
+			c := d.cell(ph, sys)
+			for _, r := range c.reps {
 				m := r.info.Messages
 				if m == nil {
 					continue
 				}
 				name := ph.name
-				if len(d.cell(ph, sys).reps) > 1 {
+				if len(c.reps) > 1 {
 					name += fmt.Sprintf(" (repetition %d)", r.info.Repetition)
 				}
 				lat := "—"

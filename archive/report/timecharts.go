@@ -158,9 +158,7 @@ func (d *data) windowChart(ph phaseRef) ([]byte, error) {
 	p.Title.Text = fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)", threshold(stallWindow), ph.name)
 	p.X.Label.Text = "seconds since the phase started (each point: the slowest probe request sent in the 10 s from there)"
 	p.Y.Label.Text = "response time, ms (log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
+	latencyAxis(p)
 	var highest, lowest, right float64
 	lowest = math.Inf(1)
 	for i, sys := range d.systems {

@@ -550,16 +550,8 @@ func (c *Cluster) clusterStable(s *Server, params string) string {
 // base/truncate.c as_truncate_cmd): "ok", then the truncation runs in the
 // background (ClusterOptions.TruncateDelay) on every node.
 func (c *Cluster) truncateCmd(wholeNS bool, params string) string {
-	ns, e := requiredParam(params, "namespace", 32)
+	ns, set, e := truncateTarget(wholeNS, params)
 	if e != "" {
-		return e
-	}
-	var set string
-	if wholeNS {
-		if _, found := param(params, "set"); found {
-			return infoError(rcParameter, "unexpected set name")
-		}
-	} else if set, e = requiredParam(params, "set", 64); e != "" {
 		return e
 	}
 	lut := time.Now().UnixNano()
@@ -581,19 +573,29 @@ func (c *Cluster) truncateCmd(wholeNS bool, params string) string {
 	return "ok"
 }
 
+// truncateTarget reads the namespace and, unless wholeNS, the set a truncate
+// command or its undo names; e is the error reply, "" when they are well formed.
+func truncateTarget(wholeNS bool, params string) (ns, set, e string) {
+	if ns, e = requiredParam(params, "namespace", 32); e != "" {
+		return "", "", e
+	}
+	if wholeNS {
+		if _, found := param(params, "set"); found {
+			return "", "", infoError(rcParameter, "unexpected set name")
+		}
+		return ns, "", ""
+	}
+	if set, e = requiredParam(params, "set", 64); e != "" {
+		return "", "", e
+	}
+	return ns, set, ""
+}
+
 // truncateUndo is truncate-undo and truncate-namespace-undo: the truncate time
 // goes back to 0 (records already removed stay removed).
 func (c *Cluster) truncateUndo(wholeNS bool, params string) string {
-	ns, e := requiredParam(params, "namespace", 32)
+	ns, set, e := truncateTarget(wholeNS, params)
 	if e != "" {
-		return e
-	}
-	var set string
-	if wholeNS {
-		if _, found := param(params, "set"); found {
-			return infoError(rcParameter, "unexpected set name")
-		}
-	} else if set, e = requiredParam(params, "set", 64); e != "" {
 		return e
 	}
 	if ns != c.ns {
