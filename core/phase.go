@@ -34,6 +34,25 @@ type PhaseSpec struct {
 	Workload WorkloadSpec
 	// Probe, when set, adds one more open-loop connection that records every request.
 	Probe *ProbeSpec
+	// ConnBase and ConnTotal place a shard's connections in the whole phase
+	// (cmpbench run --shard): this process runs connections ConnBase to
+	// ConnBase+Connections-1 of ConnTotal, each with the key range, seed and send
+	// offsets it has in the whole phase, so that the shards together issue the
+	// operations of the unsharded phase. Rate and Ops are the shard's share. Zero
+	// ConnTotal: the phase is not sharded.
+	ConnBase, ConnTotal int
+	// StartAt, when set, is the wall-clock time at which the phase clock starts;
+	// connections are opened before it. The shards of a run start each phase
+	// together this way.
+	StartAt time.Time
+}
+
+// AllConnections is the phase's connections across all its shards.
+func (p PhaseSpec) AllConnections() int {
+	if p.ConnTotal > 0 {
+		return p.ConnTotal
+	}
+	return p.Connections
 }
 
 // ProbeSpec is the side probe: a low-rate open-loop connection of its own whose every
@@ -94,6 +113,9 @@ func (p PhaseSpec) Validate() []error {
 	if p.Connections < 1 {
 		add("connections must be at least 1, got %d", p.Connections)
 	}
+	if p.ConnTotal != 0 && (p.ConnBase < 0 || p.ConnBase+p.Connections > p.ConnTotal) {
+		add("shard connections %d to %d are outside the phase's %d", p.ConnBase, p.ConnBase+p.Connections-1, p.ConnTotal)
+	}
 	if p.Rate < 0 {
 		add("rate must not be negative, got %g", p.Rate)
 	}
@@ -131,7 +153,7 @@ func (p PhaseSpec) Validate() []error {
 			add("a pub/sub phase has no side probe: its subscribers time every message")
 		}
 	}
-	errs = append(errs, p.Workload.Validate(p.Connections)...)
+	errs = append(errs, p.Workload.Validate(p.AllConnections())...)
 	return errs
 }
 

@@ -75,6 +75,10 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 	m := &pluginv1.PhaseSpec{
 		Name: p.Name, Kind: string(p.Kind), Connections: int32(p.Connections), Rate: p.Rate, Poisson: p.Poisson,
 		DurationNs: int64(p.Duration), Ops: p.Ops, IntervalNs: int64(p.Interval), Seed: p.Seed,
+		ConnBase: int32(p.ConnBase), ConnTotal: int32(p.ConnTotal),
+	}
+	if !p.StartAt.IsZero() {
+		m.StartAtUnixNs = p.StartAt.UnixNano()
 	}
 	if p.Probe != nil {
 		m.ProbeRate, m.ProbeOp = p.Probe.Rate, uint32(p.Probe.Op)
@@ -110,6 +114,10 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 		Name: m.GetName(), Kind: core.PhaseKind(m.GetKind()), Connections: int(m.GetConnections()), Rate: m.GetRate(),
 		Poisson: m.GetPoisson(), Duration: time.Duration(m.GetDurationNs()), Ops: m.GetOps(),
 		Interval: time.Duration(m.GetIntervalNs()), Seed: m.GetSeed(),
+		ConnBase: int(m.GetConnBase()), ConnTotal: int(m.GetConnTotal()),
+	}
+	if ns := m.GetStartAtUnixNs(); ns != 0 {
+		p.StartAt = time.Unix(0, ns)
 	}
 	if m.GetProbeRate() > 0 {
 		p.Probe = &core.ProbeSpec{Rate: m.GetProbeRate(), Op: core.OpKind(m.GetProbeOp())}

@@ -81,6 +81,7 @@ func TestUnknownErrorClassesCountAsOther(t *testing.T) {
 
 func TestPhaseSpecRoundTrip(t *testing.T) {
 	in := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 7, Rate: 5000, Poisson: true, Duration: time.Second, Ops: 9, Interval: time.Second, Seed: 42,
+		ConnBase: 14, ConnTotal: 21, StartAt: time.Unix(0, 1_780_000_000_123_456_789),
 		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'P', GetPattern: 'G', KeyMin: 1, KeyMax: 100, KeyPrefix: "kv_", GaussMedian: 50, GaussStddev: 5, ValueMin: 1, ValueMax: 4, MissFraction: 0.1}}}
 	out := PhaseFromProto(PhaseToProto(in))
 	if *out.Workload.Memtier != *in.Workload.Memtier {

@@ -24,16 +24,18 @@ type Phase struct {
 func NewPhase(spec core.PhaseSpec) *Phase {
 	p := &Phase{spec: spec}
 	if y := spec.Workload.YCSB; y != nil {
-		p.ycsb = ycsb.NewPhase(*y, spec.Seed, spec.Connections, spec.Kind == core.PhaseLoad)
+		p.ycsb = ycsb.NewPhase(*y, spec.Seed, spec.AllConnections(), spec.Kind == core.PhaseLoad)
 	}
 	return p
 }
 
-// Source returns the stream of connection worker (0-based).
+// Source returns the stream of connection worker (0-based) of this process: in a
+// shard, connection ConnBase+worker of the whole phase, the stream it has there.
 func (p *Phase) Source(worker int) (core.OpSource, error) {
+	worker += p.spec.ConnBase
 	switch w := p.spec.Workload; {
 	case w.Memtier != nil:
-		return memtier.New(*w.Memtier, p.spec.Seed, worker, p.spec.Connections), nil
+		return memtier.New(*w.Memtier, p.spec.Seed, worker, p.spec.AllConnections()), nil
 	case p.ycsb != nil:
 		return p.ycsb.Source(worker), nil
 	case w.PubSub != nil:
@@ -57,7 +59,7 @@ func (p *Phase) ProbeSource() (core.OpSource, error) {
 			m.SetRatio, m.GetRatio = 1, 0
 		}
 		m.SetPattern, m.GetPattern, m.MissFraction = core.PatternUniform, core.PatternUniform, 0
-		return memtier.New(m, spec.Seed, spec.Connections, spec.Connections+1), nil
+		return memtier.New(m, spec.Seed, spec.AllConnections(), spec.AllConnections()+1), nil
 	case w.YCSB != nil:
 		// READs (or UPDATEs) of initial records, uniformly.
 		y := *w.YCSB
@@ -65,7 +67,7 @@ func (p *Phase) ProbeSource() (core.OpSource, error) {
 		if spec.Probe.Op == core.OpUpdate {
 			y.Read, y.Update = 0, 1
 		}
-		return ycsb.NewPhase(y, spec.Seed, spec.Connections+1, false).Source(spec.Connections), nil
+		return ycsb.NewPhase(y, spec.Seed, spec.AllConnections()+1, false).Source(spec.AllConnections()), nil
 	}
 	return nil, errors.New("phase has no workload")
 }

@@ -263,12 +263,13 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		}
 		if e.open {
 			// Connection i sends at offsets i/R, (i+n)/R, ...: the connections
-			// interleave evenly and never fire together.
-			gap := 1e9 / spec.Rate
-			s.period = gap * float64(n)
-			s.next = gap * float64(i)
+			// interleave evenly and never fire together. A shard's connections
+			// keep the offsets they have in the whole phase.
+			g, total := spec.ConnBase+i, spec.AllConnections()
+			s.period = 1e9 * float64(n) / spec.Rate
+			s.next = s.period * float64(g) / float64(total)
 			if spec.Poisson {
-				s.rng = rand.New(rand.NewPCG(spec.Seed, uint64(i)+0x5eed))
+				s.rng = rand.New(rand.NewPCG(spec.Seed, uint64(g)+0x5eed))
 				s.next = s.rng.ExpFloat64() * s.period
 			}
 		}
@@ -324,6 +325,21 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		if _, err := checkFileLimit(n+subscribers, 2*n+subscribers+1+connectParallel); err != nil {
 			closeConns()
 			return failed("%v", err)
+		}
+	}
+	if !spec.StartAt.IsZero() {
+		// The shards of a run start together: wait, connected, for the agreed time.
+		late, err := waitUntil(ctx, spec.StartAt)
+		if err != nil {
+			closeConns()
+			if ctx.Err() != nil {
+				return core.PhaseEnd{Status: core.StatusInterrupted, Error: "stopped: " + context.Cause(ctx).Error(), Started: time.Now(), Ended: time.Now()}
+			}
+			return failed("%v", err)
+		}
+		if late > lateNote {
+			e.notes = append(e.notes, fmt.Sprintf("started %s after its scheduled time %s: its connections took that long to open",
+				late.Round(time.Millisecond), spec.StartAt.UTC().Format(time.RFC3339Nano)))
 		}
 	}
 	var ru0 syscall.Rusage
@@ -535,4 +551,30 @@ func sortedKinds(ks []core.OpKind) []core.OpKind {
 	out := slices.Clone(ks)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// MaxStartWait bounds how far ahead a phase's StartAt may be.
+const MaxStartWait = 24 * time.Hour
+
+// lateNote is how late a phase may start after its StartAt before a note says so.
+const lateNote = 50 * time.Millisecond
+
+// waitUntil sleeps until the wall-clock time t and returns how late it is then (0
+// when t was still ahead when it was called).
+func waitUntil(ctx context.Context, t time.Time) (late time.Duration, err error) {
+	d := time.Until(t)
+	if d > MaxStartWait {
+		return 0, fmt.Errorf("the phase is to start at %s, more than %s from now", t.UTC().Format(time.RFC3339), MaxStartWait)
+	}
+	if d <= 0 {
+		return -d, nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return max(0, time.Since(t)), nil
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
 }

@@ -42,6 +42,9 @@ type Plan struct {
 	// Phases are the suite's phases after scaling, with their seeds.
 	Phases []core.PhaseSpec
 	Steps  []Step
+	// Shard is the part of the plan this process runs (ForShard); zero when it
+	// runs all of it.
+	Shard Shard
 }
 
 // Build expands suite x systems. scale shrinks (or grows) durations, op counts and key

@@ -1034,6 +1034,13 @@ type PhaseSpec struct {
 	// The side probe: 0 = none.
 	ProbeRate float64 `protobuf:"fixed64,10,opt,name=probe_rate,json=probeRate,proto3" json:"probe_rate,omitempty"`
 	ProbeOp   uint32  `protobuf:"varint,11,opt,name=probe_op,json=probeOp,proto3" json:"probe_op,omitempty"`
+	// A shard's window of the phase's connections (core.PhaseSpec.ConnBase,
+	// ConnTotal): 0 conn_total = not sharded.
+	ConnBase  int32 `protobuf:"varint,12,opt,name=conn_base,json=connBase,proto3" json:"conn_base,omitempty"`
+	ConnTotal int32 `protobuf:"varint,13,opt,name=conn_total,json=connTotal,proto3" json:"conn_total,omitempty"`
+	// The wall-clock time at which the phase clock starts, ns since the Unix
+	// epoch; 0 = at once.
+	StartAtUnixNs int64 `protobuf:"varint,14,opt,name=start_at_unix_ns,json=startAtUnixNs,proto3" json:"start_at_unix_ns,omitempty"`
 	// Types that are valid to be assigned to Workload:
 	//
 	//	*PhaseSpec_Memtier
@@ -1147,6 +1154,27 @@ func (x *PhaseSpec) GetProbeRate() float64 {
 func (x *PhaseSpec) GetProbeOp() uint32 {
 	if x != nil {
 		return x.ProbeOp
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetConnBase() int32 {
+	if x != nil {
+		return x.ConnBase
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetConnTotal() int32 {
+	if x != nil {
+		return x.ConnTotal
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetStartAtUnixNs() int64 {
+	if x != nil {
+		return x.StartAtUnixNs
 	}
 	return 0
 }
@@ -2546,7 +2574,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bchannels\x18\x01 \x01(\x05R\bchannels\x12 \n" +
 	"\vsubscribers\x18\x02 \x01(\x05R\vsubscribers\x12!\n" +
 	"\fpayload_size\x18\x03 \x01(\x05R\vpayloadSize\x12%\n" +
-	"\x0echannel_prefix\x18\x04 \x01(\tR\rchannelPrefix\"\xdc\x03\n" +
+	"\x0echannel_prefix\x18\x04 \x01(\tR\rchannelPrefix\"\xc1\x04\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -2562,7 +2590,11 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"probe_rate\x18\n" +
 	" \x01(\x01R\tprobeRate\x12\x19\n" +
-	"\bprobe_op\x18\v \x01(\rR\aprobeOp\x12;\n" +
+	"\bprobe_op\x18\v \x01(\rR\aprobeOp\x12\x1b\n" +
+	"\tconn_base\x18\f \x01(\x05R\bconnBase\x12\x1d\n" +
+	"\n" +
+	"conn_total\x18\r \x01(\x05R\tconnTotal\x12'\n" +
+	"\x10start_at_unix_ns\x18\x0e \x01(\x03R\rstartAtUnixNs\x12;\n" +
 	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtier\x122\n" +
 	"\x04ycsb\x18\x15 \x01(\v2\x1c.cmpbench.plugin.v1.YCSBSpecH\x00R\x04ycsb\x128\n" +
 	"\x06pubsub\x18\x16 \x01(\v2\x1e.cmpbench.plugin.v1.PubSubSpecH\x00R\x06pubsubB\n" +
