@@ -83,6 +83,10 @@ type Config struct {
 	// StatsInterval is how often server stats are sampled during a phase (default
 	// DefaultStatsInterval); they are always sampled just before and after it.
 	StatsInterval time.Duration
+	// Meeting is where the shards of a sharded plan (Plan.Shard) meet before and
+	// after every step; StartAt is when the first phase starts on all of them.
+	Meeting Meeting
+	StartAt time.Time
 }
 
 // DefaultStatsInterval is how often server stats are sampled during a phase.
@@ -206,7 +210,15 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 			return
 		}
 		r.info.Error = red.String(err.Error())
+		if r.cfg.Meeting != nil {
+			r.runSharded(ctx, "the system did not start: "+r.info.Error)
+			return
+		}
 		r.skipFrom(0, core.StatusFailed, "the system did not start: "+r.info.Error)
+		return
+	}
+	if r.cfg.Meeting != nil {
+		r.runSharded(ctx, "")
 		return
 	}
 	// broken says why the data the next phases need is not there (a load that
@@ -292,7 +304,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		case r.restarted != "":
 			broken = r.afterRestart(ctx, st.Spec.Name)
 		case st.Checks.Validate && p.End.Status == core.StatusOK:
-			if problem := r.checkLoad(ctx, st, p); problem != "" {
+			if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
 				r.skipFrom(i+1, core.StatusSkipped, "validation failed: "+problem)
 				return
 			}
@@ -328,7 +340,14 @@ func (l ladderStops) stopped(st plan.Step) string {
 }
 
 func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
-	if st.Ladder.Name == "" || st.Ladder.StopAfterNS <= 0 || p.End.Status == core.StatusInterrupted {
+	achieved, ok := core.Sustained(p)
+	l.endedAs(st, p.End.Status, achieved, ok, st.Spec.Rate)
+}
+
+// endedAs notes how a ladder step ended: its status, the rate it achieved against
+// its target, and whether that was sustained.
+func (l ladderStops) endedAs(st plan.Step, status core.PhaseStatus, achieved float64, ok bool, target float64) {
+	if st.Ladder.Name == "" || st.Ladder.StopAfterNS <= 0 || status == core.StatusInterrupted {
 		return
 	}
 	s := l[st.Ladder.Name]
@@ -336,7 +355,6 @@ func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
 		s = &ladderState{notSustained: map[int]bool{}}
 		l[st.Ladder.Name] = s
 	}
-	achieved, ok := core.Sustained(p)
 	if ok || s.why != "" {
 		return
 	}
@@ -344,10 +362,10 @@ func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
 	if len(s.notSustained) >= st.Ladder.StopAfterNS {
 		s.stopAfter = st.Index
 		held := fmt.Sprintf("held %.0f ops/s", achieved)
-		if p.End.Status != core.StatusOK {
-			held = "ended " + string(p.End.Status)
+		if status != core.StatusOK {
+			held = "ended " + string(status)
 		}
-		s.why = fmt.Sprintf("the ladder %q stopped: %d of its steps not sustained, the last %s (%s of %.0f ops/s)", st.Ladder.Name, len(s.notSustained), st.Spec.Name, held, st.Spec.Rate)
+		s.why = fmt.Sprintf("the ladder %q stopped: %d of its steps not sustained, the last %s (%s of %.0f ops/s)", st.Ladder.Name, len(s.notSustained), st.Spec.Name, held, target)
 	}
 }
 
@@ -490,13 +508,9 @@ func (r *systemRunner) ensureEmpty(ctx context.Context) error {
 	return nil
 }
 
-// checkLoad validates a load and, when asked and cmpbench runs the server, restarts
-// it on the same data and validates again. It returns the first problem, or "".
-func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.PhaseRun) string {
-	var expected int64
-	for _, t := range load.Totals {
-		expected += t.OK
-	}
+// checkLoad validates a load that wrote expected records and, when asked and
+// cmpbench runs the server, restarts it on the same data and validates again. It returns the first problem, or "".
+func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.PhaseRun, expected int64) string {
 	after := r.validate(ctx, st, expected, "after load")
 	if !after.OK() {
 		return after.Problems[0]

@@ -1,0 +1,310 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/plan"
+)
+
+// The shards of a run (cmpbench run --shard I/N) are separate processes, often on
+// separate machines, that run their parts of one plan against the same systems.
+// They meet before every step, to agree that all can run it and when it starts,
+// and after it, to learn how the whole step ended: a ladder stops, a load is
+// validated, a broken system is skipped on every shard alike. They start the first
+// phase at --start-at and every later one shortly after the last shard is ready.
+
+// ShardNote is what a shard tells the others at a meeting.
+type ShardNote struct {
+	Shard int       `json:"shard"`
+	At    time.Time `json:"at"` // when it arrived
+	// Problem says why the shard cannot run the step; every shard then skips it.
+	Problem string `json:"problem,omitempty"`
+	// After a step: how it ended on the shard, its successful issued operations,
+	// its elapsed time and its target rate.
+	Status    core.PhaseStatus `json:"status,omitempty"`
+	OK        int64            `json:"ok,omitempty"`
+	ElapsedNs int64            `json:"elapsed_ns,omitempty"`
+	Rate      float64          `json:"rate,omitempty"`
+}
+
+// Meeting is where the shards of a run meet.
+type Meeting interface {
+	// Meet leaves mine at point and waits, at most wait, until every shard has
+	// left its note there; it returns all the notes in shard order.
+	Meet(ctx context.Context, point string, mine ShardNote, wait time.Duration) ([]ShardNote, error)
+}
+
+// DirMeeting is a Meeting in a directory every shard can read and write (a shared
+// volume): each note is a file, written whole under a temporary name and renamed.
+type DirMeeting struct {
+	Dir   string
+	Shard plan.Shard
+	// Poll is how often it looks for the others' notes (DefaultPoll when 0).
+	Poll time.Duration
+}
+
+// DefaultPoll is how often a DirMeeting looks for the other shards' notes.
+const DefaultPoll = 20 * time.Millisecond
+
+// Meet implements Meeting.
+func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait time.Duration) ([]ShardNote, error) {
+	dir := filepath.Join(d.Dir, url.PathEscape(point))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("shard meeting %s: %w", point, err)
+	}
+	mine.Shard = d.Shard.Index
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Join(dir, strconv.Itoa(d.Shard.Index)+".json")
+	if err := os.WriteFile(name+".tmp", b, 0o644); err != nil {
+		return nil, fmt.Errorf("shard meeting %s: %w", point, err)
+	}
+	if err := os.Rename(name+".tmp", name); err != nil {
+		return nil, fmt.Errorf("shard meeting %s: %w", point, err)
+	}
+	poll := d.Poll
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		notes, missing, err := d.read(dir)
+		if err != nil {
+			return nil, fmt.Errorf("shard meeting %s: %w", point, err)
+		}
+		if len(missing) == 0 {
+			return notes, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("shard meeting %s: shard %s did not arrive within %s (in %s)", point, strings.Join(missing, ", "), wait, d.Dir)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(poll):
+		}
+	}
+}
+
+func (d DirMeeting) read(dir string) (notes []ShardNote, missing []string, err error) {
+	for i := range d.Shard.Count {
+		b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)+".json"))
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, strconv.Itoa(i))
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var n ShardNote
+		if err := json.Unmarshal(b, &n); err != nil {
+			return nil, nil, fmt.Errorf("shard %d's note: %w", i, err)
+		}
+		notes = append(notes, n)
+	}
+	return notes, missing, nil
+}
+
+// startLead is how long after the last shard is ready a step starts: time for
+// every shard to hear of it and open its connections.
+func startLead(spec core.PhaseSpec) time.Duration {
+	return time.Second + time.Duration(spec.Connections)*time.Millisecond
+}
+
+// meetWait bounds a wait for the other shards: the longest phase, and ten minutes
+// for whatever a shard does between phases.
+func (r *systemRunner) meetWait() time.Duration {
+	var longest time.Duration
+	for _, st := range r.cfg.Plan.Steps {
+		longest = max(longest, st.Spec.Duration)
+	}
+	return max(0, time.Until(r.cfg.StartAt)) + longest + 10*time.Minute
+}
+
+func meetPoint(st plan.Step, when string) string {
+	return fmt.Sprintf("%s.%d.%d.%s", st.System, st.Index, st.Repetition, when)
+}
+
+// runSharded runs a system's steps as one shard of the run; failed says why this
+// shard can run none of them (the system did not start here): it still meets the
+// others at every step, so that they skip them too.
+func (r *systemRunner) runSharded(ctx context.Context, failed string) {
+	shard := r.cfg.Plan.Shard
+	// broken says why the data the next phases need is not there; stopped why
+	// this shard runs no more phases (a validation failed).
+	var broken, stopped string
+	ladders := ladderStops{}
+	for i, st := range r.steps {
+		if ctx.Err() != nil {
+			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
+			return
+		}
+		if why := ladders.stopped(st); why != "" {
+			if ladders.note(st) {
+				r.cfg.Observer.Note(fmt.Sprintf("%s: %s; its steps from %s on are not run", r.info.Name, why, st.Spec.Name))
+			}
+			continue
+		}
+		// own is this shard's problem with the step, which fails it here; the
+		// others skip it.
+		own := failed
+		problem := stopped
+		if problem == "" && broken != "" && st.Spec.Kind != core.PhaseLoad {
+			problem = broken
+		}
+		if problem == "" && own == "" {
+			own = r.prepareShard(ctx, st)
+		}
+		if own != "" {
+			problem = own
+		}
+		notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait())
+		if err != nil {
+			r.skipFrom(i, core.StatusFailed, err.Error())
+			return
+		}
+		if why := shardProblems(notes, shard); why != "" {
+			status := core.StatusSkipped
+			if own != "" {
+				status, why = core.StatusFailed, own
+			}
+			r.addPhase(st, core.PhaseEnd{Status: status, Error: why, Started: time.Now(), Ended: time.Now()})
+			if st.Spec.Kind == core.PhaseLoad {
+				broken = fmt.Sprintf("the load %q did not run, so the data this phase needs is not there", st.Spec.Name)
+			}
+			continue
+		}
+		last := slices.MaxFunc(notes, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
+		st.Spec.StartAt = last.Add(startLead(st.Spec))
+		if r.cfg.StartAt.After(st.Spec.StartAt) {
+			st.Spec.StartAt = r.cfg.StartAt
+		}
+		p := r.runPhase(ctx, st)
+		achieved, _ := core.Sustained(p)
+		notes, err = r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
+			ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait())
+		if err != nil {
+			r.cfg.Observer.Warn(fmt.Sprintf("%s: %v", r.info.Name, err))
+			r.skipFrom(i+1, core.StatusFailed, err.Error())
+			return
+		}
+		whole := wholeStep(notes)
+		if shard.First() {
+			r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.status, whole.achieved, achieved))
+		}
+		ladders.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
+		if st.Spec.Kind == core.PhaseLoad {
+			r.loaded = whole.ok
+		}
+		switch {
+		case st.Spec.Kind == core.PhaseLoad && whole.status != core.StatusOK && whole.status != core.StatusInterrupted:
+			broken = fmt.Sprintf("the load %q failed on a shard, so the data this phase needs is not all there", st.Spec.Name)
+			if st.Checks.Validate && shard.First() {
+				r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
+					Problems: []string{"not validated: the load failed on a shard"}})
+			}
+		case st.Checks.Validate && whole.status == core.StatusOK && shard.First():
+			// Every shard's load has ended: shard 0 counts the whole data set.
+			if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
+				stopped = "validation failed: " + problem
+			}
+		}
+	}
+}
+
+// prepareShard does what a step needs before it runs on this shard, and says why
+// it cannot run. Shard 0 alone checks that the system is empty (or empties it)
+// before a load, and that it holds only this run's data before a phase that
+// writes: the others would see its checks, or its load.
+func (r *systemRunner) prepareShard(ctx context.Context, st plan.Step) string {
+	if r.drv == nil || r.drv.Exited() {
+		if err := r.launch(ctx, 10*time.Second); err != nil {
+			return "relaunch plugin: " + err.Error()
+		}
+	}
+	if !r.cfg.Plan.Shard.First() {
+		r.owned = true
+		return ""
+	}
+	switch {
+	case st.Spec.Kind == core.PhaseLoad:
+		if err := r.ensureEmpty(ctx); err != nil {
+			return err.Error()
+		}
+		r.owned = true
+	case st.Spec.Writes() && !r.owned:
+		if err := r.ensureOwned(ctx, st.Spec.Name); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// shardProblems says why some shard cannot run a step, or "".
+func shardProblems(notes []ShardNote, self plan.Shard) string {
+	var whys []string
+	for _, n := range notes {
+		if n.Problem != "" {
+			who := fmt.Sprintf("shard %d", n.Shard)
+			if n.Shard == self.Index {
+				who = "this shard"
+			}
+			whys = append(whys, who+": "+n.Problem)
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+func issuedOK(p *core.PhaseRun) int64 {
+	var n int64
+	for _, t := range p.Totals {
+		if t.Op.Issued() {
+			n += t.OK
+		}
+	}
+	return n
+}
+
+// stepResult is how a step ended on all shards together: the worst status, the
+// successful operations of all over the longest elapsed time against the sum of
+// their targets — as `cmpbench merge` decides it.
+type stepResult struct {
+	status   core.PhaseStatus
+	ok       int64
+	achieved float64
+	rate     float64
+}
+
+func wholeStep(notes []ShardNote) stepResult {
+	w := stepResult{status: core.StatusOK}
+	var elapsed int64
+	for _, n := range notes {
+		if n.Status != core.StatusOK && w.status == core.StatusOK {
+			w.status = n.Status
+		}
+		w.ok += n.OK
+		w.rate += n.Rate
+		elapsed = max(elapsed, n.ElapsedNs)
+	}
+	if elapsed > 0 {
+		w.achieved = float64(w.ok) / (float64(elapsed) / 1e9)
+	}
+	return w
+}
+
+func (w stepResult) sustained() bool {
+	return w.status == core.StatusOK && (w.rate <= 0 || w.achieved >= core.SustainedFraction*w.rate)
+}
