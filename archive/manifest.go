@@ -55,6 +55,37 @@ type Manifest struct {
 	// Recovered says the archive was finished by `cmpbench recover` from the
 	// in-progress directory of a run whose cmpbench stopped.
 	Recovered bool `json:"recovered,omitempty"`
+	// Shard is set on the archive of a shard of a run (cmpbench run --shard) and on
+	// a merge of such archives (cmpbench merge).
+	Shard *ShardInfo `json:"shard,omitempty"`
+}
+
+// ShardInfo places an archive among the shards of one plan.
+type ShardInfo struct {
+	Count int `json:"count"`
+	// Shards are the shards whose results the archive holds: its own for a
+	// shard's archive, every shard merged for a merge.
+	Shards []int `json:"shards"`
+	// PlanHash identifies the plan every shard ran (PlanHash); StartAt is when
+	// their first phase started.
+	PlanHash string    `json:"plan_hash"`
+	StartAt  time.Time `json:"start_at"`
+	// Parts are the shard archives a merge was made of, one per shard.
+	Parts []ShardPart `json:"parts,omitempty"`
+}
+
+// Complete says the archive holds every shard of its plan.
+func (s *ShardInfo) Complete() bool { return s != nil && len(s.Shards) == s.Count }
+
+// ShardPart is one shard's archive in a merge: which run, on which host, by which
+// cmpbench, with which command line.
+type ShardPart struct {
+	Shard       int            `json:"shard"`
+	RunID       string         `json:"run_id"`
+	Host        core.HostFacts `json:"host"`
+	Cmpbench    BuildInfo      `json:"cmpbench"`
+	CommandLine []string       `json:"command_line"`
+	Status      core.RunStatus `json:"status"`
 }
 
 // BuildInfo identifies the cmpbench that wrote the archive.
@@ -171,6 +202,33 @@ type PhaseInfo struct {
 	// counts a stall; absent (archives written before it) means
 	// core.DefaultStallThreshold.
 	ProbeStallNs int64 `json:"probe_stall_ns,omitempty"`
+	// A shard's phase: its window of the phase's connections (core.PhaseSpec
+	// ConnBase, ConnTotal) and the time the shards agreed it starts.
+	ConnBase       int        `json:"conn_base,omitempty"`
+	ConnTotal      int        `json:"conn_total,omitempty"`
+	ScheduledStart *time.Time `json:"scheduled_start,omitempty"`
+	// A merged phase: each shard's part of it, and how far apart their phase
+	// clocks started (the latest start minus the earliest).
+	Shards      []ShardPhase `json:"shards,omitempty"`
+	StartSkewNs int64        `json:"start_skew_ns,omitempty"`
+}
+
+// ShardPhase is one shard's part of a merged phase, with its own flags.
+type ShardPhase struct {
+	Shard          int              `json:"shard"`
+	Connections    int              `json:"connections"`
+	Rate           float64          `json:"rate"`
+	Ops            int64            `json:"ops"`
+	Status         core.PhaseStatus `json:"status"`
+	Error          string           `json:"error,omitempty"`
+	ScheduledStart *time.Time       `json:"scheduled_start,omitempty"`
+	Started        time.Time        `json:"started"`
+	ElapsedNs      int64            `json:"elapsed_ns"`
+	ClientCores    float64          `json:"client_cores"`
+	CoresAllowed   int              `json:"cores_allowed"`
+	ClientBound    bool             `json:"client_bound"`
+	ClientLagged   bool             `json:"client_lagged,omitempty"`
+	Notes          []string         `json:"notes,omitempty"`
 }
 
 // StallThreshold is the phase's probe stall threshold: the one recorded, or the

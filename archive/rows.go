@@ -209,17 +209,7 @@ func intervalRows(id phaseID, iv *core.IntervalReport, open bool) []IntervalRow 
 // opInterval is the inverse of intervalRows for one row, with the histograms that
 // recovery merges (percentiles are not needed for that).
 func (r *IntervalRow) opInterval() (core.OpInterval, error) {
-	op, err := core.ParseOpKind(r.Op)
-	if err != nil {
-		return core.OpInterval{}, err
-	}
-	o := core.OpInterval{Op: op, OK: r.Count, Hits: r.Hits, Misses: r.Misses, Bytes: r.Bytes, Errors: r.Counts.errorsOf(),
-		Response: core.Latency{HDR: r.RespHDR}, Lag: core.Latency{HDR: r.LagHDR}}
-	o.Service = o.Response
-	if len(r.SvcHDR) > 0 {
-		o.Service = core.Latency{HDR: r.SvcHDR}
-	}
-	return o, nil
+	return opIntervalOf(r.Op, r.Counts, r.RespHDR, r.SvcHDR, r.LagHDR)
 }
 
 // ProbeRow is one side-probe request of probe.parquet; times are ns from the phase

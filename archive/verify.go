@@ -489,6 +489,11 @@ func (c *checker) otherTables() {
 // validations checks that each validation expected what one of its system's
 // loads wrote.
 func (c *checker) validations(vals []core.Validation) {
+	if sh := c.a.Manifest.Shard; sh != nil && !sh.Complete() {
+		// Shard 0 validates the load of all shards: its archive, or a merge of
+		// some shards, holds only part of what was loaded.
+		return
+	}
 	for _, v := range vals {
 		var written []int64
 		for k, ops := range c.ops {

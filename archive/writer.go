@@ -42,6 +42,9 @@ type Header struct {
 	// Systems are the systems' definitions as written, in run order.
 	Systems []SystemInfo
 	Started time.Time
+	// Shard places a shard's run among the shards of its plan (PlanHash); nil
+	// for a run of a whole plan.
+	Shard *ShardInfo
 }
 
 // Writer writes one run's archive as the run goes. Its methods are the runner's
@@ -89,7 +92,7 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	w.m = Manifest{
 		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
 		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
-		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{},
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard,
 	}
 	for _, s := range h.Systems {
 		w.defs[s.Name] = s
@@ -264,6 +267,13 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 	}
 	if pr := s.Probe; pr != nil {
 		pi.ProbeRate, pi.ProbeOp, pi.ProbeStallNs = pr.Rate, pr.Op.String(), int64(pr.StallThreshold())
+	}
+	if s.ConnTotal > 0 {
+		pi.ConnBase, pi.ConnTotal = s.ConnBase, s.ConnTotal
+	}
+	if !s.StartAt.IsZero() {
+		t := s.StartAt.UTC()
+		pi.ScheduledStart = &t
 	}
 	return pi
 }

@@ -65,6 +65,7 @@ func (d *data) markdown(charts []chart) []byte {
 	w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
 	w("- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
+	w("%s", d.shardLine())
 	w("- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
 
 	w("## Systems\n\n")
@@ -685,6 +686,7 @@ func (d *data) caveats() []string {
 	}
 	out = append(out, d.stallCaveats()...)
 	out = append(out, d.pubsubCaveats()...)
+	out = append(out, d.shardCaveats()...)
 	return out
 }
 

@@ -84,6 +84,7 @@ func newRoot() *cobra.Command {
 		newCompareCmd(g),
 		newVerifyCmd(g),
 		newRecoverCmd(g),
+		newMergeCmd(g),
 		newSystemsCmd(g),
 		newSuitesCmd(),
 		newAdaptersCmd(g),

@@ -22,6 +22,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/engine"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 	"github.com/cmpbench/cmpbench/core/runner"
@@ -37,6 +38,10 @@ type runFlags struct {
 	repeat  int
 	stats   time.Duration
 	dryRun  bool
+	// A shard of a run on several processes: --shard I/N, --start-at, --sync-dir.
+	shard   string
+	startAt string
+	syncDir string
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -57,6 +62,9 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.repeat, "repeat", 1, "run each measured phase this many times; the report shows the median and the spread")
 	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
+	fl.StringVar(&f.shard, "shard", "", "run shard I of N (0-based, e.g. 0/3) of the plan: its share of every phase's connections, rate and ops; `cmpbench merge` combines the shards' archives")
+	fl.StringVar(&f.startAt, "start-at", "", "with --shard: when the first phase starts on every shard (RFC 3339, e.g. 2026-12-03T10:00:00Z)")
+	fl.StringVar(&f.syncDir, "sync-dir", "", "with --shard: a directory all shards share, where they meet before and after every phase (default: under --out)")
 	completeFlag(cmd, "systems", completeSystems(g))
 	completeFlag(cmd, "suite", completeSuite)
 	return cmd
@@ -241,7 +249,14 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err := canRun(p, systems); err != nil {
 		return "", badInput{err}
 	}
+	sh, err := shardOf(f, p, systems)
+	if err != nil {
+		return "", err
+	}
 	if f.dryRun {
+		if sh != nil {
+			fmt.Fprintf(stdout, "Shard %s of the plan; its first phase starts at %s\n", p.Shard, sh.startAt.Format(time.RFC3339))
+		}
 		printPlan(stdout, p, systems)
 		// A run puts the data directories of the servers it starts under the
 		// temporary directory (newWorkDir).
@@ -271,7 +286,23 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		return "", badInput{err}
 	}
 	runID := newRunID(time.Now(), suite.Name)
-	w, err := archive.Create(out, header(runID, p, systems, red), red)
+	h := header(runID, p, systems, red)
+	var meeting runner.Meeting
+	if sh != nil {
+		h.RunID = fmt.Sprintf("%s-shard%dof%d", runID, p.Shard.Index, p.Shard.Count)
+		runID = h.RunID
+		h.Shard = &archive.ShardInfo{Count: p.Shard.Count, Shards: []int{p.Shard.Index}, PlanHash: archive.PlanHash(h, p.Shard.Count), StartAt: sh.startAt}
+		dir := f.syncDir
+		if dir == "" {
+			dir = filepath.Join(out, ".shards", h.Shard.PlanHash+"-"+sh.startAt.Format("20060102T150405Z"))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", inputErr("--sync-dir %s: %w", dir, err)
+		}
+		meeting = runner.DirMeeting{Dir: dir, Shard: p.Shard}
+		fmt.Fprintf(stderr, "shard %s of plan %s: the shards meet in %s; the first phase starts at %s\n", p.Shard, h.Shard.PlanHash, dir, sh.startAt.Format(time.RFC3339))
+	}
+	w, err := archive.Create(out, h, red)
 	if err != nil {
 		return "", inputErr("--out %s: cannot write the run there: %w", g.out, err)
 	}
@@ -298,7 +329,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	for _, w := range warnings {
 		prog.Warn(w)
 	}
-	res := runner.Run(ctx, runner.Config{
+	cfg := runner.Config{
 		RunID:         runID,
 		Plan:          p,
 		Systems:       systems,
@@ -308,7 +339,12 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		Sink:          w,
 		Observer:      prog,
 		StatsInterval: f.stats,
-	})
+		Meeting:       meeting,
+	}
+	if sh != nil {
+		cfg.StartAt = sh.startAt
+	}
+	res := runner.Run(ctx, cfg)
 	if res.SinkError != "" {
 		return "", fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, w.Dir(), w.Dir())
 	}
@@ -482,4 +518,43 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), s.Workload.Describe(), s.Seed)
 	}
 	tw.Flush()
+}
+
+// sharding is what --shard, --start-at and --sync-dir ask for.
+type sharding struct {
+	startAt time.Time
+}
+
+// shardOf reads the shard flags and makes p this shard's part of the plan; nil
+// when the run is not sharded.
+func shardOf(f *runFlags, p *plan.Plan, systems *config.Systems) (*sharding, error) {
+	if f.shard == "" {
+		if f.startAt != "" || f.syncDir != "" {
+			return nil, inputErr("--start-at and --sync-dir go with --shard I/N")
+		}
+		return nil, nil
+	}
+	s, err := plan.ParseShard(f.shard)
+	if err != nil {
+		return nil, badInput{err}
+	}
+	if f.startAt == "" {
+		return nil, inputErr("--shard %s needs --start-at: the time at which every shard starts its first phase (RFC 3339, e.g. %s)", f.shard, time.Now().Add(3*time.Minute).UTC().Format(time.RFC3339))
+	}
+	at, err := time.Parse(time.RFC3339, f.startAt)
+	if err != nil {
+		return nil, inputErr("--start-at %q: want RFC 3339, e.g. 2026-12-03T10:00:00Z (%v)", f.startAt, err)
+	}
+	if time.Until(at) > engine.MaxStartWait {
+		return nil, inputErr("--start-at %s is more than %s from now", f.startAt, engine.MaxStartWait)
+	}
+	for _, n := range p.Systems {
+		if sys, _ := systems.Get(n); sys != nil && sys.Provisioned() {
+			return nil, inputErr("--shard: system %s is started by cmpbench (provision:), but the shards of a run must all drive one server: start it yourself and give the system its endpoint", n)
+		}
+	}
+	if err := p.ForShard(s); err != nil {
+		return nil, badInput{err}
+	}
+	return &sharding{startAt: at.UTC()}, nil
 }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
+)
+
+const shardSuiteText = `name: sharded
+description: three shards of one plan
+defaults:
+  memtier: {key_max: 3000, key_prefix: sh_, value_size: 64}
+phases:
+  - {name: load, kind: load, connections: 6, duration: 60s, validate: true, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: fixed, kind: measured, connections: 6, rate: 3000, duration: 2s, memtier: {ratio: "1:10", key_pattern: "R:R"}}
+  - {name: counted, kind: measured, connections: 6, ops: 3001, duration: 20s, memtier: {ratio: "1:1", key_pattern: "S:S"}}
+`
+
+// shardRun runs the shards of one plan as separate processes, as the pods of the
+// Kubernetes Job do, and returns their archives.
+func shardRun(t *testing.T, dir string, n int, startAt time.Time, extra ...string) []*archive.Archive {
+	t.Helper()
+	res := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			args := append([]string{"--config", "systems.yaml", "--out", "shards", "run", "--systems", "r", "--suite", "suite.yaml",
+				"--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt.UTC().Format(time.RFC3339)}, extra...)
+			res[i] = cli(t, dir, nil, args...)
+		})
+	}
+	wg.Wait()
+	var out []*archive.Archive
+	for i, r := range res {
+		if r.code != 0 {
+			t.Fatalf("shard %d exited %d:\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+		out = append(out, archiveOf(t, r))
+	}
+	return out
+}
+
+func TestShardsMergeExactlyIntegration(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	}
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+
+	// A shard of a system cmpbench would start itself is refused: the shards must
+	// share one server.
+	if r := cli(t, dir, nil, "run", "--systems", "redis", "--suite", "smoke", "--shard", "0/2", "--start-at", time.Now().Format(time.RFC3339), "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "system redis is started by cmpbench") {
+		t.Errorf("a provisioned system sharded: exit %d, %s", r.code, r.stderr)
+	}
+
+	startAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
+	shards := shardRun(t, dir, 3, startAt)
+
+	for _, a := range shards {
+		for _, p := range a.Manifest.Phases {
+			if p.ScheduledStart == nil || p.Started.Before(*p.ScheduledStart) {
+				t.Errorf("%s %s: started %s, scheduled %v", a.Manifest.RunID, p.Name, p.Started, p.ScheduledStart)
+			}
+			if p.Name == "load" && p.Started.Before(startAt) {
+				t.Errorf("%s: the first phase started at %s, before --start-at %s", a.Manifest.RunID, p.Started, startAt)
+			}
+		}
+	}
+	// Shard 0 validated the whole load, after every shard had written its part.
+	vals, err := shards[0].Validations()
+	if err != nil || len(vals) != 1 || !vals[0].OK() || vals[0].Expected != 3000 || vals[0].Counted != 3000 {
+		t.Fatalf("shard 0's validation: %+v %v", vals, err)
+	}
+
+	r := cli(t, dir, nil, "--out", "merged", "merge", "shards")
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m := archiveOf(t, r) // verifies
+	if !m.Manifest.Shard.Complete() || len(m.Manifest.Shard.Parts) != 3 || m.Manifest.Status != core.RunComplete {
+		t.Fatalf("merged manifest: %+v, %s", m.Manifest.Shard, m.Manifest.Status)
+	}
+	for _, ph := range []string{"load", "fixed", "counted"} {
+		merged := rows(m, "r", ph)
+		var ok int64
+		pooled := map[string][][]byte{}
+		for _, s := range shards {
+			for op, row := range rows(s, "r", ph) {
+				ok += row.Count
+				pooled[op] = append(pooled[op], row.RespHDR)
+			}
+		}
+		var sum int64
+		for op, row := range merged {
+			sum += row.Count
+			h := core.NewHistogram()
+			for _, b := range pooled[op] {
+				hh, err := core.DecodeHist(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Merge(hh)
+			}
+			if want := h.ValueAtQuantile(99); row.RespP99 != want {
+				t.Errorf("%s %s: merged p99 %d, the pooled histograms' p99 %d", ph, op, row.RespP99, want)
+			}
+		}
+		if sum != ok || sum == 0 {
+			t.Errorf("%s: merged %d ops, the shards %d", ph, sum, ok)
+		}
+		if ph == "load" && sum != 3000 || ph == "counted" && sum != 3001 {
+			t.Errorf("%s: %d ops over all shards", ph, sum)
+		}
+	}
+	// NS is decided on the sum against the whole target.
+	for _, row := range rows(m, "r", "fixed") {
+		if row.TargetRate != 3000 || row.Sustained == nil || !*row.Sustained || row.AchievedRate < 0.97*3000 {
+			t.Errorf("merged fixed-rate phase: target %g, achieved %g, sustained %v", row.TargetRate, row.AchievedRate, row.Sustained)
+		}
+	}
+	for _, p := range m.Manifest.Phases {
+		if len(p.Shards) != 3 || p.Connections != 6 || p.StartSkewNs < 0 || p.StartSkewNs > int64(500*time.Millisecond) {
+			t.Errorf("merged phase %s: %d shards, %d connections, start skew %s", p.Name, len(p.Shards), p.Connections, time.Duration(p.StartSkewNs))
+		}
+	}
+
+	// The report regenerates byte-identically from the merged archive alone.
+	report := filepath.Join(m.Dir, archive.ReportFile)
+	before, _ := os.ReadFile(report)
+	if r := cli(t, dir, nil, "report", m.Dir); r.code != 0 {
+		t.Fatalf("report: %s", r.stderr)
+	}
+	if after, _ := os.ReadFile(report); !bytes.Equal(before, after) || !bytes.Contains(after, []byte("merged from all 3 shards")) {
+		t.Errorf("the merged report does not regenerate byte-identically, or does not say it is a merge")
+	}
+
+	// Merging is associative: (0+1)+2 = 0+1+2.
+	r01 := cli(t, dir, nil, "--out", "partial", "merge", shards[0].Dir, shards[1].Dir)
+	if r01.code != 1 || !strings.Contains(r01.stderr, "merging 2 of 3 shards") {
+		t.Fatalf("partial merge: exit %d\n%s", r01.code, r01.stderr)
+	}
+	ab := archiveOf(t, r01)
+	r2 := cli(t, dir, nil, "--out", "again", "merge", ab.Dir, shards[2].Dir)
+	if r2.code != 0 {
+		t.Fatalf("merge of a merge: exit %d\n%s", r2.code, r2.stderr)
+	}
+	again := archiveOf(t, r2)
+	if len(again.Summary) != len(m.Summary) {
+		t.Fatalf("merge of merges: %d summary rows, %d", len(again.Summary), len(m.Summary))
+	}
+	for i := range m.Summary {
+		x, y := m.Summary[i], again.Summary[i]
+		if x.Count != y.Count || x.Errors != y.Errors || x.RespP99 != y.RespP99 || x.SvcP999 != y.SvcP999 || x.AchievedRate != y.AchievedRate || !bytes.Equal(x.RespHDR, y.RespHDR) {
+			t.Errorf("merge of merges differs from the merge of all in %s %s: %+v vs %+v", x.Phase, x.Op, x.Counts, y.Counts)
+		}
+	}
+	iv1, _ := m.Intervals()
+	iv2, _ := again.Intervals()
+	if len(iv1) != len(iv2) {
+		t.Fatalf("intervals: %d vs %d rows", len(iv1), len(iv2))
+	}
+	for i := range iv1 {
+		if iv1[i].Count != iv2[i].Count || iv1[i].RespP99 != iv2[i].RespP99 {
+			t.Fatalf("interval row %d differs: %+v vs %+v", i, iv1[i].Counts, iv2[i].Counts)
+		}
+	}
+
+	// Shards of another plan (another seed) are refused, naming the difference;
+	// so is a shard given twice.
+	other := shardRun(t, dir, 2, time.Now().Add(2*time.Second), "--seed", "9")
+	r = cli(t, dir, nil, "--out", "bad", "merge", shards[0].Dir, other[1].Dir)
+	if r.code != 2 || !strings.Contains(r.stderr, "are not shards of one plan") {
+		t.Errorf("shards of different plans: exit %d, %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "shard count 3 vs 2") && !strings.Contains(r.stderr, "--seed 1 vs 9") {
+		t.Errorf("the refusal does not name the difference: %s", r.stderr)
+	}
+	r = cli(t, dir, nil, "--out", "bad", "merge", shards[0].Dir, ab.Dir)
+	if r.code != 2 || !strings.Contains(r.stderr, "shard 0 is in both") {
+		t.Errorf("a shard twice: exit %d, %s", r.code, r.stderr)
+	}
+}
