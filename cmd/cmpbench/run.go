@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 	"github.com/cmpbench/cmpbench/core/runner"
+	"github.com/cmpbench/cmpbench/core/sampler"
 	"github.com/cmpbench/cmpbench/plugins/catalog"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
@@ -42,6 +44,9 @@ type runFlags struct {
 	shard   string
 	startAt string
 	syncDir string
+	// Plugin processes per system, and the CPUs they are pinned to.
+	processes  int
+	clientCPUs string
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -64,6 +69,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
 	fl.StringVar(&f.shard, "shard", "", "run shard I of N (0-based, e.g. 0/3) of the plan: its share of every phase's connections, rate and ops; `cmpbench merge` combines the shards' archives")
 	fl.StringVar(&f.startAt, "start-at", "", "with --shard: when the first phase starts on every shard (RFC 3339, e.g. 2026-12-03T10:00:00Z)")
+	fl.IntVar(&f.processes, "processes", 1, "plugin processes that generate each system's load together, each a share of every phase's connections, merged as they run (for client machines where one process stops scaling)")
+	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin the plugin processes to these CPUs (taskset list, e.g. 2-5), split evenly between them")
 	fl.StringVar(&f.syncDir, "sync-dir", "", "with --shard: a directory all shards share, where they meet before and after every phase (default: under --out)")
 	completeFlag(cmd, "systems", completeSystems(g))
 	completeFlag(cmd, "suite", completeSuite)
@@ -253,6 +260,10 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err != nil {
 		return "", err
 	}
+	cpus, err := processesOf(f, p)
+	if err != nil {
+		return "", err
+	}
 	if f.dryRun {
 		if sh != nil {
 			fmt.Fprintf(stdout, "Shard %s of the plan; its first phase starts at %s\n", p.Shard, sh.startAt.Format(time.RFC3339))
@@ -333,7 +344,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		RunID:         runID,
 		Plan:          p,
 		Systems:       systems,
-		Launch:        launcher(cat),
+		Launch:        launcher(cat, f.processes, cpus),
 		Redactor:      red,
 		WorkDir:       work,
 		Sink:          w,
@@ -471,8 +482,41 @@ func tlsSummary(t *config.TLS) string {
 	return strings.Join(parts, ", ")
 }
 
-// launcher starts adapters through the catalog, built-in or third-party alike.
-func launcher(cat *catalog.Catalog) runner.Launcher {
+// launcher starts adapters through the catalog, built-in or third-party alike:
+// processes plugin processes for each system (one Driver, runner.Multi, when more
+// than one), process i pinned to cpus[i] when given.
+func launcher(cat *catalog.Catalog, processes int, cpus [][]int) runner.Launcher {
+	one := launchOne(cat)
+	if processes <= 1 && cpus == nil {
+		return one
+	}
+	return func(ctx context.Context, adapter string) (runner.Driver, core.PluginRef, error) {
+		var drivers []runner.Driver
+		var ref core.PluginRef
+		for i := range max(1, processes) {
+			d, r, err := one(ctx, adapter)
+			if err == nil && cpus != nil {
+				if err = sampler.Pin(d.Pid(), cpus[i]); err != nil {
+					d.Kill()
+				}
+			}
+			if err != nil {
+				for _, d := range drivers {
+					d.Kill()
+				}
+				return nil, core.PluginRef{}, err
+			}
+			drivers, ref = append(drivers, d), r
+		}
+		if len(drivers) == 1 {
+			return drivers[0], ref, nil
+		}
+		return runner.NewMulti(drivers), ref, nil
+	}
+}
+
+// launchOne starts one plugin process for an adapter.
+func launchOne(cat *catalog.Catalog) runner.Launcher {
 	return func(ctx context.Context, adapter string) (runner.Driver, core.PluginRef, error) {
 		e, err := cat.Lookup(adapter)
 		if err != nil {
@@ -557,4 +601,43 @@ func shardOf(f *runFlags, p *plan.Plan, systems *config.Systems) (*sharding, err
 		return nil, badInput{err}
 	}
 	return &sharding{startAt: at.UTC()}, nil
+}
+
+// processesOf checks --processes and --client-cpus against the plan, and returns
+// each process's CPUs (nil: not pinned).
+func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
+	k := f.processes
+	if k < 1 || k > 64 {
+		return nil, inputErr("--processes must be between 1 and 64, got %d", k)
+	}
+	if k > 1 {
+		var errs []error
+		for _, st := range p.Steps {
+			if st.KneeOf != "" {
+				continue // its connections are known when the sweep has run
+			}
+			if _, err := plan.SplitSpec(st.Spec, plan.Shard{Index: 0, Count: k}, 1); err != nil {
+				errs = append(errs, fmt.Errorf("phase %q cannot run on --processes %d: %w", st.Spec.Name, k, err))
+			}
+		}
+		if len(errs) > 0 {
+			return nil, badInput{errors.Join(errs...)}
+		}
+	}
+	if f.clientCPUs == "" {
+		return nil, nil
+	}
+	cpus, err := sampler.ParseCPUList(f.clientCPUs)
+	if err != nil {
+		return nil, inputErr("--client-cpus: %w", err)
+	}
+	if len(cpus) < k {
+		return nil, inputErr("--client-cpus %s has %d CPUs for %d processes: each needs one at least", f.clientCPUs, len(cpus), k)
+	}
+	groups := make([][]int, k)
+	for i := range k {
+		start, n := core.Split(int64(len(cpus)), k, i)
+		groups[i] = cpus[start : start+n]
+	}
+	return groups, nil
 }

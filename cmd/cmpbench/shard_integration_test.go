@@ -190,3 +190,50 @@ func TestShardsMergeExactlyIntegration(t *testing.T) {
 		t.Errorf("a shard twice: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// --processes 2 runs each phase from two plugin processes, merged as they run:
+// the same operations as one process would issue, one archive.
+func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	}
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n", port))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	r := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", "2", "--client-cpus", "0-1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	a := archiveOf(t, r)
+	vals, err := a.Validations()
+	if err != nil || len(vals) != 1 || !vals[0].OK() || vals[0].Counted != 3000 {
+		t.Fatalf("validation: %+v %v", vals, err)
+	}
+	var counted int64
+	for _, row := range rows(a, "r", "counted") {
+		counted += row.Count
+	}
+	if counted != 3001 {
+		t.Errorf("the count-bounded phase did %d ops on two processes, want 3001", counted)
+	}
+	for _, row := range rows(a, "r", "fixed") {
+		if row.Sustained == nil || !*row.Sustained || row.TargetRate != 3000 {
+			t.Errorf("fixed: target %g, sustained %v", row.TargetRate, row.Sustained)
+		}
+	}
+	stats, err := a.ClientStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := map[string]bool{}
+	for _, s := range stats {
+		procs[s.Process] = true
+	}
+	if !procs["plugin 0"] || !procs["plugin 1"] {
+		t.Errorf("client stats of processes %v, want plugin 0 and plugin 1", procs)
+	}
+	if r := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", "7", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "fewer than the 7 parts") {
+		t.Errorf("--processes above a phase's connections: exit %d, %s", r.code, r.stderr)
+	}
+}

@@ -41,21 +41,11 @@ func (s Shard) First() bool { return s.Index == 0 }
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
-// shardInsertStride separates the records that the shards of one phase
-// repetition insert: shard k inserts from k*(repetitionStride/N) on.
-func shardInsertStride(n int) int64 { return repetitionStride / int64(n) }
-
-// ForShard turns the plan into shard s's part of it. Every phase's connections are
-// split into N contiguous windows (core.Split); a shard runs its window, each
-// connection with the key range, seed and send offsets it has in the whole phase,
-// so that the shards together issue exactly the operations of the unsharded plan: a
-// P or S load writes every key once across all shards. Rates and op counts are
-// split in proportion to connections (the op counts exactly as the connections'
-// quotas are); the side probe runs on shard 0 only; YCSB inserts of each shard come
-// from a range of their own. Phases that cannot be split yet are refused, naming
-// them: pub/sub (a subscriber expects every publisher), concurrency sweeps and
-// knees (decided on merged results), restart checks (a restart is the one server's,
-// not a shard's), and phases with fewer connections than shards.
+// ForShard turns the plan into shard s's part of it (SplitSpec on every step).
+// Phases that cannot be split yet are refused, naming them: pub/sub (a subscriber
+// expects every publisher), concurrency sweeps and knees (decided on one
+// process's results), restart checks (a restart is the one server's, not a
+// shard's), and phases with fewer connections than shards.
 func (p *Plan) ForShard(s Shard) error {
 	if !s.Sharded() {
 		p.Shard = s
@@ -71,48 +61,73 @@ func (p *Plan) ForShard(s Shard) error {
 	}
 	for i := range p.Steps {
 		st := &p.Steps[i]
-		spec := &st.Spec
 		switch {
-		case spec.Workload.PubSub != nil:
-			refuse(*st, "pub/sub phases are not split across shards yet (each subscriber expects every publisher's messages)")
-			continue
 		case st.Sweep.Name != "" || st.KneeOf != "":
 			refuse(*st, "concurrency sweeps and knees are decided on one process's results; run them unsharded")
 			continue
 		case st.Checks.Restart:
 			refuse(*st, "a restart check restarts the one server all shards share; run it unsharded")
 			continue
-		case spec.Connections < s.Count:
-			refuse(*st, fmt.Sprintf("it has %d connections, fewer than the %d shards", spec.Connections, s.Count))
+		}
+		spec, err := SplitSpec(st.Spec, s, repetitionStride)
+		if err != nil {
+			refuse(*st, err.Error())
 			continue
 		}
-		total := spec.Connections
-		base, conns := core.Split(int64(total), s.Count, s.Index)
-		spec.ConnBase, spec.ConnTotal, spec.Connections = int(base), total, int(conns)
-		spec.Rate = spec.Rate * float64(conns) / float64(total)
-		if spec.Ops > 0 {
-			var ops int64
-			for c := base; c < base+conns; c++ {
-				_, q := core.Split(spec.Ops, total, int(c))
-				ops += q
-			}
-			spec.Ops = ops
-			if ops == 0 {
-				refuse(*st, fmt.Sprintf("its %d ops leave shard %s none", st.Spec.Ops, s))
-			}
-		}
-		if !s.First() {
-			spec.Probe = nil
-		}
-		if y := spec.Workload.YCSB; y != nil && y.Insert > 0 && spec.Kind != core.PhaseLoad {
-			yy := *y
-			yy.InsertStart += int64(s.Index) * shardInsertStride(s.Count)
-			spec.Workload.YCSB = &yy
-		}
+		st.Spec = spec
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	p.Shard = s
 	return nil
+}
+
+// SplitSpec returns part s of a phase run by s.Count processes. The phase's
+// connections (its own window of a larger phase, when it is a shard already) are
+// split into contiguous windows (core.Split); part s runs its window, each
+// connection with the key range, seed and send offsets it has in the whole phase,
+// so that the parts together issue exactly the operations of the phase: a P or S
+// load writes every key once across all of them. Rates and op counts are split in
+// proportion to connections (op counts exactly as the connections' quotas are);
+// the side probe runs in part 0 only; YCSB inserts of part s come from a range of
+// their own, s*stride/N on from the phase's, where stride separates the inserts
+// of the phase's repetitions. Pub/sub phases and phases with fewer connections
+// (or ops) than parts cannot be split.
+func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, error) {
+	if s.Count <= 1 {
+		return spec, nil
+	}
+	switch {
+	case spec.Workload.PubSub != nil:
+		return spec, errors.New("pub/sub phases are not split yet (each subscriber expects every publisher's messages)")
+	case spec.Connections < s.Count:
+		return spec, fmt.Errorf("it has %d connections, fewer than the %d parts", spec.Connections, s.Count)
+	}
+	n := spec.Connections
+	start, conns := core.Split(int64(n), s.Count, s.Index)
+	total := spec.AllConnections()
+	out := spec
+	out.ConnBase, out.ConnTotal, out.Connections = spec.ConnBase+int(start), total, int(conns)
+	out.Rate = spec.Rate * float64(conns) / float64(n)
+	if spec.Ops > 0 {
+		var ops int64
+		for c := start; c < start+conns; c++ {
+			_, q := core.Split(spec.Ops, n, int(c))
+			ops += q
+		}
+		if ops == 0 {
+			return spec, fmt.Errorf("its %d ops leave part %s none", spec.Ops, s)
+		}
+		out.Ops = ops
+	}
+	if s.Index != 0 {
+		out.Probe = nil
+	}
+	if y := spec.Workload.YCSB; y != nil && y.Insert > 0 && spec.Kind != core.PhaseLoad {
+		yy := *y
+		yy.InsertStart += int64(s.Index) * (stride / int64(s.Count))
+		out.Workload.YCSB = &yy
+	}
+	return out, nil
 }

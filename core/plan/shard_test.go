@@ -100,7 +100,20 @@ func TestShardsTogetherAreTheWholePlan(t *testing.T) {
 			opsOf(t, want.Spec, 50, func(g int, k string) { wantKeys[g] = append(wantKeys[g], k) })
 			gotKeys := map[int][]string{}
 			for _, sp := range shards {
-				opsOf(t, sp.Steps[si].Spec, 50, func(g int, k string) { gotKeys[g] = append(gotKeys[g], k) })
+				spec := sp.Steps[si].Spec
+				if spec.Connections < 2 {
+					opsOf(t, spec, 50, func(g int, k string) { gotKeys[g] = append(gotKeys[g], k) })
+					continue
+				}
+				// Each shard split again over two processes (--processes 2) is
+				// still the same streams.
+				for k := range 2 {
+					part, err := plan.SplitSpec(spec, plan.Shard{Index: k, Count: 2}, 1e10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opsOf(t, part, 50, func(g int, k string) { gotKeys[g] = append(gotKeys[g], k) })
+				}
 			}
 			for g := range want.Spec.Connections {
 				if strings.Join(gotKeys[g], ",") != strings.Join(wantKeys[g], ",") {
@@ -140,10 +153,10 @@ func TestShardsTogetherAreTheWholePlan(t *testing.T) {
 
 func TestShardRefusals(t *testing.T) {
 	for _, tc := range []struct{ suite, want string }{
-		{`{name: x, kind: measured, connections: 2, duration: 5s, memtier: {ratio: "1:1", key_max: 100}}`, "fewer than the 3 shards"},
+		{`{name: x, kind: measured, connections: 2, duration: 5s, memtier: {ratio: "1:1", key_max: 100}}`, "fewer than the 3 parts"},
 		{`{name: ps, kind: measured, connections: 4, rate: 100, duration: 5s, pubsub: {subscribers: 2, channels: 2}}`, "pub/sub"},
 		{`{name: sw, kind: measured, connections: 3, duration: 5s, sweep: {connections: [3, 6]}, memtier: {ratio: "1:1", key_max: 100}}`, "sweeps"},
-		{`{name: few, kind: measured, connections: 3, duration: 5s, ops: 2, memtier: {ratio: "1:1", key_max: 100}}`, "leave shard"},
+		{`{name: few, kind: measured, connections: 3, duration: 5s, ops: 2, memtier: {ratio: "1:1", key_max: 100}}`, "leave part 2/3 none"},
 	} {
 		suite, err := plan.ParseSuite("s.yaml", []byte("name: s\nphases:\n  - "+tc.suite+"\n"))
 		if err != nil {

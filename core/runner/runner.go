@@ -827,11 +827,23 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		p.ServerStats = append(p.ServerStats, s...)
 		mu.Unlock()
 	})
-	var procs []*sampler.Process
-	for _, w := range []struct {
+	type watched struct {
 		name string
 		pid  int
-	}{{"cmpbench", os.Getpid()}, {"plugin", pid}} {
+	}
+	watch := []watched{{"cmpbench", os.Getpid()}, {"plugin", pid}}
+	pids := []int{pid}
+	if m, ok := r.drv.(interface{ Pids() []int }); ok && len(m.Pids()) > 1 {
+		// Several plugin processes (--processes): each is watched, and the cores
+		// they may use together are what bounds them.
+		pids = m.Pids()
+		watch = watch[:1]
+		for i, p := range pids {
+			watch = append(watch, watched{fmt.Sprintf("plugin %d", i), p})
+		}
+	}
+	var procs []*sampler.Process
+	for _, w := range watch {
 		if sp, err := sampler.NewProcess(w.name, w.pid); err == nil {
 			procs = append(procs, sp)
 		}
@@ -902,6 +914,7 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 		end.Status = core.StatusFailed
 		end.Error = err.Error()
 		if r.drv.Exited() {
+			r.drv.Kill() // all of it: a plugin of several processes (Multi) may have lost one
 			r.drv = nil
 		}
 	}
@@ -925,11 +938,11 @@ func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRu
 	switch secs := end.Elapsed.Seconds(); {
 	case end.Elapsed >= minCPUPhase:
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
-		p.CoresAllowed = sampler.CoresAllowed(pid)
+		p.CoresAllowed = sampler.CoresAllowed(pids...)
 		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
 	case secs > 0:
 		// CPU time is counted in clock ticks: over a few milliseconds it says nothing.
-		p.CoresAllowed = sampler.CoresAllowed(pid)
+		p.CoresAllowed = sampler.CoresAllowed(pids...)
 		end.Notes = append(end.Notes, fmt.Sprintf("too short (%s) to measure the client's CPU use", end.Elapsed.Round(time.Millisecond)))
 	}
 	// The engine merged the phase's intervals as it went; a plugin that died (or

@@ -5,7 +5,11 @@ package sampler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,13 +103,42 @@ func (s *Process) Sample(at time.Time) (core.ProcessSample, error) {
 	return ps, nil
 }
 
-// CoresAllowed is the number of CPUs pid may run on.
-func CoresAllowed(pid int) int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(pid, &set); err != nil {
-		return 0
+// CoresAllowed is the number of CPUs the processes pids may run on, together.
+func CoresAllowed(pids ...int) int {
+	var all unix.CPUSet
+	for _, pid := range pids {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return 0
+		}
+		for i := range len(set) {
+			all[i] |= set[i]
+		}
 	}
-	return set.Count()
+	return all.Count()
+}
+
+// Pin restricts every thread of process pid to cpus; the threads it starts later
+// inherit it from theirs.
+func Pin(pid int, cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("pin process %d to CPUs %v: %w", pid, cpus, err)
+		}
+	}
+	return nil
 }
 
 // SelfCPU is the CPU this process has used so far, user and system.
@@ -115,4 +148,30 @@ func SelfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ParseCPUList reads a CPU list as taskset and cpuset write it ("0", "2-5",
+// "0,2,4-7"), in order, each CPU once.
+func ParseCPUList(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
+			return nil, fmt.Errorf("%q is not a CPU list such as 0, 2-5 or 0,2,4-7", s)
+		}
+		for c := a; c <= b; c++ {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
 }
