@@ -169,7 +169,9 @@ type PhaseInfo struct {
 	SweepP99BoundNs int64             `json:"sweep_p99_bound_ns,omitempty"`
 	KneeOf          string            `json:"knee_of,omitempty"`
 	Memtier         *core.MemtierSpec `json:"memtier,omitempty"`
-	PubSub          *core.PubSubSpec  `json:"pubsub,omitempty"`
+	// YCSB is the YCSB workload as resolved (--scale applied, insert ranges set).
+	YCSB   *core.YCSBSpec   `json:"ycsb,omitempty"`
+	PubSub *core.PubSubSpec `json:"pubsub,omitempty"`
 	// Messages is what a pub/sub phase's messages did.
 	Messages  *core.PubSubCounts `json:"messages,omitempty"`
 	ProbeRate float64            `json:"probe_rate,omitempty"`

@@ -257,7 +257,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 	pi := PhaseInfo{
 		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: p.Shape,
 		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
-		IntervalNs: int64(s.Interval), Seed: s.Seed, Ladder: p.Ladder, LadderCombine: p.LadderCombine, Memtier: s.Workload.Memtier,
+		IntervalNs: int64(s.Interval), Seed: s.Seed, Ladder: p.Ladder, LadderCombine: p.LadderCombine, Memtier: s.Workload.Memtier, YCSB: s.Workload.YCSB,
 		Sweep: p.Sweep, SweepGain: p.SweepGain, SweepP99BoundNs: int64(p.SweepP99Bound), KneeOf: p.KneeOf,
 		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,

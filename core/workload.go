@@ -1,8 +1,10 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -119,19 +121,31 @@ func ParseKeyPattern(s string) (KeyPattern, error) {
 
 // MemtierSpec is a memtier_benchmark-style mix of SET and GET.
 type MemtierSpec struct {
-	SetRatio, GetRatio     int // --ratio set:get
-	SetPattern, GetPattern KeyPattern
-	KeyMin, KeyMax         int64 // inclusive
-	KeyPrefix              string
+	SetRatio   int        `json:"set_ratio"` // --ratio set:get
+	GetRatio   int        `json:"get_ratio"`
+	SetPattern KeyPattern `json:"set_pattern"`
+	GetPattern KeyPattern `json:"get_pattern"`
+	KeyMin     int64      `json:"key_min"` // inclusive
+	KeyMax     int64      `json:"key_max"`
+	KeyPrefix  string     `json:"key_prefix"`
 	// GaussMedian and GaussStddev shape pattern G; zero means memtier's defaults
 	// (the middle of the range, and a sixth of it).
-	GaussMedian, GaussStddev float64
+	GaussMedian float64 `json:"gauss_median"`
+	GaussStddev float64 `json:"gauss_stddev"`
 	// ZipfExp is pattern Z's exponent, in (0, 5) as memtier's --key-zipf-exp; zero
 	// means memtier's default, 1.
-	ZipfExp            float64
-	ValueMin, ValueMax int // bytes, inclusive; equal for a fixed size
+	ZipfExp  float64 `json:"zipf_exp"`
+	ValueMin int     `json:"value_min"` // bytes, inclusive; equal for a fixed size
+	ValueMax int     `json:"value_max"`
 	// MissFraction of GETs go to keys just past KeyMax, which were never written.
-	MissFraction float64
+	MissFraction float64 `json:"miss_fraction"`
+}
+
+// UnmarshalJSON reads the spec as archived, also from archives written before
+// its fields had JSON names (their keys are the Go field names).
+func (m *MemtierSpec) UnmarshalJSON(b []byte) error {
+	type plain MemtierSpec
+	return unmarshalRenamed(b, (*plain)(m))
 }
 
 // Keys is the number of keys in the range.
@@ -237,22 +251,25 @@ func (m YCSBMix) Apply(spec *YCSBSpec) {
 // a function of the phase seed, the record and the field, so that they can be checked
 // later without storing them.
 type YCSBSpec struct {
-	RecordCount int64
-	FieldCount  int
-	FieldLength int
+	RecordCount int64 `json:"record_count"`
+	FieldCount  int   `json:"field_count"`
+	FieldLength int   `json:"field_length"`
 	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1 (within
 	// ProportionTolerance).
-	Read, Update, Insert, Scan float64
+	Read   float64 `json:"read_proportion"`
+	Update float64 `json:"update_proportion"`
+	Insert float64 `json:"insert_proportion"`
+	Scan   float64 `json:"scan_proportion"`
 	// WriteAllFields makes an UPDATE write every field (YCSB writeallfields=true);
 	// otherwise it writes one field chosen uniformly, as YCSB's default.
-	WriteAllFields bool
-	Distribution   string // of the records READ, UPDATE and SCAN choose
-	InsertOrder    string
-	KeyPrefix      string
+	WriteAllFields bool   `json:"write_all_fields"`
+	Distribution   string `json:"request_distribution"` // of the records READ, UPDATE and SCAN choose
+	InsertOrder    string `json:"insert_order"`
+	KeyPrefix      string `json:"key_prefix"`
 	// InsertStart is the first record number a run phase inserts; phases get
 	// disjoint ranges so that their inserts never collide.
-	InsertStart   int64
-	MaxScanLength int
+	InsertStart   int64 `json:"insert_start"`
+	MaxScanLength int   `json:"max_scan_length"`
 }
 
 // Describe is e.g. "ycsb read 0.95 update 0.05 (1 field) uniform, 10x128B, 100000
@@ -313,4 +330,38 @@ func (y YCSBSpec) Validate() []error {
 		add("insert_start must not be negative")
 	}
 	return errs
+}
+
+// unmarshalRenamed decodes b into v, a pointer to a struct with JSON names,
+// accepting for each field its Go name as well (case-insensitively, as
+// encoding/json matches names): what a struct archived before it had JSON names
+// was written with.
+func unmarshalRenamed(b []byte, v any) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if _, ok := raw[name]; ok {
+			continue
+		}
+		for k, val := range raw {
+			if strings.EqualFold(k, f.Name) {
+				raw[name] = val
+				delete(raw, k)
+				break
+			}
+		}
+	}
+	renamed, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(renamed, v)
 }
