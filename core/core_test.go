@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -164,5 +165,20 @@ func TestYCSBDescribeSaysWhatAnUpdateWrites(t *testing.T) {
 	y.WriteAllFields = true
 	if got := y.Describe(); !strings.Contains(got, "update 0.5 (all fields)") {
 		t.Errorf("%q", got)
+	}
+}
+
+func TestSDKVersionOf(t *testing.T) {
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Path: "example.com/etcd-adapter", Version: "v1.2.0"}, Deps: []*debug.Module{{Path: ModulePath, Version: "v0.3.0"}}}, "v0.3.0"},
+		{debug.BuildInfo{Main: debug.Module{Path: "example.com/a"}, Deps: []*debug.Module{{Path: ModulePath, Version: "v0.0.0-00010101000000-000000000000", Replace: &debug.Module{Path: "../cmpbench"}}}}, "v0.0.0-00010101000000-000000000000 => ../cmpbench"},
+		{debug.BuildInfo{Main: debug.Module{Path: "example.com/a"}}, "unknown"},
+	} {
+		if got := sdkVersionOf(&tc.bi); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.bi.Main, got, tc.want)
+		}
 	}
 }

@@ -74,10 +74,9 @@ func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} 
 // adapter's capabilities, so that a host can tell what a plugin built with an older
 // sdk lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
-	v, _ := core.BuildVersion()
 	info := s.adapter.Info()
 	info.Capabilities = append(append([]string(nil), info.Capabilities...), engine.Capabilities...)
-	return plugins.InfoToProto(info, v), nil
+	return plugins.InfoToProto(info, core.SDKVersion()), nil
 }
 
 // Open implements the protocol; a new Open replaces the previous target.
