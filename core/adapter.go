@@ -114,6 +114,9 @@ type Info struct {
 	Ops []OpKind
 	// Capabilities names optional features ("capture", "stats", ...).
 	Capabilities []string
+	// Options are the adapter-specific settings it reads from
+	// SystemConfig.Options; cmpbench refuses any other before a run.
+	Options []Option
 }
 
 // Supports reports whether the adapter executes op kind k.

@@ -15,7 +15,12 @@ func InfoToProto(i core.Info, sdkVersion string) *pluginv1.DescribeResponse {
 	for n, o := range i.Ops {
 		ops[n] = uint32(o)
 	}
-	return &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion}
+	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion}
+	for _, o := range i.Options {
+		m.Options = append(m.Options, &pluginv1.OptionSpec{Name: o.Name, Type: string(o.Type), DefaultValue: o.Default, Doc: o.Doc,
+			Required: o.Required, Values: o.Values, TopLevel: o.TopLevel})
+	}
+	return m
 }
 
 // InfoFromProto is the inverse of InfoToProto.
@@ -24,7 +29,12 @@ func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
 	for n, o := range m.GetOps() {
 		ops[n] = core.OpKind(o)
 	}
-	return core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities()}
+	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities()}
+	for _, o := range m.GetOptions() {
+		i.Options = append(i.Options, core.Option{Name: o.GetName(), Type: core.OptionType(o.GetType()), Default: o.GetDefaultValue(), Doc: o.GetDoc(),
+			Required: o.GetRequired(), Values: o.GetValues(), TopLevel: o.GetTopLevel()})
+	}
+	return i
 }
 
 // SystemToProto converts a system; it carries credentials and is never logged.

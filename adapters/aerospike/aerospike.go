@@ -51,6 +51,12 @@ func (Adapter) Info() core.Info {
 		Version:      "1",
 		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
 		Capabilities: []string{"capture", "stats", "count", "records", "flush"},
+		Options: []core.Option{
+			{Name: "namespace", Type: core.OptionString, Required: true, TopLevel: true, Doc: "the namespace records go to; the server must have it"},
+			{Name: "set", Type: core.OptionString, Default: DefaultSet, Doc: "the set records go to"},
+			{Name: "connection_queue_size", Type: core.OptionInt, Doc: "connections per node; default the run's concurrency, opened before the first phase"},
+			{Name: "cluster_size", Type: core.OptionInt, Doc: "the nodes the cluster must have before a run starts (cluster-stable with this size on every node)"},
+		},
 	}
 }
 

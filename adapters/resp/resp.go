@@ -41,6 +41,14 @@ func (Adapter) Info() core.Info {
 		Version:      "1",
 		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
 		Capabilities: []string{"capture", "stats", "count", "records", "flush", core.CapPubSub},
+		Options: []core.Option{
+			{Name: "cluster", Type: core.OptionBool, Default: "false", TopLevel: true,
+				Doc: "use the OSS cluster API (CLUSTER SLOTS, MOVED); never detected on its own, so that a standalone endpoint behind a proxy is never probed"},
+			{Name: "resp", Type: core.OptionInt, Values: []string{"2", "3"}, TopLevel: true,
+				Doc: "force the protocol version: 2 for servers that only speak RESP2; default RESP3 with fallback, or the profile's"},
+			{Name: "driver", Type: core.OptionString, Values: []string{"raw", "rueidis"}, Default: "raw",
+				Doc: "raw: the engine drives plain connections itself on its event loops; rueidis: every connection through rueidis (TLS and cluster always are)"},
+		},
 	}
 }
 

@@ -27,7 +27,7 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 			want: `s.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`},
 		{name: "connections 0", suite: "name: s\nphases:\n  - {name: a, duration: 1s, connections: 0, memtier: {key_max: 5}}\n",
 			want: `s.yaml:3: phase "a": connections must be at least 1, got 0`},
-		{name: "pub/sub on an adapter that cannot subscribe", systems: "systems:\n  x: {adapter: aerospike, endpoint: \"127.0.0.1:3000\"}\n",
+		{name: "pub/sub on an adapter that cannot subscribe", systems: "systems:\n  x: {adapter: aerospike, endpoint: \"127.0.0.1:3000\", namespace: test}\n",
 			suite: "name: s\nphases:\n  - {name: p, duration: 1s, rate: 100, pubsub: {subscribers: 2}}\n",
 			want:  `system x, phase p: adapter aerospike does not support PUBLISH`},
 		{name: "pub/sub without a rate", suite: "name: s\nphases:\n  - {name: p, duration: 1s, pubsub: {subscribers: 2}}\n",
@@ -48,6 +48,26 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 			want: `cmpbench.yaml:5: system "x": tls.ca_file: cmpbench.yaml holds no PEM certificate`},
 		{name: "a secret that is a common word", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    auth: {password: \"${CMPBENCH_T_PW}\"}\n",
 			env: []string{"CMPBENCH_T_PW=redis"}, want: `cmpbench.yaml:5: system "x": auth.password is a common word ("redis")`},
+		// Options are checked against what the adapter declares: built-in ones
+		// when the file is read, a plugin's when it is found.
+		{name: "resp option value", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    options: {driver: fast}\n",
+			want: `cmpbench.yaml:5: system "x": driver "fast" is not one of raw, rueidis`},
+		{name: "resp top-level option", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    resp: 4\n",
+			want: `cmpbench.yaml:5: system "x": resp "4" is not one of 2, 3`},
+		{name: "resp has no namespace", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    namespace: ycsb\n",
+			want: `cmpbench.yaml:5: system "x": namespace is not an option of adapter resp (its options: cluster, driver, resp)`},
+		{name: "aerospike option mistyped", systems: "systems:\n  x:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n    namespace: test\n    options: {connection_queue_sise: 8}\n",
+			want: `cmpbench.yaml:6: system "x": connection_queue_sise is not an option of adapter aerospike (its options: cluster_size, connection_queue_size, namespace, set)`},
+		{name: "aerospike option of the wrong type", systems: "systems:\n  x:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n    options: {namespace: test, cluster_size: three}\n",
+			want: `cmpbench.yaml:5: system "x": cluster_size "three" is not an integer`},
+		{name: "aerospike without its namespace", systems: "systems:\n  x:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n",
+			want: `cmpbench.yaml:2: system "x": option namespace is required by adapter aerospike`},
+		{name: "plugin option unknown", systems: "systems:\n  x:\n    adapter: memcached\n    endpoint: 127.0.0.1:11211\n    options: {no_reply: true}\n",
+			args: []string{"--plugin-dir", pluginDir}, want: `cmpbench.yaml:5: system "x": no_reply is not an option of adapter memcached (its options: noreply)`},
+		{name: "plugin option of the wrong type", systems: "systems:\n  x:\n    adapter: memcached\n    endpoint: 127.0.0.1:11211\n    options: {noreply: yes}\n",
+			args: []string{"--plugin-dir", pluginDir}, want: `cmpbench.yaml:5: system "x": noreply "yes" is not true or false`},
+		{name: "plugin's own system check", systems: "systems:\n  x:\n    adapter: memcached\n    endpoint: 127.0.0.1:11211\n    tls: {enabled: true}\n",
+			args: []string{"--plugin-dir", pluginDir}, want: `cmpbench.yaml:2: system "x": this example adapter supports neither TLS nor authentication`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -159,7 +159,21 @@ func newSystemsCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// Each usable system's configuration against what its adapter declares.
+			var usable []string
+			for _, n := range s.Names() {
+				if _, problems := s.Lookup(n); len(problems) == 0 {
+					usable = append(usable, n)
+				}
+			}
+			cat, _, err := discover(g)
+			if err != nil {
+				return err
+			}
+			return checkAdapters(cmd.Context(), cat, s, usable)
 		},
 	}
 	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")
@@ -212,6 +226,7 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			options := map[string][]core.Option{}
 			fmt.Fprintln(tw, "ADAPTER\tKIND\tOPS\tPATH\tSHA-256")
 			for _, e := range cat.Entries() {
 				kind := "third-party"
@@ -225,6 +240,7 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 						names = append(names, o.String())
 					}
 					ops = strings.Join(names, ",")
+					options[e.Name] = d.Info().Options
 					d.Kill()
 				} else {
 					ops = "error: " + err.Error()
@@ -233,6 +249,15 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, e := range cat.Entries() {
+				if opts := options[e.Name]; len(opts) > 0 {
+					fmt.Fprintf(out, "\n%s options (options: {name: value} in a system):\n", e.Name)
+					for _, o := range opts {
+						fmt.Fprintf(out, "  %s\n", o.Describe())
+					}
+				}
 			}
 			for _, p := range cat.Problems {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", p)

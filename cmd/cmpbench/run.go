@@ -207,6 +207,48 @@ func canRun(p *plan.Plan, systems *config.Systems) error {
 	return nil
 }
 
+// checkAdapters checks that every system's adapter is there, and the system's
+// configuration against what its adapter declares, without connecting: its options
+// (a built-in adapter's were checked when the file was read; a plugin's take
+// running it) and the adapter's own check (core.SystemValidator). Problems are bad
+// input, with the system's file:line.
+func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Systems, names []string) error {
+	var errs config.Errors
+	for _, n := range names {
+		sys, _ := systems.Get(n)
+		e, err := cat.Lookup(sys.Adapter)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+			continue
+		}
+		target := sys.Target(sys.Endpoint)
+		if e.Builtin {
+			if a, ok := core.BuiltinAdapter(e.Name); ok {
+				if v, ok := a.(core.SystemValidator); ok {
+					if err := v.ValidateSystem(target); err != nil {
+						errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+					}
+				}
+			}
+			continue
+		}
+		d, err := cat.Launch(ctx, e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+			continue
+		}
+		errs = append(errs, sys.CheckOptions(d.Info().Options)...)
+		if err := d.ValidateSystem(ctx, target); err != nil {
+			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+		}
+		d.Kill()
+	}
+	if len(errs) > 0 {
+		return badInput{errs}
+	}
+	return nil
+}
+
 // discover finds the adapters: built-ins and the plugins in --plugin-dir (or the
 // default directories), which it returns too.
 func discover(g *globals) (*catalog.Catalog, []string, error) {
@@ -256,6 +298,13 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err := canRun(p, systems); err != nil {
 		return "", badInput{err}
 	}
+	cat, _, err := discover(g)
+	if err != nil {
+		return "", err
+	}
+	if err := checkAdapters(ctx, cat, systems, names); err != nil {
+		return "", err
+	}
 	sh, err := shardOf(f, p, systems)
 	if err != nil {
 		return "", err
@@ -277,16 +326,6 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 			fmt.Fprintln(stderr, "warning:", w)
 		}
 		return "", nil
-	}
-	cat, _, err := discover(g)
-	if err != nil {
-		return "", err
-	}
-	for _, n := range names {
-		sys, _ := systems.Get(n)
-		if _, err := cat.Lookup(sys.Adapter); err != nil {
-			return "", inputErr("system %s: %w", n, err)
-		}
 	}
 	red := systems.Redactor()
 

@@ -91,6 +91,12 @@ type System struct {
 	Source string `yaml:"-"`
 	// Raw is the definition as written, ${ENV} references unexpanded: safe to archive.
 	Raw map[string]any `yaml:"-"`
+	// optionAt is where each option is written ("file:line: system \"x\""), for
+	// CheckOptions, topLevel which were written as keys of the system itself; at
+	// is where the system is.
+	optionAt map[string]string
+	topLevel map[string]bool
+	at       string
 	// unusable holds the problems that depend on the environment, raised by Get.
 	unusable []error
 }
@@ -142,6 +148,41 @@ type Auth struct {
 // Cost of a system, for cost-per-throughput tables.
 type Cost struct {
 	USDPerMonth float64 `yaml:"usd_per_month"`
+}
+
+// topLevelOptions are the adapter options a system may also set as keys of its
+// own, as systems files did before adapters declared their options (core.Option
+// TopLevel): namespace, cluster and resp.
+var topLevelOptions = []string{"namespace", "cluster", "resp"}
+
+// givenOptions are the options the system sets, from options: and the
+// top-level keys.
+func (s *System) givenOptions() map[string]string {
+	return s.Target("").Options
+}
+
+// CheckOptions checks the system's options against those its adapter declares,
+// each problem with the file:line of the option: an unknown name (naming the
+// known ones), a bad value, a required option missing, and an option written at
+// the top level that the adapter does not take there.
+func (s *System) CheckOptions(declared []core.Option) []error {
+	var errs []error
+	for _, p := range core.CheckOptions(s.Adapter, declared, s.givenOptions()) {
+		where := s.at
+		if a, ok := s.optionAt[p.Name]; ok {
+			where = a
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", where, p.Err))
+	}
+	for _, k := range topLevelOptions {
+		if !s.topLevel[k] {
+			continue
+		}
+		if i := slices.IndexFunc(declared, func(o core.Option) bool { return o.Name == k }); i >= 0 && !declared[i].TopLevel {
+			errs = append(errs, fmt.Errorf("%s: %s is an option of adapter %s: write it under options: {%s: ...}", s.optionAt[k], k, s.Adapter, k))
+		}
+	}
+	return errs
 }
 
 // Provisioned reports whether cmpbench starts the system itself.
@@ -300,6 +341,11 @@ func (s *Systems) load(file string, data []byte) error {
 			sys.ProfileData = b
 		}
 		errs = append(errs, checkProfile(file, sys, f.Profiles, node, checked)...)
+		if a, ok := core.BuiltinAdapter(sys.Adapter); ok {
+			// A third-party plugin's options are checked when it is found
+			// (cmd/cmpbench): declaring them takes running it.
+			errs = append(errs, sys.CheckOptions(a.Info().Options)...)
+		}
 		s.byName[name] = sys
 	}
 	s.Secrets = append(s.Secrets, secrets...)
@@ -372,6 +418,17 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			line = lineOf(node, path...)
 		}
 		return fmt.Sprintf("%s:%d: system %q", file, line, s.Name)
+	}
+	s.at = at()
+	s.optionAt = map[string]string{}
+	for k := range s.Options {
+		s.optionAt[k] = at("options", k)
+	}
+	s.topLevel = map[string]bool{}
+	for _, k := range topLevelOptions {
+		if mappingValue(node, k) != nil {
+			s.optionAt[k], s.topLevel[k] = at(k), true
+		}
 	}
 	if !systemName.MatchString(s.Name) {
 		errs = append(errs, fmt.Errorf("%s: name must be lower-case letters, digits, '.', '_' or '-'", at()))
@@ -480,12 +537,6 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 	}
 	if t := s.TLS; t != nil && t.MinVersion != "" && t.MinVersion != "1.2" && t.MinVersion != "1.3" {
 		errs = append(errs, fmt.Errorf("%s: tls.min_version %q is not 1.2 or 1.3", at("tls", "min_version"), t.MinVersion))
-	}
-	if s.RESP != 0 && s.RESP != 2 && s.RESP != 3 {
-		errs = append(errs, fmt.Errorf("%s: resp must be 2 or 3, got %d", at("resp"), s.RESP))
-	}
-	if s.Cluster && s.Adapter != "" && s.Adapter != "resp" {
-		errs = append(errs, fmt.Errorf("%s: cluster: true is a resp setting", at("cluster")))
 	}
 	if s.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("%s: timeout must not be negative", at("timeout")))

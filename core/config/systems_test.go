@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,22 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 )
+
+// optioned is an adapter that declares options, for the tests of CheckOptions.
+type optioned struct{}
+
+func (optioned) Info() core.Info {
+	return core.Info{Name: "optioned", Options: []core.Option{
+		{Name: "depth", Type: core.OptionInt},
+		{Name: "mode", Type: core.OptionString, Required: true, Doc: "how"},
+		{Name: "resp", Type: core.OptionInt, Values: []string{"3"}, TopLevel: true},
+		{Name: "cluster", Type: core.OptionBool},
+	}}
+}
+
+func (optioned) Open(context.Context, core.SystemConfig) (core.Target, error) { return nil, nil }
+
+func init() { core.RegisterAdapter("optioned", func() core.Adapter { return optioned{} }) }
 
 func writeFile(t *testing.T, text string) string {
 	t.Helper()
@@ -129,9 +146,26 @@ func TestSystemErrors(t *testing.T) {
     adapter: resp
     endpoint: 127.0.0.1:1
     tls: {enabled: true, min_version: "1.1"}
-    resp: 4
     auth: {access_key: "${HOME}", password: "${HOME}"}
-`, []string{`auth.access_key is used alone`, `tls.min_version "1.1"`, `resp must be 2 or 3`}},
+`, []string{`auth.access_key is used alone`, `tls.min_version "1.1"`}},
+		{"options against the adapter's declared ones", `systems:
+  a:
+    adapter: optioned
+    endpoint: 127.0.0.1:1
+    cluster: true
+    options:
+      depth: deep
+      colour: red
+  b:
+    adapter: optioned
+    endpoint: 127.0.0.1:1
+    resp: 2
+    options: {mode: fast}
+`, []string{`cmpbench.yaml:7: system "a": depth "deep" is not an integer`,
+			`cmpbench.yaml:8: system "a": colour is not an option of adapter optioned (its options: cluster, depth, mode, resp)`,
+			`cmpbench.yaml:2: system "a": option mode is required by adapter optioned`,
+			`cmpbench.yaml:5: system "a": cluster is an option of adapter optioned: write it under options: {cluster: ...}`,
+			`cmpbench.yaml:12: system "b": resp "2" is not one of 3`}},
 		{"bad type", `systems:
   a:
     adapter: [resp]

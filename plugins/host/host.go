@@ -202,6 +202,22 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 	}
 }
 
+// ValidateSystem asks the adapter to check a system's configuration without
+// connecting; nil when it finds nothing wrong or has no such check.
+func (d *Driver) ValidateSystem(ctx context.Context, sys core.SystemConfig) error {
+	m, err := d.rpc.ValidateSystem(ctx, &pluginv1.ValidateSystemRequest{System: plugins.SystemToProto(sys)})
+	if status.Code(err) == codes.Unimplemented {
+		return nil
+	}
+	if err != nil {
+		return d.explain(err)
+	}
+	if p := m.GetProblem(); p != "" {
+		return errors.New(p)
+	}
+	return nil
+}
+
 // Count asks the system for its number of keys; core.ErrUnsupported when the
 // adapter cannot count.
 func (d *Driver) Count(ctx context.Context) (int64, error) {

@@ -195,6 +195,19 @@ func (s *Server) StopPhase(_ context.Context, req *pluginv1.StopPhaseRequest) (*
 	return &pluginv1.StopPhaseResponse{}, nil
 }
 
+// ValidateSystem implements the protocol: the adapter's own check of a system's
+// configuration, without connecting (core.SystemValidator).
+func (s *Server) ValidateSystem(_ context.Context, req *pluginv1.ValidateSystemRequest) (*pluginv1.ValidateSystemResponse, error) {
+	v, ok := s.adapter.(core.SystemValidator)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "the adapter has no system check")
+	}
+	if err := v.ValidateSystem(plugins.SystemFromProto(req.GetSystem())); err != nil {
+		return &pluginv1.ValidateSystemResponse{Problem: err.Error()}, nil
+	}
+	return &pluginv1.ValidateSystemResponse{}, nil
+}
+
 // Count implements the protocol.
 func (s *Server) Count(ctx context.Context, _ *pluginv1.CountRequest) (*pluginv1.CountResponse, error) {
 	t, err := s.current()

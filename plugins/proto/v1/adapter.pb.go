@@ -70,6 +70,7 @@ type DescribeResponse struct {
 	Ops           []uint32               `protobuf:"varint,3,rep,packed,name=ops,proto3" json:"ops,omitempty"` // core.OpKind values Conn.Do supports
 	Capabilities  []string               `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	SdkVersion    string                 `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"` // cmpbench version the plugin was built with
+	Options       []*OptionSpec          `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`                         // the adapter-specific settings it reads (core.Option)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -139,6 +140,193 @@ func (x *DescribeResponse) GetSdkVersion() string {
 	return ""
 }
 
+func (x *DescribeResponse) GetOptions() []*OptionSpec {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+type OptionSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"` // core.OptionType
+	DefaultValue  string                 `protobuf:"bytes,3,opt,name=default_value,json=defaultValue,proto3" json:"default_value,omitempty"`
+	Doc           string                 `protobuf:"bytes,4,opt,name=doc,proto3" json:"doc,omitempty"`
+	Required      bool                   `protobuf:"varint,5,opt,name=required,proto3" json:"required,omitempty"`
+	Values        []string               `protobuf:"bytes,6,rep,name=values,proto3" json:"values,omitempty"`
+	TopLevel      bool                   `protobuf:"varint,7,opt,name=top_level,json=topLevel,proto3" json:"top_level,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OptionSpec) Reset() {
+	*x = OptionSpec{}
+	mi := &file_v1_adapter_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptionSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptionSpec) ProtoMessage() {}
+
+func (x *OptionSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptionSpec.ProtoReflect.Descriptor instead.
+func (*OptionSpec) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *OptionSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetDefaultValue() string {
+	if x != nil {
+		return x.DefaultValue
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetDoc() string {
+	if x != nil {
+		return x.Doc
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetRequired() bool {
+	if x != nil {
+		return x.Required
+	}
+	return false
+}
+
+func (x *OptionSpec) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *OptionSpec) GetTopLevel() bool {
+	if x != nil {
+		return x.TopLevel
+	}
+	return false
+}
+
+type ValidateSystemRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	System        *SystemConfig          `protobuf:"bytes,1,opt,name=system,proto3" json:"system,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateSystemRequest) Reset() {
+	*x = ValidateSystemRequest{}
+	mi := &file_v1_adapter_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateSystemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateSystemRequest) ProtoMessage() {}
+
+func (x *ValidateSystemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateSystemRequest.ProtoReflect.Descriptor instead.
+func (*ValidateSystemRequest) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ValidateSystemRequest) GetSystem() *SystemConfig {
+	if x != nil {
+		return x.System
+	}
+	return nil
+}
+
+type ValidateSystemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Problem       string                 `protobuf:"bytes,1,opt,name=problem,proto3" json:"problem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateSystemResponse) Reset() {
+	*x = ValidateSystemResponse{}
+	mi := &file_v1_adapter_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateSystemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateSystemResponse) ProtoMessage() {}
+
+func (x *ValidateSystemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateSystemResponse.ProtoReflect.Descriptor instead.
+func (*ValidateSystemResponse) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ValidateSystemResponse) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
 type TLS struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	Enabled            bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
@@ -154,7 +342,7 @@ type TLS struct {
 
 func (x *TLS) Reset() {
 	*x = TLS{}
-	mi := &file_v1_adapter_proto_msgTypes[2]
+	mi := &file_v1_adapter_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -166,7 +354,7 @@ func (x *TLS) String() string {
 func (*TLS) ProtoMessage() {}
 
 func (x *TLS) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[2]
+	mi := &file_v1_adapter_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -179,7 +367,7 @@ func (x *TLS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TLS.ProtoReflect.Descriptor instead.
 func (*TLS) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{2}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TLS) GetEnabled() bool {
@@ -241,7 +429,7 @@ type Auth struct {
 
 func (x *Auth) Reset() {
 	*x = Auth{}
-	mi := &file_v1_adapter_proto_msgTypes[3]
+	mi := &file_v1_adapter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +441,7 @@ func (x *Auth) String() string {
 func (*Auth) ProtoMessage() {}
 
 func (x *Auth) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[3]
+	mi := &file_v1_adapter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +454,7 @@ func (x *Auth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Auth.ProtoReflect.Descriptor instead.
 func (*Auth) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{3}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Auth) GetUsername() string {
@@ -301,7 +489,7 @@ type SystemConfig struct {
 
 func (x *SystemConfig) Reset() {
 	*x = SystemConfig{}
-	mi := &file_v1_adapter_proto_msgTypes[4]
+	mi := &file_v1_adapter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -313,7 +501,7 @@ func (x *SystemConfig) String() string {
 func (*SystemConfig) ProtoMessage() {}
 
 func (x *SystemConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[4]
+	mi := &file_v1_adapter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -326,7 +514,7 @@ func (x *SystemConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemConfig.ProtoReflect.Descriptor instead.
 func (*SystemConfig) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{4}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SystemConfig) GetName() string {
@@ -408,7 +596,7 @@ type OpenRequest struct {
 
 func (x *OpenRequest) Reset() {
 	*x = OpenRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[5]
+	mi := &file_v1_adapter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -420,7 +608,7 @@ func (x *OpenRequest) String() string {
 func (*OpenRequest) ProtoMessage() {}
 
 func (x *OpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[5]
+	mi := &file_v1_adapter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +621,7 @@ func (x *OpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRequest.ProtoReflect.Descriptor instead.
 func (*OpenRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{5}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpenRequest) GetSystem() *SystemConfig {
@@ -451,7 +639,7 @@ type OpenResponse struct {
 
 func (x *OpenResponse) Reset() {
 	*x = OpenResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[6]
+	mi := &file_v1_adapter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -463,7 +651,7 @@ func (x *OpenResponse) String() string {
 func (*OpenResponse) ProtoMessage() {}
 
 func (x *OpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[6]
+	mi := &file_v1_adapter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -476,7 +664,7 @@ func (x *OpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenResponse.ProtoReflect.Descriptor instead.
 func (*OpenResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{6}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{9}
 }
 
 type CaptureRequest struct {
@@ -487,7 +675,7 @@ type CaptureRequest struct {
 
 func (x *CaptureRequest) Reset() {
 	*x = CaptureRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[7]
+	mi := &file_v1_adapter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +687,7 @@ func (x *CaptureRequest) String() string {
 func (*CaptureRequest) ProtoMessage() {}
 
 func (x *CaptureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[7]
+	mi := &file_v1_adapter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +700,7 @@ func (x *CaptureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaptureRequest.ProtoReflect.Descriptor instead.
 func (*CaptureRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{7}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{10}
 }
 
 type CaptureResponse struct {
@@ -528,7 +716,7 @@ type CaptureResponse struct {
 
 func (x *CaptureResponse) Reset() {
 	*x = CaptureResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[8]
+	mi := &file_v1_adapter_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +728,7 @@ func (x *CaptureResponse) String() string {
 func (*CaptureResponse) ProtoMessage() {}
 
 func (x *CaptureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[8]
+	mi := &file_v1_adapter_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +741,7 @@ func (x *CaptureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaptureResponse.ProtoReflect.Descriptor instead.
 func (*CaptureResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{8}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CaptureResponse) GetProduct() string {
@@ -599,7 +787,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[9]
+	mi := &file_v1_adapter_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +799,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[9]
+	mi := &file_v1_adapter_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +812,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{9}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
 }
 
 type StatsResponse struct {
@@ -636,7 +824,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[10]
+	mi := &file_v1_adapter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +836,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[10]
+	mi := &file_v1_adapter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +849,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{10}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatsResponse) GetStats() map[string]string {
@@ -692,7 +880,7 @@ type MemtierSpec struct {
 
 func (x *MemtierSpec) Reset() {
 	*x = MemtierSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[11]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +892,7 @@ func (x *MemtierSpec) String() string {
 func (*MemtierSpec) ProtoMessage() {}
 
 func (x *MemtierSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[11]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +905,7 @@ func (x *MemtierSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemtierSpec.ProtoReflect.Descriptor instead.
 func (*MemtierSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{11}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MemtierSpec) GetSetRatio() int32 {
@@ -832,7 +1020,7 @@ type YCSBSpec struct {
 
 func (x *YCSBSpec) Reset() {
 	*x = YCSBSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +1032,7 @@ func (x *YCSBSpec) String() string {
 func (*YCSBSpec) ProtoMessage() {}
 
 func (x *YCSBSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +1045,7 @@ func (x *YCSBSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YCSBSpec.ProtoReflect.Descriptor instead.
 func (*YCSBSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *YCSBSpec) GetRecordCount() int64 {
@@ -964,7 +1152,7 @@ type PubSubSpec struct {
 
 func (x *PubSubSpec) Reset() {
 	*x = PubSubSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1164,7 @@ func (x *PubSubSpec) String() string {
 func (*PubSubSpec) ProtoMessage() {}
 
 func (x *PubSubSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1177,7 @@ func (x *PubSubSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PubSubSpec.ProtoReflect.Descriptor instead.
 func (*PubSubSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PubSubSpec) GetChannels() int32 {
@@ -1053,7 +1241,7 @@ type PhaseSpec struct {
 
 func (x *PhaseSpec) Reset() {
 	*x = PhaseSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1253,7 @@ func (x *PhaseSpec) String() string {
 func (*PhaseSpec) ProtoMessage() {}
 
 func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1266,7 @@ func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
 func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PhaseSpec) GetName() string {
@@ -1244,7 +1432,7 @@ type RunPhaseRequest struct {
 
 func (x *RunPhaseRequest) Reset() {
 	*x = RunPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1444,7 @@ func (x *RunPhaseRequest) String() string {
 func (*RunPhaseRequest) ProtoMessage() {}
 
 func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1457,7 @@ func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPhaseRequest.ProtoReflect.Descriptor instead.
 func (*RunPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
@@ -1297,7 +1485,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1497,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1510,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Latency) GetHdr() []byte {
@@ -1404,7 +1592,7 @@ type OpInterval struct {
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1604,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1617,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1523,7 +1711,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1723,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1736,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1606,7 +1794,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +1806,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +1819,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1693,7 +1881,7 @@ type PhaseEnd struct {
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1893,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1906,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1813,7 +2001,7 @@ type PubSubCounts struct {
 
 func (x *PubSubCounts) Reset() {
 	*x = PubSubCounts{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2013,7 @@ func (x *PubSubCounts) String() string {
 func (*PubSubCounts) ProtoMessage() {}
 
 func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2026,7 @@ func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PubSubCounts.ProtoReflect.Descriptor instead.
 func (*PubSubCounts) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PubSubCounts) GetPublished() int64 {
@@ -1903,7 +2091,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2103,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2116,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1981,7 +2169,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2181,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2194,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -2024,7 +2212,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2224,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2237,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 type CountRequest struct {
@@ -2060,7 +2248,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2072,7 +2260,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2085,7 +2273,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 type CountResponse struct {
@@ -2097,7 +2285,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2297,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2310,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -2140,7 +2328,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2340,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2353,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 type FlushResponse struct {
@@ -2176,7 +2364,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2376,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2389,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 type ValidateRequest struct {
@@ -2214,7 +2402,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2414,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2427,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -2269,7 +2457,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2281,7 +2469,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2294,7 +2482,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -2344,7 +2532,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2544,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2557,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2408,7 +2596,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2608,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2621,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{35}
 }
 
 type CloseResponse struct {
@@ -2444,7 +2632,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2644,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2657,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{36}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2477,14 +2665,28 @@ var File_v1_adapter_proto protoreflect.FileDescriptor
 const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"\x10v1/adapter.proto\x12\x12cmpbench.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\x97\x01\n" +
+	"\x0fDescribeRequest\"\xd1\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
 	"\x03ops\x18\x03 \x03(\rR\x03ops\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xe4\x01\n" +
+	"sdkVersion\x128\n" +
+	"\aoptions\x18\x06 \x03(\v2\x1e.cmpbench.plugin.v1.OptionSpecR\aoptions\"\xbc\x01\n" +
+	"\n" +
+	"OptionSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12#\n" +
+	"\rdefault_value\x18\x03 \x01(\tR\fdefaultValue\x12\x10\n" +
+	"\x03doc\x18\x04 \x01(\tR\x03doc\x12\x1a\n" +
+	"\brequired\x18\x05 \x01(\bR\brequired\x12\x16\n" +
+	"\x06values\x18\x06 \x03(\tR\x06values\x12\x1b\n" +
+	"\ttop_level\x18\a \x01(\bR\btopLevel\"Q\n" +
+	"\x15ValidateSystemRequest\x128\n" +
+	"\x06system\x18\x01 \x01(\v2 .cmpbench.plugin.v1.SystemConfigR\x06system\"2\n" +
+	"\x16ValidateSystemResponse\x12\x18\n" +
+	"\aproblem\x18\x01 \x01(\tR\aproblem\"\xe4\x01\n" +
 	"\x03TLS\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x17\n" +
 	"\aca_file\x18\x02 \x01(\tR\x06caFile\x12\x1b\n" +
@@ -2693,7 +2895,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\asamples\x18\x03 \x03(\v2\x1f.cmpbench.plugin.v1.SampleCheckR\asamples\x12\x1a\n" +
 	"\bproblems\x18\x04 \x03(\tR\bproblems\"\x0e\n" +
 	"\fCloseRequest\"\x0f\n" +
-	"\rCloseResponse2\xbb\x06\n" +
+	"\rCloseResponse2\xa4\a\n" +
 	"\aAdapter\x12U\n" +
 	"\bDescribe\x12#.cmpbench.plugin.v1.DescribeRequest\x1a$.cmpbench.plugin.v1.DescribeResponse\x12I\n" +
 	"\x04Open\x12\x1f.cmpbench.plugin.v1.OpenRequest\x1a .cmpbench.plugin.v1.OpenResponse\x12R\n" +
@@ -2704,7 +2906,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x05Close\x12 .cmpbench.plugin.v1.CloseRequest\x1a!.cmpbench.plugin.v1.CloseResponse\x12L\n" +
 	"\x05Count\x12 .cmpbench.plugin.v1.CountRequest\x1a!.cmpbench.plugin.v1.CountResponse\x12L\n" +
 	"\x05Flush\x12 .cmpbench.plugin.v1.FlushRequest\x1a!.cmpbench.plugin.v1.FlushResponse\x12U\n" +
-	"\bValidate\x12#.cmpbench.plugin.v1.ValidateRequest\x1a$.cmpbench.plugin.v1.ValidateResponseB8Z6github.com/cmpbench/cmpbench/plugins/proto/v1;pluginv1b\x06proto3"
+	"\bValidate\x12#.cmpbench.plugin.v1.ValidateRequest\x1a$.cmpbench.plugin.v1.ValidateResponse\x12g\n" +
+	"\x0eValidateSystem\x12).cmpbench.plugin.v1.ValidateSystemRequest\x1a*.cmpbench.plugin.v1.ValidateSystemResponseB8Z6github.com/cmpbench/cmpbench/plugins/proto/v1;pluginv1b\x06proto3"
 
 var (
 	file_v1_adapter_proto_rawDescOnce sync.Once
@@ -2718,93 +2921,100 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_v1_adapter_proto_goTypes = []any{
-	(*DescribeRequest)(nil),   // 0: cmpbench.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),  // 1: cmpbench.plugin.v1.DescribeResponse
-	(*TLS)(nil),               // 2: cmpbench.plugin.v1.TLS
-	(*Auth)(nil),              // 3: cmpbench.plugin.v1.Auth
-	(*SystemConfig)(nil),      // 4: cmpbench.plugin.v1.SystemConfig
-	(*OpenRequest)(nil),       // 5: cmpbench.plugin.v1.OpenRequest
-	(*OpenResponse)(nil),      // 6: cmpbench.plugin.v1.OpenResponse
-	(*CaptureRequest)(nil),    // 7: cmpbench.plugin.v1.CaptureRequest
-	(*CaptureResponse)(nil),   // 8: cmpbench.plugin.v1.CaptureResponse
-	(*StatsRequest)(nil),      // 9: cmpbench.plugin.v1.StatsRequest
-	(*StatsResponse)(nil),     // 10: cmpbench.plugin.v1.StatsResponse
-	(*MemtierSpec)(nil),       // 11: cmpbench.plugin.v1.MemtierSpec
-	(*YCSBSpec)(nil),          // 12: cmpbench.plugin.v1.YCSBSpec
-	(*PubSubSpec)(nil),        // 13: cmpbench.plugin.v1.PubSubSpec
-	(*PhaseSpec)(nil),         // 14: cmpbench.plugin.v1.PhaseSpec
-	(*RunPhaseRequest)(nil),   // 15: cmpbench.plugin.v1.RunPhaseRequest
-	(*Latency)(nil),           // 16: cmpbench.plugin.v1.Latency
-	(*OpInterval)(nil),        // 17: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),       // 18: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),          // 19: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),          // 20: cmpbench.plugin.v1.PhaseEnd
-	(*PubSubCounts)(nil),      // 21: cmpbench.plugin.v1.PubSubCounts
-	(*PhaseEvent)(nil),        // 22: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),  // 23: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil), // 24: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),      // 25: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),     // 26: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),      // 27: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),     // 28: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),   // 29: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),       // 30: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),  // 31: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),      // 32: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),     // 33: cmpbench.plugin.v1.CloseResponse
-	nil,                       // 34: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                       // 35: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                       // 36: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*DescribeRequest)(nil),        // 0: cmpbench.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),       // 1: cmpbench.plugin.v1.DescribeResponse
+	(*OptionSpec)(nil),             // 2: cmpbench.plugin.v1.OptionSpec
+	(*ValidateSystemRequest)(nil),  // 3: cmpbench.plugin.v1.ValidateSystemRequest
+	(*ValidateSystemResponse)(nil), // 4: cmpbench.plugin.v1.ValidateSystemResponse
+	(*TLS)(nil),                    // 5: cmpbench.plugin.v1.TLS
+	(*Auth)(nil),                   // 6: cmpbench.plugin.v1.Auth
+	(*SystemConfig)(nil),           // 7: cmpbench.plugin.v1.SystemConfig
+	(*OpenRequest)(nil),            // 8: cmpbench.plugin.v1.OpenRequest
+	(*OpenResponse)(nil),           // 9: cmpbench.plugin.v1.OpenResponse
+	(*CaptureRequest)(nil),         // 10: cmpbench.plugin.v1.CaptureRequest
+	(*CaptureResponse)(nil),        // 11: cmpbench.plugin.v1.CaptureResponse
+	(*StatsRequest)(nil),           // 12: cmpbench.plugin.v1.StatsRequest
+	(*StatsResponse)(nil),          // 13: cmpbench.plugin.v1.StatsResponse
+	(*MemtierSpec)(nil),            // 14: cmpbench.plugin.v1.MemtierSpec
+	(*YCSBSpec)(nil),               // 15: cmpbench.plugin.v1.YCSBSpec
+	(*PubSubSpec)(nil),             // 16: cmpbench.plugin.v1.PubSubSpec
+	(*PhaseSpec)(nil),              // 17: cmpbench.plugin.v1.PhaseSpec
+	(*RunPhaseRequest)(nil),        // 18: cmpbench.plugin.v1.RunPhaseRequest
+	(*Latency)(nil),                // 19: cmpbench.plugin.v1.Latency
+	(*OpInterval)(nil),             // 20: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),            // 21: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),               // 22: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),               // 23: cmpbench.plugin.v1.PhaseEnd
+	(*PubSubCounts)(nil),           // 24: cmpbench.plugin.v1.PubSubCounts
+	(*PhaseEvent)(nil),             // 25: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),       // 26: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil),      // 27: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),           // 28: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),          // 29: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),           // 30: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),          // 31: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),        // 32: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),            // 33: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),       // 34: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),           // 35: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),          // 36: cmpbench.plugin.v1.CloseResponse
+	nil,                            // 37: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                            // 38: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                            // 39: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
-	2,  // 0: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
-	3,  // 1: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	34, // 2: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	4,  // 3: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	35, // 4: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	36, // 5: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
-	11, // 6: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
-	12, // 7: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
-	13, // 8: cmpbench.plugin.v1.PhaseSpec.pubsub:type_name -> cmpbench.plugin.v1.PubSubSpec
-	14, // 9: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	16, // 10: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
-	16, // 11: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
-	16, // 12: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
-	17, // 13: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	18, // 14: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	17, // 15: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	21, // 16: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
-	19, // 17: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	20, // 18: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	14, // 19: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	30, // 20: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 21: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	5,  // 22: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	7,  // 23: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	9,  // 24: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	15, // 25: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	23, // 26: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	32, // 27: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	25, // 28: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	27, // 29: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	29, // 30: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	1,  // 31: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	6,  // 32: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	8,  // 33: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	10, // 34: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	22, // 35: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	24, // 36: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	33, // 37: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	26, // 38: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	28, // 39: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	31, // 40: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	2,  // 0: cmpbench.plugin.v1.DescribeResponse.options:type_name -> cmpbench.plugin.v1.OptionSpec
+	7,  // 1: cmpbench.plugin.v1.ValidateSystemRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
+	5,  // 2: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
+	6,  // 3: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
+	37, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	7,  // 5: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
+	38, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	39, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	14, // 8: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
+	15, // 9: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
+	16, // 10: cmpbench.plugin.v1.PhaseSpec.pubsub:type_name -> cmpbench.plugin.v1.PubSubSpec
+	17, // 11: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
+	19, // 12: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
+	19, // 13: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
+	19, // 14: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
+	20, // 15: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	21, // 16: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	20, // 17: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	24, // 18: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	22, // 19: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	23, // 20: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	17, // 21: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	33, // 22: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 23: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	8,  // 24: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	10, // 25: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	12, // 26: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	18, // 27: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	26, // 28: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	35, // 29: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	28, // 30: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	30, // 31: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	32, // 32: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	3,  // 33: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
+	1,  // 34: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	9,  // 35: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	11, // 36: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	13, // 37: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	25, // 38: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	27, // 39: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	36, // 40: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	29, // 41: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	31, // 42: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	34, // 43: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	4,  // 44: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
+	34, // [34:45] is the sub-list for method output_type
+	23, // [23:34] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2812,12 +3022,12 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[14].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[17].OneofWrappers = []any{
 		(*PhaseSpec_Memtier)(nil),
 		(*PhaseSpec_Ycsb)(nil),
 		(*PhaseSpec_Pubsub)(nil),
 	}
-	file_v1_adapter_proto_msgTypes[22].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[25].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -2827,7 +3037,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

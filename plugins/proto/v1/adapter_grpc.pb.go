@@ -25,16 +25,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Adapter_Describe_FullMethodName  = "/cmpbench.plugin.v1.Adapter/Describe"
-	Adapter_Open_FullMethodName      = "/cmpbench.plugin.v1.Adapter/Open"
-	Adapter_Capture_FullMethodName   = "/cmpbench.plugin.v1.Adapter/Capture"
-	Adapter_Stats_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Stats"
-	Adapter_RunPhase_FullMethodName  = "/cmpbench.plugin.v1.Adapter/RunPhase"
-	Adapter_StopPhase_FullMethodName = "/cmpbench.plugin.v1.Adapter/StopPhase"
-	Adapter_Close_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Close"
-	Adapter_Count_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Count"
-	Adapter_Flush_FullMethodName     = "/cmpbench.plugin.v1.Adapter/Flush"
-	Adapter_Validate_FullMethodName  = "/cmpbench.plugin.v1.Adapter/Validate"
+	Adapter_Describe_FullMethodName       = "/cmpbench.plugin.v1.Adapter/Describe"
+	Adapter_Open_FullMethodName           = "/cmpbench.plugin.v1.Adapter/Open"
+	Adapter_Capture_FullMethodName        = "/cmpbench.plugin.v1.Adapter/Capture"
+	Adapter_Stats_FullMethodName          = "/cmpbench.plugin.v1.Adapter/Stats"
+	Adapter_RunPhase_FullMethodName       = "/cmpbench.plugin.v1.Adapter/RunPhase"
+	Adapter_StopPhase_FullMethodName      = "/cmpbench.plugin.v1.Adapter/StopPhase"
+	Adapter_Close_FullMethodName          = "/cmpbench.plugin.v1.Adapter/Close"
+	Adapter_Count_FullMethodName          = "/cmpbench.plugin.v1.Adapter/Count"
+	Adapter_Flush_FullMethodName          = "/cmpbench.plugin.v1.Adapter/Flush"
+	Adapter_Validate_FullMethodName       = "/cmpbench.plugin.v1.Adapter/Validate"
+	Adapter_ValidateSystem_FullMethodName = "/cmpbench.plugin.v1.Adapter/ValidateSystem"
 )
 
 // AdapterClient is the client API for Adapter service.
@@ -61,6 +62,9 @@ type AdapterClient interface {
 	// Validate checks a load: the record count and sample records read back against
 	// what the load phase wrote (capability "records" for the samples).
 	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
+	// ValidateSystem checks a system's configuration without connecting to it
+	// (core.SystemValidator); Unimplemented when the adapter has no such check.
+	ValidateSystem(ctx context.Context, in *ValidateSystemRequest, opts ...grpc.CallOption) (*ValidateSystemResponse, error)
 }
 
 type adapterClient struct {
@@ -180,6 +184,16 @@ func (c *adapterClient) Validate(ctx context.Context, in *ValidateRequest, opts 
 	return out, nil
 }
 
+func (c *adapterClient) ValidateSystem(ctx context.Context, in *ValidateSystemRequest, opts ...grpc.CallOption) (*ValidateSystemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateSystemResponse)
+	err := c.cc.Invoke(ctx, Adapter_ValidateSystem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdapterServer is the server API for Adapter service.
 // All implementations must embed UnimplementedAdapterServer
 // for forward compatibility.
@@ -204,6 +218,9 @@ type AdapterServer interface {
 	// Validate checks a load: the record count and sample records read back against
 	// what the load phase wrote (capability "records" for the samples).
 	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
+	// ValidateSystem checks a system's configuration without connecting to it
+	// (core.SystemValidator); Unimplemented when the adapter has no such check.
+	ValidateSystem(context.Context, *ValidateSystemRequest) (*ValidateSystemResponse, error)
 	mustEmbedUnimplementedAdapterServer()
 }
 
@@ -243,6 +260,9 @@ func (UnimplementedAdapterServer) Flush(context.Context, *FlushRequest) (*FlushR
 }
 func (UnimplementedAdapterServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
+}
+func (UnimplementedAdapterServer) ValidateSystem(context.Context, *ValidateSystemRequest) (*ValidateSystemResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateSystem not implemented")
 }
 func (UnimplementedAdapterServer) mustEmbedUnimplementedAdapterServer() {}
 func (UnimplementedAdapterServer) testEmbeddedByValue()                 {}
@@ -438,6 +458,24 @@ func _Adapter_Validate_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Adapter_ValidateSystem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateSystemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdapterServer).ValidateSystem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Adapter_ValidateSystem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdapterServer).ValidateSystem(ctx, req.(*ValidateSystemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Adapter_ServiceDesc is the grpc.ServiceDesc for Adapter service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -480,6 +518,10 @@ var Adapter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Validate",
 			Handler:    _Adapter_Validate_Handler,
+		},
+		{
+			MethodName: "ValidateSystem",
+			Handler:    _Adapter_ValidateSystem_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

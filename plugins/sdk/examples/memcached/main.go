@@ -30,14 +30,26 @@ const defaultTimeout = 5 * time.Second
 type adapter struct{}
 
 func (adapter) Info() core.Info {
-	return core.Info{Name: "memcached", Version: "1", Ops: []core.OpKind{core.OpGet, core.OpSet}, Capabilities: []string{"capture", "stats"}}
+	return core.Info{Name: "memcached", Version: "1", Ops: []core.OpKind{core.OpGet, core.OpSet}, Capabilities: []string{"capture", "stats"},
+		Options: []core.Option{{Name: "noreply", Type: core.OptionBool, Default: "false",
+			Doc: "send SETs with noreply; the engine then times only the send, so leave it off for latency"}}}
 }
 
-func (adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
+// ValidateSystem implements core.SystemValidator: what this adapter cannot do is
+// found at --dry-run, before any server is contacted.
+func (adapter) ValidateSystem(sys core.SystemConfig) error {
 	if sys.TLS.Enabled || sys.Auth.Password != "" {
-		return nil, errors.New("this example adapter supports neither TLS nor authentication")
+		return errors.New("this example adapter supports neither TLS nor authentication")
 	}
-	t := &target{addr: sys.Endpoint, timeout: sys.Timeout}
+	return nil
+}
+
+func (a adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
+	if err := a.ValidateSystem(sys); err != nil {
+		// A refusal: cmpbench does not retry it while a server starts.
+		return nil, core.Refused(err)
+	}
+	t := &target{addr: sys.Endpoint, timeout: sys.Timeout, noreply: sys.Options["noreply"] == "true"}
 	if t.timeout <= 0 {
 		t.timeout = defaultTimeout
 	}
@@ -55,6 +67,7 @@ func (adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 type target struct {
 	addr    string
 	timeout time.Duration
+	noreply bool
 }
 
 func (t *target) dial(ctx context.Context) (*conn, error) {
@@ -148,6 +161,9 @@ func (c *conn) Do(ctx context.Context, op *core.Op) error {
 		b = append(b, op.Key...)
 		b = append(b, " 0 0 "...)
 		b = strconv.AppendInt(b, int64(len(op.Value)), 10)
+		if c.t.noreply {
+			b = append(b, " noreply"...)
+		}
 		b = append(b, crlf...)
 		c.w.Write(b)
 		c.w.Write(op.Value)
@@ -163,6 +179,9 @@ func (c *conn) Do(ctx context.Context, op *core.Op) error {
 	c.scratch = b
 	if err := c.w.Flush(); err != nil {
 		return c.fail(err)
+	}
+	if op.Kind == core.OpSet && c.t.noreply {
+		return nil // the server answers nothing
 	}
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
