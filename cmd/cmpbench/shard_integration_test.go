@@ -237,3 +237,49 @@ func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
 		t.Errorf("--processes above a phase's connections: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// The Kubernetes Jobs' own command lines (deploy/kubernetes), run as three local
+// shard processes and the merge, against two local redis-servers standing for
+// the cluster's systems: the exact code path the pods run.
+func TestKubernetesPodsLocallyIntegration(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	}
+	p1, _ := redisAt(t, 0)
+	p2, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	local := writeFile(t, dir, "local.yaml", fmt.Sprintf("systems:\n  valkey: {adapter: resp, endpoint: \"127.0.0.1:%d\"}\n  azure-managed-redis: {adapter: resp, endpoint: \"127.0.0.1:%d\"}\n", p1, p2))
+	out := filepath.Join(dir, "volume")
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	res := make([]result, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			args := append(kubernetesShardArgs(t, i, startAt, out), "--config", local, "--scale", "0.001")
+			res[i] = cli(t, dir, nil, args...)
+		})
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.code != 0 {
+			t.Fatalf("pod %d exited %d:\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := cli(t, dir, nil, kubernetesMergeArgs(t, startAt, out)...)
+	if r.code != 0 {
+		t.Fatalf("merge pod exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m := archiveOf(t, r)
+	if !m.Manifest.Shard.Complete() || len(m.Manifest.Systems) != 2 {
+		t.Fatalf("merged: %+v, %d systems", m.Manifest.Shard, len(m.Manifest.Systems))
+	}
+	vals, err := m.Validations()
+	if err != nil || len(vals) != 2 {
+		t.Fatalf("validations: %+v %v", vals, err)
+	}
+	for _, v := range vals {
+		if !v.OK() || v.Counted != 3000 {
+			t.Errorf("%s: the shards' loads together: %+v", v.System, v)
+		}
+	}
+}
