@@ -32,6 +32,7 @@ smoke: deps build
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$unformatted" ] || { echo "gofmt needed: $$unformatted"; exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	GOBIN=$(CURDIR)/.tools $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	.tools/staticcheck ./...
 
