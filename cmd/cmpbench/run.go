@@ -221,7 +221,7 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
 			continue
 		}
-		target := sys.Target(sys.Endpoint)
+		target := sys.SystemConfig(sys.Endpoint)
 		if e.Builtin {
 			if a, ok := core.BuiltinAdapter(e.Name); ok {
 				if v, ok := a.(core.SystemValidator); ok {

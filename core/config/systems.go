@@ -158,7 +158,7 @@ var topLevelOptions = []string{"namespace", "cluster", "resp"}
 // givenOptions are the options the system sets, from options: and the
 // top-level keys.
 func (s *System) givenOptions() map[string]string {
-	return s.Target("").Options
+	return s.SystemConfig("").Options
 }
 
 // CheckOptions checks the system's options against those its adapter declares,
@@ -188,8 +188,8 @@ func (s *System) CheckOptions(declared []core.Option) []error {
 // Provisioned reports whether cmpbench starts the system itself.
 func (s *System) Provisioned() bool { return s.Provision != nil }
 
-// Target is what the adapter needs to reach the system at endpoint.
-func (s *System) Target(endpoint string) core.SystemConfig {
+// SystemConfig is what the adapter needs to reach the system at endpoint.
+func (s *System) SystemConfig(endpoint string) core.SystemConfig {
 	c := core.SystemConfig{
 		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, ProfileData: s.ProfileData, Endpoint: endpoint,
 		Timeout: time.Duration(s.Timeout), Options: map[string]string{},

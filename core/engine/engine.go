@@ -77,7 +77,8 @@ const (
 	fdReserve = 64
 )
 
-type phaseRun struct {
+// execution is one phase as the engine runs it: its clock, schedule and workers.
+type execution struct {
 	cfg      Config
 	kinds    []core.OpKind
 	open     bool
@@ -96,10 +97,10 @@ type phaseRun struct {
 	notes []string
 }
 
-func (e *phaseRun) now() int64 { return int64(time.Since(e.base)) }
+func (e *execution) now() int64 { return int64(time.Since(e.base)) }
 
 // abort stops the phase as failed; the first reason wins.
-func (e *phaseRun) abort(reason string) {
+func (e *execution) abort(reason string) {
 	e.abortMu.Lock()
 	if e.abortErr == "" {
 		e.abortErr = reason
@@ -144,7 +145,7 @@ type errLog [core.NumErrorClasses]string
 
 // finish records one finished operation of s into o. It returns the error class,
 // or -1 for a success.
-func (e *phaseRun) finish(s *stream, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
+func (e *execution) finish(s *stream, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
 	if s.ack != nil {
 		s.ack.Acknowledge()
 	}
@@ -190,7 +191,7 @@ func (e *phaseRun) finish(s *stream, o *outbox, el *errLog, err error, intended,
 
 // due reports whether s may issue another operation, and, when it is paced (open
 // loop, the side probe), its intended send time.
-func (e *phaseRun) due(s *stream, paced bool) (intended int64, ok bool) {
+func (e *execution) due(s *stream, paced bool) (intended int64, ok bool) {
 	if s.quota >= 0 && s.done >= s.quota {
 		return 0, false
 	}
@@ -219,7 +220,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	if errs := spec.Validate(); len(errs) > 0 {
 		return failed("%v", errors.Join(errs...))
 	}
-	e := &phaseRun{
+	e := &execution{
 		cfg:      cfg,
 		kinds:    sortedKinds(spec.Workload.OpKinds()),
 		open:     spec.OpenLoop(),
@@ -473,7 +474,7 @@ type driver interface {
 }
 
 // connectAll opens every connection, a bounded number at a time.
-func connectAll(ctx context.Context, e *phaseRun, streams []*stream, probe *worker) {
+func connectAll(ctx context.Context, e *execution, streams []*stream, probe *worker) {
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	sem := make(chan struct{}, connectParallel)

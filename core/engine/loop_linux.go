@@ -79,7 +79,7 @@ const (
 )
 
 type loop struct {
-	e      *phaseRun
+	e      *execution
 	ctx    context.Context
 	out    *outbox
 	epfd   int
@@ -104,7 +104,7 @@ type loop struct {
 }
 
 // newLoops spreads the streams over one loop per core and registers their sockets.
-func newLoops(e *phaseRun, c *collector, streams []*stream, n int) ([]*loop, error) {
+func newLoops(e *execution, c *collector, streams []*stream, n int) ([]*loop, error) {
 	loops := make([]*loop, n)
 	for i := range loops {
 		l, err := newLoop(e, c.outbox(false))
@@ -137,7 +137,7 @@ func newLoops(e *phaseRun, c *collector, streams []*stream, n int) ([]*loop, err
 	return loops, nil
 }
 
-func newLoop(e *phaseRun, out *outbox) (*loop, error) {
+func newLoop(e *execution, out *outbox) (*loop, error) {
 	l := &loop{e: e, out: out, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents)}
 	var err error
 	fail := func(what string, err error) (*loop, error) {

@@ -12,7 +12,7 @@ const loopsAvailable = false
 
 type loop struct{}
 
-func newLoops(*phaseRun, *collector, []*stream, int) ([]*loop, error) {
+func newLoops(*execution, *collector, []*stream, int) ([]*loop, error) {
 	return nil, errors.New("the event-loop executor needs Linux")
 }
 

@@ -40,7 +40,7 @@ type subscriber struct {
 
 // pubsubRun is a phase's subscribers and their shared outbox.
 type pubsubRun struct {
-	e    *phaseRun
+	e    *execution
 	spec core.PubSubSpec
 	subs []*subscriber
 

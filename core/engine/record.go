@@ -167,7 +167,7 @@ func clampLatency(v int64) int64 {
 
 // collector turns the drivers' batches into intervals and emits them in order.
 type collector struct {
-	e     *phaseRun
+	e     *execution
 	boxes []*outbox
 	in    chan *batch // from the drivers
 	free  chan *batch // emptied batches, for the drivers to take
@@ -185,7 +185,7 @@ type collector struct {
 // newCollector makes the collector of a phase with drivers load drivers (and a
 // probe, if probe), and every batch and slot it will cycle through, before the
 // clock starts, so that no operation waits for memory to be allocated.
-func newCollector(e *phaseRun, drivers int, probe bool) *collector {
+func newCollector(e *execution, drivers int, probe bool) *collector {
 	n := drivers
 	if probe {
 		n++

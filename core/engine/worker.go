@@ -10,7 +10,7 @@ import (
 // connections the engine cannot drive raw (TLS, clusters, plugins without a codec),
 // and for the side probe.
 type worker struct {
-	e   *phaseRun
+	e   *execution
 	out *outbox
 	stream
 	el    errLog

@@ -285,7 +285,7 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 			}
 			r.cfg.Observer.Note(fmt.Sprintf("%s: %s runs at the knee of %s: %d connections", r.info.Name, st.Spec.Name, st.KneeOf, conns))
 		}
-		p := r.runPhase(ctx, st)
+		p := r.measure(ctx, st)
 		ladders.ended(st, p)
 		sweeps.ended(st, p)
 		if st.Spec.Kind == core.PhaseLoad {
@@ -551,7 +551,7 @@ func (r *systemRunner) checkLoad(ctx context.Context, st plan.Step, load *core.P
 			v.Note = "not restart-durable: the server came back empty (it keeps no data across a restart); loaded again"
 		})
 		st.Repetition = load.Repetition + 1
-		reload := r.runPhase(ctx, st)
+		reload := r.measure(ctx, st)
 		if reload.End.Status != core.StatusOK {
 			return "reload after a restart that lost the data: " + reload.End.Error
 		}
@@ -699,7 +699,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		ready = r.readyTimeout()
 	}
 	r.info.Endpoint = endpoint
-	r.target = sys.Target(endpoint)
+	r.target = sys.SystemConfig(endpoint)
 	r.target.Concurrency = concurrency(r.steps)
 	if err := r.launch(ctx, ready); err != nil {
 		return err
@@ -796,7 +796,10 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 	}
 }
 
-func (r *systemRunner) runPhase(ctx context.Context, st plan.Step) *core.PhaseRun {
+// measure runs one step on the plugin (its RunPhase) and keeps what it measured:
+// intervals to the sink as they arrive, the server's and the client's samples
+// around it, and how it ended.
+func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun {
 	info := r.drv.Info()
 	if err := info.CanRun(st.Spec.Workload); err != nil {
 		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})

@@ -192,7 +192,7 @@ func (r *systemRunner) runSharded(ctx context.Context, failed string) {
 		if r.cfg.StartAt.After(st.Spec.StartAt) {
 			st.Spec.StartAt = r.cfg.StartAt
 		}
-		p := r.runPhase(ctx, st)
+		p := r.measure(ctx, st)
 		achieved, _ := core.Sustained(p)
 		notes, err = r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
 			ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait())
