@@ -14,15 +14,36 @@ import (
 )
 
 // broker is an in-memory pub/sub server whose behaviour a test dictates: it
-// delivers each published message after delay, and can drop or repeat some.
+// delivers each published message after delay, in the order they were
+// published (one goroutine delivers them all, as a server's one connection to a
+// subscriber would), and can drop or repeat some.
 type broker struct {
 	delay       time.Duration
 	drop, twice func(n int) bool // by the message's number, from 0
 	foreign     bool             // publish something else too
 
-	mu   sync.Mutex
-	n    int
-	subs map[string][]*memSub
+	mu    sync.Mutex
+	n     int
+	subs  map[string][]*memSub
+	queue chan delivery
+}
+
+type delivery struct {
+	at   time.Time
+	subs []*memSub
+	msgs [][]byte
+}
+
+// deliver sends the queued messages in order, each at its time.
+func (b *broker) deliver() {
+	for d := range b.queue {
+		time.Sleep(time.Until(d.at))
+		for _, s := range d.subs {
+			for _, m := range d.msgs {
+				s.msgs <- m
+			}
+		}
+	}
 }
 
 type memSub struct {
@@ -60,10 +81,13 @@ func (b *broker) Subscribe(_ context.Context, channels [][]byte) (core.Subscript
 
 func (b *broker) publish(op *core.Op) error {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queue == nil {
+		b.queue = make(chan delivery, 1<<16)
+		go b.deliver()
+	}
 	n := b.n
 	b.n++
-	subs := b.subs[string(op.Key)]
-	b.mu.Unlock()
 	times := 1
 	switch {
 	case b.drop != nil && b.drop(n):
@@ -72,20 +96,15 @@ func (b *broker) publish(op *core.Op) error {
 		times = 2
 	}
 	msg := bytes.Clone(op.Value)
-	if b.foreign {
-		times++
+	var msgs [][]byte
+	for range times {
+		msgs = append(msgs, msg)
 	}
-	time.AfterFunc(b.delay, func() {
-		for _, s := range subs {
-			for i := range times {
-				m := msg
-				if b.foreign && i == times-1 {
-					m = []byte("someone else's message")
-				}
-				s.msgs <- m
-			}
-		}
-	})
+	if b.foreign {
+		msgs = append(msgs, []byte("someone else's message"))
+	}
+	// Queued under the lock: the order of the queue is the order of publishing.
+	b.queue <- delivery{at: time.Now().Add(b.delay), subs: b.subs[string(op.Key)], msgs: msgs}
 	return nil
 }
 
