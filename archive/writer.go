@@ -42,6 +42,8 @@ type Header struct {
 	// Systems are the systems' definitions as written, in run order.
 	Systems []SystemInfo
 	Started time.Time
+	// Imported is set for a run imported from another tool's output.
+	Imported *ImportInfo
 }
 
 // Writer writes one run's archive as the run goes. Its methods are the runner's
@@ -89,7 +91,7 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	w.m = Manifest{
 		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
 		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
-		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{},
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Imported: h.Imported,
 	}
 	for _, s := range h.Systems {
 		w.defs[s.Name] = s
