@@ -88,6 +88,7 @@ func newRoot() *cobra.Command {
 		newSuitesCmd(),
 		newAdaptersCmd(g),
 		newExportCmd(g),
+		newImportCmd(g),
 		newPluginCmd(),
 	)
 	return root
