@@ -66,33 +66,30 @@ type mtOp struct {
 }
 
 type mtConfig struct {
-	Server         string          `json:"server"`
-	Port           int             `json:"port"`
-	URI            string          `json:"uri"`
-	UnixSocket     string          `json:"unix socket"`
-	Protocol       string          `json:"protocol"`
-	TLS            string          `json:"tls"`
-	TLSSkipVerify  string          `json:"tls_skip_verify"`
-	RunCount       int             `json:"run_count"`
-	Requests       json.Number     `json:"requests"`
-	RateLimit      int64           `json:"rate_limit"`
-	Clients        int             `json:"clients"`
-	Threads        int             `json:"threads"`
-	TestTime       int64           `json:"test_time"`
-	Ratio          string          `json:"ratio"`
-	Pipeline       int             `json:"pipeline"`
-	DataSize       int             `json:"data_size"`
-	DataSizeRange  string          `json:"data_size_range"`
-	KeyPrefix      string          `json:"key_prefix"`
-	KeyMinimum     json.Number     `json:"key_minimum"`
-	KeyMaximum     json.Number     `json:"key_maximum"`
-	KeyPattern     string          `json:"key_pattern"`
-	Authenticate   json.RawMessage `json:"authenticate"`
-	PrintAllRuns   string          `json:"print-all-runs"`
-	ClientsStart   int             `json:"clients_start"`
-	WaitRatio      string          `json:"wait-ratio"`
-	MultiKeyGet    int             `json:"multi_key_get"`
-	ReconnectEvery int             `json:"reconnect_interval"`
+	Server        string          `json:"server"`
+	Port          int             `json:"port"`
+	URI           string          `json:"uri"`
+	UnixSocket    string          `json:"unix socket"`
+	Protocol      string          `json:"protocol"`
+	TLS           string          `json:"tls"`
+	TLSSkipVerify string          `json:"tls_skip_verify"`
+	RunCount      int             `json:"run_count"`
+	Requests      json.Number     `json:"requests"`
+	RateLimit     int64           `json:"rate_limit"`
+	Clients       int             `json:"clients"`
+	Threads       int             `json:"threads"`
+	TestTime      int64           `json:"test_time"`
+	Ratio         string          `json:"ratio"`
+	Pipeline      int             `json:"pipeline"`
+	DataSize      int             `json:"data_size"`
+	DataSizeRange string          `json:"data_size_range"`
+	KeyPrefix     string          `json:"key_prefix"`
+	KeyMinimum    json.Number     `json:"key_minimum"`
+	KeyMaximum    json.Number     `json:"key_maximum"`
+	KeyPattern    string          `json:"key_pattern"`
+	Authenticate  json.RawMessage `json:"authenticate"`
+	ClientsStart  int             `json:"clients_start"`
+	MultiKeyGet   int             `json:"multi_key_get"`
 }
 
 // memtierOps are the memtier command types cmpbench has op kinds for.
@@ -123,8 +120,15 @@ func Memtier(path string, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s := strings.Trim(string(cfg.Authenticate), `"`); s != "" && s != "null" {
-		r.secrets = append(r.secrets, s)
+	// What --authenticate and a --uri's password say must reach no file.
+	var auth string
+	if json.Unmarshal(cfg.Authenticate, &auth) == nil && auth != "" {
+		r.secrets = append(r.secrets, auth)
+	}
+	if u, err := url.Parse(cfg.URI); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			r.secrets = append(r.secrets, pw)
+		}
 	}
 	r.System.Endpoint = memtierEndpoint(&cfg)
 	if cfg.TLS == "true" {

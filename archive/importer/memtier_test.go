@@ -251,3 +251,31 @@ func TestMemtierBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestMemtierSecretsReachNoFile(t *testing.T) {
+	// The configuration memtier writes holds --authenticate and --uri as given.
+	b, err := os.ReadFile(filepath.Join("testdata", "memtier", "closed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), `"authenticate": ""`, `"authenticate": "s3cret-passw0rd"`, 1)
+	text = strings.Replace(text, `"uri": ""`, `"uri": "redis://u:uri-passw0rd@10.1.2.3:6380"`, 1)
+	path := filepath.Join(t.TempDir(), "auth.json")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Memtier(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(r.secrets, " ") != "s3cret-passw0rd uri-passw0rd" || r.System.Endpoint != "10.1.2.3:6380" {
+		t.Errorf("secrets %q, endpoint %q", r.secrets, r.System.Endpoint)
+	}
+	a := writeArchive(t, r) // Commit refuses an archive that holds a secret
+	for _, f := range []string{"manifest.json", "report.md"} {
+		data, _ := a.ReadFile(f)
+		if strings.Contains(string(data), "passw0rd") {
+			t.Errorf("%s holds a secret", f)
+		}
+	}
+}

@@ -1,89 +1,22 @@
 package importer
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// YCSB's text output, as site.ycsb.Client, StatusThread, the measurements and
-// TextMeasurementsExporter write it:
-//
-//	Command line: -db site.ycsb.db.RedisClient -s -P workloads/workloada -p redis.host=... -load
-//	YCSB Client 0.17.0
-//	2022-09-03 17:07:47:680 0 sec: 0 operations; est completion in 0 second      status lines (-s, stderr):
-//	2022-09-03 17:07:47:879 0 sec: 1000 operations; 4255.32 current ops/sec; [READ: Count=479, Max=13207,
-//	    Min=83, Avg=146.54, 90=153, 99=298, 99.9=13207, 99.99=13207] [UPDATE: ...]  each interval's counts
-//	[OVERALL], RunTime(ms), 235
-//	[OVERALL], Throughput(ops/sec), 4255.31914893617
-//	[READ], Operations, 479                          successful READs only (failed ones are READ-FAILED)
-//	[READ], AverageLatency(us), 146.53653444676408
-//	[READ], MinLatency(us), 83  /  MaxLatency(us)  /  95thPercentileLatency(us)  /  99thPercentileLatency(us)
-//	[READ], Return=OK, 479                           every outcome, failures too
-//	[READ-FAILED], Operations, 5                     ...with their own latencies
-//	[Intended-READ], Operations, 479                 with measurement.interval=both: from the intended start
-//
-// Latencies are microseconds in HdrHistograms of 3 significant digits. Older
-// versions wrote numbers as doubles ("1.0E7"), return codes as integers
-// ("Return=0") and counted failures among an op's Operations; measurementtype=
-// histogram adds bucket lines ("[READ], 0, 1234") and gives percentiles in ms.
-// hdrhistogram.fileoutput=true writes each measurement's interval histograms to
-// <hdrhistogram.output.path><NAME>.hdr, one interval per status line and one more
-// at the end.
-
 // ycsbOps are the YCSB operations cmpbench has op kinds for.
 var ycsbOps = map[string]core.OpKind{"READ": core.OpRead, "UPDATE": core.OpUpdate, "INSERT": core.OpInsert, "SCAN": core.OpScan}
-
-// ycsbMeasure is one measurement's summary lines.
-type ycsbMeasure struct {
-	ops      float64
-	haveOps  bool
-	max      float64
-	pct      map[float64]float64 // µs
-	returns  map[string]int64
-	buckets  bool
-	firstRow int
-}
-
-// ycsbStatus is one status line.
-type ycsbStatus struct {
-	at    time.Time
-	ops   map[string]map[string]float64 // measurement -> Count, Max, 50, 90, ...
-	lined int
-}
-
-type ycsbLog struct {
-	version    string
-	cmdline    []string
-	props      map[string]string
-	runtime    float64 // ms
-	haveRun    bool
-	throughput float64
-	measures   map[string]*ycsbMeasure
-	status     []ycsbStatus
-	countless  bool // status lines without per-op counts (measurementtype=histogram)
-}
-
-var (
-	ycsbRow    = regexp.MustCompile(`^\[([^\]]+)\], ([^,]+), (.+)$`)
-	ycsbStatLn = regexp.MustCompile(`(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}) (\d+) sec: (\d+) operations;(.*)$`)
-	ycsbPart   = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_-]*)(: | )([^\]]*)\]`)
-	ycsbPctKey = regexp.MustCompile(`^(\d+(?:\.\d+)?)(?:st|nd|rd|th)?PercentileLatency\((us|ms)\)$`)
-)
 
 // YCSB reads YCSB's text output at path, and with o.HDRPrefix its HdrHistogram
 // logs. Every error it returns is the input's, naming the file and, where it
@@ -111,215 +44,6 @@ func YCSB(path string, o Options) (*Run, error) {
 	return r, nil
 }
 
-func parseYCSB(path string) (*ycsbLog, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	l := &ycsbLog{props: map[string]string{}, measures: map[string]*ycsbMeasure{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s", path, n, fmt.Sprintf(format, args...))
-		}
-		switch {
-		case strings.HasPrefix(line, "YCSB Client "):
-			l.version = strings.TrimSpace(strings.TrimPrefix(line, "YCSB Client "))
-			continue
-		case strings.HasPrefix(line, "Command line:"):
-			l.cmdline = strings.Fields(strings.TrimPrefix(line, "Command line:"))
-			l.props = ycsbProps(l.cmdline)
-			continue
-		}
-		if m := ycsbStatLn.FindStringSubmatch(line); m != nil {
-			at, err := time.Parse("2006-01-02 15:04:05.000", m[1][:19]+"."+m[1][20:])
-			if err != nil {
-				return nil, bad("status line time %q: %v", m[1], err)
-			}
-			st := ycsbStatus{at: at, ops: map[string]map[string]float64{}, lined: n}
-			for _, part := range ycsbPart.FindAllStringSubmatch(m[4], -1) {
-				if part[2] != ": " {
-					l.countless = true // "[READ AverageLatency(us)=782.17]"
-					continue
-				}
-				vals := map[string]float64{}
-				for _, kv := range strings.Split(part[3], ", ") {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return nil, bad("status line: %q in [%s: ...] is not key=value", kv, part[1])
-					}
-					// DecimalFormat writes the locale's decimal separator.
-					x, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
-					if err != nil {
-						return nil, bad("status line: [%s: %s=%s]: not a number", part[1], k, v)
-					}
-					vals[k] = x
-				}
-				if _, ok := vals["Count"]; !ok {
-					l.countless = true
-					continue
-				}
-				st.ops[part[1]] = vals
-			}
-			l.status = append(l.status, st)
-			continue
-		}
-		m := ycsbRow.FindStringSubmatch(line)
-		if m == nil {
-			continue // the JVM's and the binding's own output
-		}
-		name, metric, value := m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3])
-		if name == "OVERALL" {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				return nil, bad("[OVERALL], %s: %q is not a number", metric, value)
-			}
-			switch metric {
-			case "RunTime(ms)":
-				l.runtime, l.haveRun = v, true
-			case "Throughput(ops/sec)":
-				l.throughput = v
-			}
-			continue
-		}
-		if strings.HasPrefix(name, "TOTAL_GC") || strings.HasSuffix(name, "_MEM_USED") || strings.HasSuffix(name, "_THREADS") || strings.HasSuffix(name, "_LOAD_AVG") {
-			continue
-		}
-		me := l.measures[name]
-		if me == nil {
-			me = &ycsbMeasure{pct: map[float64]float64{}, returns: map[string]int64{}, firstRow: n}
-			l.measures[name] = me
-		}
-		if status, ok := strings.CutPrefix(metric, "Return="); ok {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil || v < 0 {
-				return nil, bad("[%s], %s: %q is not a count", name, metric, value)
-			}
-			me.returns[status] += int64(v)
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return nil, bad("[%s], %s: %q is not a number", name, metric, value)
-		}
-		switch pm := ycsbPctKey.FindStringSubmatch(metric); {
-		case metric == "Operations":
-			if v < 0 {
-				return nil, bad("[%s], Operations: %q is not a count", name, value)
-			}
-			me.ops, me.haveOps = v, true
-		case metric == "MaxLatency(us)":
-			me.max = v
-		case pm != nil:
-			q, _ := strconv.ParseFloat(pm[1], 64)
-			if pm[2] == "ms" {
-				v *= 1000
-			}
-			me.pct[q] = v
-		case metric[0] >= '0' && metric[0] <= '9' || metric[0] == '>':
-			me.buckets = true // measurementtype=histogram's buckets
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if !l.haveRun {
-		return nil, fmt.Errorf("%s: no [OVERALL], RunTime(ms) line: not YCSB output, or cut short before YCSB printed its results", path)
-	}
-	counted := false
-	for name, me := range l.measures {
-		if !me.haveOps && len(me.returns) > 0 {
-			return nil, fmt.Errorf("%s:%d: [%s] has Return= lines but no Operations line: the output is cut", path, me.firstRow, name)
-		}
-		counted = counted || me.haveOps
-	}
-	if !counted {
-		return nil, fmt.Errorf("%s: no [<OP>], Operations lines after [OVERALL]: the output is cut short, or YCSB ran no operation", path)
-	}
-	return l, nil
-}
-
-// ycsbProps reads the -p properties and the flags of YCSB's command line.
-func ycsbProps(args []string) map[string]string {
-	p := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		next := func() string {
-			if i+1 < len(args) {
-				i++
-				return args[i]
-			}
-			return ""
-		}
-		switch args[i] {
-		case "-p":
-			if k, v, ok := strings.Cut(next(), "="); ok {
-				p[k] = v
-			}
-		case "-threads":
-			p["threadcount"] = next()
-		case "-target":
-			p["target"] = next()
-		case "-db":
-			p["db"] = next()
-		case "-P":
-			p["workloadfiles"] = strings.TrimSpace(p["workloadfiles"] + " " + next())
-		case "-load":
-			p["dotransactions"] = "false"
-		case "-t":
-			p["dotransactions"] = "true"
-		case "-l":
-			p["label"] = next()
-		}
-	}
-	return p
-}
-
-// ycsbSecrets are the command line's values that must reach no file.
-func ycsbSecrets(p map[string]string) []string {
-	secret := regexp.MustCompile(`(?i)pass|secret|token|auth|credential`)
-	var out []string
-	for k, v := range p {
-		if v == "" {
-			continue
-		}
-		if secret.MatchString(k) {
-			out = append(out, v)
-		}
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && pw != "" {
-				out = append(out, pw)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ycsbEndpoint is the host (and port) the command line names, if it does.
-func ycsbEndpoint(p map[string]string) string {
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if !strings.HasSuffix(k, ".host") && !strings.HasSuffix(k, ".hosts") {
-			continue
-		}
-		host := p[k]
-		if port := p[strings.TrimSuffix(strings.TrimSuffix(k, "s"), ".host")+".port"]; port != "" && !strings.Contains(host, ":") {
-			host += ":" + port
-		}
-		return host
-	}
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if strings.HasSuffix(k, ".url") {
-			if u, err := url.Parse(p[k]); err == nil && u.Host != "" {
-				return u.Host
-			}
-		}
-	}
-	return ""
-}
-
 // ycsbImport is one import of YCSB output, as it goes.
 type ycsbImport struct {
 	r      *Run
@@ -333,6 +57,9 @@ type ycsbImport struct {
 	failOnly []string // ops that only failed
 	noPct    map[string][]string
 	interval string // where the intervals come from, or why there are none
+	// intendedOnly: measurement.interval=intended, so the op's own measurements are
+	// from the intended start (response time), and no service time was recorded.
+	intendedOnly bool
 }
 
 func (y *ycsbImport) phase(name string) (Phase, error) {
@@ -387,6 +114,7 @@ func (y *ycsbImport) phase(name string) (Phase, error) {
 	sort.Strings(y.skipped)
 
 	intended := p["measurement.interval"]
+	y.intendedOnly = intended == "intended"
 	open := info.Rate > 0
 	var totals []core.OpInterval
 	hists := map[string]*hdrLog{}
@@ -480,35 +208,6 @@ func (y *ycsbImport) failure(name string) bool {
 	return ok
 }
 
-// ycsbStatuses are YCSB's return statuses (site.ycsb.Status) that are not
-// successes.
-var ycsbStatuses = map[string]bool{"ERROR": true, "NOT_FOUND": true, "NOT_IMPLEMENTED": true, "UNEXPECTED_STATE": true,
-	"BAD_REQUEST": true, "FORBIDDEN": true, "SERVICE_UNAVAILABLE": true, "FAILED": true}
-
-// failureOf splits a failure measurement's name, "READ-NOT_FOUND", into its op
-// and status; READ-MODIFY-WRITE is no failure.
-func failureOf(name string) (op, status string, ok bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i <= 0 || !ycsbStatuses[name[i+1:]] {
-		return "", "", false
-	}
-	return name[:i], name[i+1:], true
-}
-
-// ycsbErrorClass maps a YCSB status to cmpbench's error classes.
-func ycsbErrorClass(status string) core.ErrorClass {
-	switch status {
-	case "NOT_FOUND":
-		return core.ErrClassNotFound
-	case "SERVICE_UNAVAILABLE":
-		return core.ErrClassOverload
-	}
-	return core.ErrClassOther
-}
-
-// okStatus reports whether a YCSB return status is a success.
-func okStatus(s string) bool { return s == "OK" || s == "BATCHED_OK" || s == "0" }
-
 // outcomes are an op's successes and errors by class: from its Return= lines, else
 // from its Operations and its failure measurements.
 func (y *ycsbImport) outcomes(name string) (ok int64, errs [core.NumErrorClasses]int64) {
@@ -587,235 +286,6 @@ func (y *ycsbImport) latency(name string, hists map[string]*hdrLog) (core.Latenc
 }
 
 func usToNs(us float64) int64 { return int64(us*1000 + 0.5) }
-
-// errorsPerInterval spreads an op's failures of interval counts over error
-// classes: possible when all its errors are of one class.
-func oneClass(errs [core.NumErrorClasses]int64) (core.ErrorClass, bool) {
-	var class core.ErrorClass
-	n := 0
-	for c, v := range errs {
-		if v > 0 {
-			class, n = core.ErrorClass(c), n+1
-		}
-	}
-	return class, n <= 1
-}
-
-// statusIntervals lays out the status lines as intervals: nil, with the reason in
-// y.interval, when their counts do not add up to the totals.
-func (y *ycsbImport) statusIntervals(totals []core.OpInterval, open bool, info *archive.PhaseInfo) ([]core.IntervalReport, error) {
-	st := y.l.status
-	info.Started = st[0].at
-	if y.l.countless {
-		y.interval = "YCSB's status lines carry no per-operation counts (measurementtype other than hdrhistogram), so intervals.parquet holds the whole run as one interval"
-		return nil, nil
-	}
-	var out []core.IntervalReport
-	sums := map[string]*core.OpInterval{}
-	for i := 1; i < len(st); i++ {
-		iv := core.IntervalReport{Index: i - 1, Start: st[i-1].at.Sub(st[0].at), End: st[i].at.Sub(st[0].at)}
-		for k, n := range y.names {
-			vals := st[i].ops[n]
-			o := core.OpInterval{Op: ycsbOps[n], OK: int64(vals["Count"])}
-			for measure, m := range st[i].ops {
-				op, rest, found := failureOf(measure)
-				if !found || op != n {
-					continue
-				}
-				class := ycsbErrorClass(rest)
-				if rest == "FAILED" {
-					c, ok := oneClass(totals[k].Errors)
-					if !ok {
-						y.interval = fmt.Sprintf("%s failed in more than one way and its status lines count failures together (%s-FAILED), so its intervals' errors cannot be told apart by class: intervals.parquet holds the whole run as one interval", n, n)
-						return nil, nil
-					}
-					class = c
-				}
-				o.Errors[class] += int64(m["Count"])
-			}
-			if o.OK > 0 {
-				o.Service = statusLatency(vals)
-				if iv, ok := st[i].ops["Intended-"+n]; ok {
-					o.Response = statusLatency(iv)
-				}
-			}
-			switch {
-			case !open && o.Response.Count == 0:
-				o.Response = o.Service
-			case !open && o.Service.Count == 0:
-				o.Service = o.Response
-			}
-			if sums[n] == nil {
-				sums[n] = &core.OpInterval{}
-			}
-			sums[n].AddCounts(&o)
-			iv.Ops = append(iv.Ops, o)
-		}
-		out = append(out, iv)
-	}
-	for k, n := range y.names {
-		if s := sums[n]; s.OK != totals[k].OK || s.Errors != totals[k].Errors {
-			y.interval = fmt.Sprintf("YCSB's status lines count %d %s successes and %d failures, its totals %d and %d, so intervals.parquet holds the whole run as one interval", s.OK, n, s.ErrorTotal(), totals[k].OK, totals[k].ErrorTotal())
-			return nil, nil
-		}
-	}
-	y.interval = fmt.Sprintf("Intervals are YCSB's status lines (every %s): their percentiles are YCSB's, without histograms", time.Duration(info.IntervalNs))
-	return out, nil
-}
-
-// statusLatency reads one [OP: Count=..., Max=..., 99=...] of a status line (µs).
-func statusLatency(v map[string]float64) core.Latency {
-	return core.Latency{Count: int64(v["Count"]), P50: usToNs(v["50"]), P90: usToNs(v["90"]), P99: usToNs(v["99"]),
-		P999: usToNs(v["99.9"]), P9999: usToNs(v["99.99"]), Max: usToNs(v["Max"])}
-}
-
-// hdrIntervals lays out the HdrHistogram logs' intervals. YCSB logs every
-// measurement's interval at each status line, one after the other, and once more
-// at the end: histograms that end within tickGap of each other are one interval.
-func (y *ycsbImport) hdrIntervals(hists map[string]*hdrLog, totals []core.OpInterval, open bool, info *archive.PhaseInfo) ([]core.IntervalReport, time.Time, error) {
-	const tickGap = 250 * time.Millisecond
-	var start time.Time
-	var ends []time.Time
-	for _, l := range hists {
-		for _, iv := range l.Intervals {
-			if start.IsZero() || iv.Start.Before(start) {
-				start = iv.Start
-			}
-			ends = append(ends, iv.End)
-		}
-	}
-	if len(ends) == 0 {
-		y.interval = "no operation succeeded, so intervals.parquet holds the whole run as one interval"
-		return nil, time.Time{}, nil
-	}
-	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
-	var ticks []time.Time // each interval's end: the last histogram end of its group
-	for _, e := range ends {
-		if len(ticks) > 0 && e.Sub(ticks[len(ticks)-1]) <= tickGap {
-			ticks[len(ticks)-1] = e
-			continue
-		}
-		ticks = append(ticks, e)
-	}
-	tick := func(e time.Time) int {
-		return sort.Search(len(ticks), func(i int) bool { return !ticks[i].Before(e) })
-	}
-	out := make([]core.IntervalReport, len(ticks))
-	for i := range ticks {
-		from := start
-		if i > 0 {
-			from = ticks[i-1]
-		}
-		out[i] = core.IntervalReport{Index: i, Start: from.Sub(start), End: ticks[i].Sub(start)}
-	}
-	for k, n := range y.names {
-		per := make([]core.OpInterval, len(ticks))
-		for i := range per {
-			per[i] = core.OpInterval{Op: ycsbOps[n]}
-		}
-		add := func(name string, into func(o *core.OpInterval, h *hdrhistogram.Histogram) error) error {
-			l := hists[name]
-			if l == nil {
-				return nil
-			}
-			for _, iv := range l.Intervals {
-				if err := into(&per[tick(iv.End)], iv.Hist); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		err := add(n, func(o *core.OpInterval, h *hdrhistogram.Histogram) (err error) {
-			o.OK += h.TotalCount()
-			o.Service, err = mergeLatency(o.Service, h)
-			return err
-		})
-		if err == nil {
-			err = add("Intended-"+n, func(o *core.OpInterval, h *hdrhistogram.Histogram) (err error) {
-				o.Response, err = mergeLatency(o.Response, h)
-				return err
-			})
-		}
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		if errs := totals[k].ErrorTotal(); errs > 0 {
-			c, ok := oneClass(totals[k].Errors)
-			failed := hists[n+"-FAILED"]
-			if failed == nil {
-				if l, err := readHdrLog(y.prefix + n + "-FAILED.hdr"); err == nil {
-					failed = l
-					if err := y.r.addFile(y.prefix + n + "-FAILED.hdr"); err != nil {
-						return nil, time.Time{}, err
-					}
-				}
-			}
-			if !ok || failed == nil {
-				y.interval = fmt.Sprintf("%s's failures cannot be placed in intervals by class (no %s-FAILED.hdr, or failures of more than one kind), so intervals.parquet holds the whole run as one interval", n, n)
-				return nil, start, nil
-			}
-			for _, iv := range failed.Intervals {
-				per[tick(iv.End)].Errors[c] += iv.Hist.TotalCount()
-			}
-		}
-		for i := range per {
-			if !open {
-				switch {
-				case per[i].Response.Count == 0:
-					per[i].Response = per[i].Service
-				case per[i].Service.Count == 0:
-					per[i].Service = per[i].Response
-				}
-			}
-			out[i].Ops = append(out[i].Ops, per[i])
-		}
-	}
-	var sum core.OpInterval
-	for k := range y.names {
-		sum = core.OpInterval{}
-		for i := range out {
-			sum.AddCounts(&out[i].Ops[k])
-		}
-		if sum.OK != totals[k].OK || sum.Errors != totals[k].Errors {
-			y.interval = fmt.Sprintf("the HdrHistogram logs count %d %s successes and %d failures, the totals %d and %d, so intervals.parquet holds the whole run as one interval", sum.OK, y.names[k], sum.ErrorTotal(), totals[k].OK, totals[k].ErrorTotal())
-			return nil, start, nil
-		}
-	}
-	y.interval = "Intervals and histograms are YCSB's HdrHistogram logs', exact to their 3 significant digits"
-	return out, start, nil
-}
-
-// mergeLatency adds a histogram to an interval's distribution.
-func mergeLatency(l core.Latency, h *hdrhistogram.Histogram) (core.Latency, error) {
-	sum := core.NewHistogram()
-	if prev, err := l.Histogram(); err != nil {
-		return l, err
-	} else if prev != nil {
-		sum.Merge(prev)
-	}
-	sum.Merge(h)
-	return core.Summarize(sum)
-}
-
-func ycsbWorkload(p map[string]string, l *ycsbLog) string {
-	var parts []string
-	if db := p["db"]; db != "" {
-		parts = append(parts, db[strings.LastIndex(db, ".")+1:])
-	}
-	for _, f := range strings.Fields(p["workloadfiles"]) {
-		parts = append(parts, "-P "+f[strings.LastIndex(f, "/")+1:])
-	}
-	for _, k := range []string{"recordcount", "operationcount", "insertcount", "readproportion", "updateproportion", "insertproportion",
-		"scanproportion", "readmodifywriteproportion", "requestdistribution", "fieldcount", "fieldlength", "measurement.interval"} {
-		if v, ok := p[k]; ok {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	if len(parts) == 0 {
-		return "YCSB (its command line is not in the output)"
-	}
-	return "YCSB " + strings.Join(parts, " ")
-}
 
 // caveats says what the YCSB output lacks.
 func (y *ycsbImport) caveats() {

@@ -356,3 +356,26 @@ func TestHdrLogFormats(t *testing.T) {
 		t.Errorf("nanos: clamped %d, count %d, max %d, %v", clamped, h.TotalCount(), h.Max(), err)
 	}
 }
+
+func TestYCSBIntendedOnly(t *testing.T) {
+	// measurement.interval=intended: YCSB records the latency from each operation's
+	// intended start under the op's own name, and no service time (written here).
+	path := filepath.Join(t.TempDir(), "intended.log")
+	text := "Command line: -db site.ycsb.BasicDB -p measurement.interval=intended -target 50 -t\n" +
+		"[OVERALL], RunTime(ms), 1000\n[READ], Operations, 50\n[READ], MaxLatency(us), 900\n[READ], 99thPercentileLatency(us), 700\n[READ], Return=OK, 50\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := YCSB(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := r.Phases[0].Totals[0]
+	if read.Response.P99 != 700000 || read.Service.Count != 0 || !strings.Contains(r.Info.ResponseTime, "measurement.interval=intended") {
+		t.Errorf("response %+v, service %+v, %q", read.Response, read.Service, r.Info.ResponseTime)
+	}
+	a := writeArchive(t, r)
+	if row := a.Summary[0]; row.RespP99 != 700000 || row.SvcP99 != 0 {
+		t.Errorf("summary: resp p99 %d, svc p99 %d", row.RespP99, row.SvcP99)
+	}
+}
