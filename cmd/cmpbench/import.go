@@ -25,10 +25,18 @@ imported in its manifest, with what the source does not tell among the report's
 caveats. report, verify, compare and export then take it like any archive. Bad input
 (not the tool's output, a truncated file, an HdrHistogram file --hdr-prefix names that
 is missing) exits 2.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return inputErr("import %s: the tools are memtier and ycsb", args[0])
+		},
 	}
 	type tool struct {
 		use, short, long string
 		read             func(string, importer.Options) (*importer.Run, error)
+		phase            string // the default phase name
 	}
 	for _, t := range []tool{
 		{"memtier RUN.json", "Import memtier_benchmark's JSON output (--json-out-file)",
@@ -38,21 +46,26 @@ intervals. With --hdr-prefix P (memtier's --hdr-file-prefix), its HdrHistogram f
 P_GET_command_run_N.hgrm, P_SET_command_run_N.hgrm and P_FULL_RUN_N.hgrm are read and
 checked against the JSON; each must exist for a command that ran. With --run-count,
 memtier must have been run with --print-all-runs: each run becomes a repetition.`,
-			importer.Memtier},
+			importer.Memtier, "memtier"},
 		{"ycsb LOG", "Import YCSB's text output (the [OVERALL], [READ], ... lines and its status lines)",
 			`Imports YCSB's output: the [OVERALL] and per-operation lines, and the periodic
 status lines (-s, on stderr) as intervals when they add up to the totals. With
 --hdr-prefix P (YCSB's hdrhistogram.output.path, with hdrhistogram.fileoutput=true),
 its HdrHistogram logs P<OP>.hdr give exact histograms and intervals; each must exist
 for an operation that ran.`,
-			importer.YCSB},
+			importer.YCSB, "ycsb-run, or ycsb-load for a load"},
 	} {
 		var o importer.Options
 		c := &cobra.Command{
 			Use:   t.use,
 			Short: t.short,
 			Long:  t.long,
-			Args:  cobra.ExactArgs(1),
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) != 1 {
+					return inputErr("%s: want one file, got %d arguments", cmd.CommandPath(), len(args))
+				}
+				return nil
+			},
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return runImport(g, args[0], o, t.read, cmd.OutOrStdout())
 			},
@@ -60,7 +73,7 @@ for an operation that ran.`,
 		f := c.Flags()
 		f.StringVar(&o.HDRPrefix, "hdr-prefix", "", "prefix of the tool's HdrHistogram files")
 		f.StringVar(&o.System, "system", importer.DefaultSystem, "name of the system the results are of (compare matches archives by system, phase and op)")
-		f.StringVar(&o.Phase, "phase", "", "name of the phase (default memtier, ycsb-run or ycsb-load)")
+		f.StringVar(&o.Phase, "phase", "", "name of the phase (default "+t.phase+")")
 		cmd.AddCommand(c)
 	}
 	return cmd
