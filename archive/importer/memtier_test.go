@@ -279,3 +279,32 @@ func TestMemtierSecretsReachNoFile(t *testing.T) {
 		}
 	}
 }
+
+func TestMemtierInterrupted(t *testing.T) {
+	// The same run as memtier writes it when a signal stops it early, with
+	// connection errors (fields of memtier's JSON, set here).
+	b, err := os.ReadFile(filepath.Join("testdata", "memtier", "closed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), `"Interrupted": "false"`, `"Interrupted": "true"`, 1)
+	i := strings.LastIndex(text, `"Connection Errors": 0`)
+	text = text[:i] + `"Connection Errors": 3` + text[i+len(`"Connection Errors": 0`):]
+	path := filepath.Join(t.TempDir(), "stopped.json")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Memtier(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != core.RunInterrupted || r.Phases[0].Info.Status != core.StatusInterrupted {
+		t.Errorf("run %s, phase %s", r.Status, r.Phases[0].Info.Status)
+	}
+	caveatsInclude(t, r, "memtier counted 3 connection errors")
+	a := writeArchive(t, r)
+	md, _ := a.ReadFile("report.md")
+	if !strings.Contains(string(md), "memtier ended interrupted: memtier_benchmark was interrupted") {
+		t.Errorf("report.md does not say the run was interrupted:\n%s", md)
+	}
+}

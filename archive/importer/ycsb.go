@@ -320,6 +320,12 @@ func (y *ycsbImport) caveats() {
 	if len(l.status) > 0 && y.prefix == "" {
 		r.caveat("YCSB's status lines give local time without a zone: times are shown as if UTC.")
 	}
+	for _, n := range y.names {
+		if l.measures[n].buckets {
+			r.caveat("YCSB's measurementtype=histogram buckets (\"[%s], 0, ...\", 1 ms wide) are not imported: their percentiles are YCSB's own, converted from ms.", n)
+			break
+		}
+	}
 	if len(y.mixed) > 0 {
 		r.caveat("This YCSB counted failed operations among an op's Operations and timed them with the successful ones: the percentiles of %s include failures, and their histograms are left out.", strings.Join(y.mixed, ", "))
 	}

@@ -379,3 +379,26 @@ func TestYCSBIntendedOnly(t *testing.T) {
 		t.Errorf("summary: resp p99 %d, svc p99 %d", row.RespP99, row.SvcP99)
 	}
 }
+
+func TestYCSBHistogramMeasurementType(t *testing.T) {
+	// measurementtype=histogram, as YCSB before HdrHistogram wrote it (the lines of
+	// its OneMeasurementHistogram, written here): percentiles in ms, 1 ms buckets.
+	path := filepath.Join(t.TempDir(), "histogram.log")
+	text := "[OVERALL], RunTime(ms), 2000.0\n[OVERALL], Throughput(ops/sec), 500.0\n" +
+		"[UPDATE], Operations, 1000\n[UPDATE], AverageLatency(us), 2218.85\n[UPDATE], MinLatency(us), 554\n[UPDATE], MaxLatency(us), 352634\n" +
+		"[UPDATE], 95thPercentileLatency(ms), 4\n[UPDATE], 99thPercentileLatency(ms), 7\n[UPDATE], Return=0, 1000\n" +
+		"[UPDATE], 0, 398\n[UPDATE], 1, 500\n[UPDATE], >1000, 0\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := YCSB(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := r.Phases[0].Totals[0]
+	if u.Op != core.OpUpdate || u.OK != 1000 || u.Service.P99 != 7e6 || u.Service.Max != 352634000 {
+		t.Errorf("UPDATE %+v", u)
+	}
+	caveatsInclude(t, r, "measurementtype=histogram buckets")
+	writeArchive(t, r)
+}
