@@ -67,9 +67,6 @@ func (y *ycsbImport) phase(name string) (Phase, error) {
 	load := p["dotransactions"] == "false"
 	info := archive.PhaseInfo{System: y.r.System.Name, Name: name, Kind: core.PhaseMeasured, Status: core.StatusOK,
 		ElapsedNs: int64(l.runtime * 1e6), Workload: ycsbWorkload(p, l)}
-	if load {
-		info.Kind = core.PhaseLoad
-	}
 	if info.Name == "" {
 		info.Name = "ycsb-run"
 		if load {
@@ -319,6 +316,9 @@ func (y *ycsbImport) caveats() {
 	}
 	if len(l.status) > 0 && y.prefix == "" {
 		r.caveat("YCSB's status lines give local time without a zone: times are shown as if UTC.")
+	}
+	if l.props["dotransactions"] == "false" {
+		r.caveat("YCSB loaded the records (-load): the load is imported as a measured phase, so that its numbers are in the tables and compare; cmpbench's own loads are checked against the server's key count instead, which an import cannot do.")
 	}
 	for _, n := range y.names {
 		if l.measures[n].buckets {

@@ -402,3 +402,24 @@ func TestYCSBHistogramMeasurementType(t *testing.T) {
 	caveatsInclude(t, r, "measurementtype=histogram buckets")
 	writeArchive(t, r)
 }
+
+func TestYCSBLoadIsMeasured(t *testing.T) {
+	// A load's output with its command line (written here): in the tables and
+	// compared, as what was measured.
+	path := filepath.Join(t.TempDir(), "load.log")
+	text := "Command line: -db site.ycsb.BasicDB -P workloads/workloada -p recordcount=1000 -threads 8 -load\nYCSB Client 0.17.0\n" +
+		"[OVERALL], RunTime(ms), 1186\n[INSERT], Operations, 1000\n[INSERT], MaxLatency(us), 22527\n[INSERT], 99thPercentileLatency(us), 2133\n[INSERT], Return=OK, 1000\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := YCSB(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases[0].Info
+	if p.Name != "ycsb-load" || p.Kind != core.PhaseMeasured || p.Connections != 8 || p.Ops != 1000 {
+		t.Errorf("phase %+v", p)
+	}
+	caveatsInclude(t, r, "YCSB loaded the records (-load)")
+	writeArchive(t, r)
+}
