@@ -75,6 +75,9 @@ func (d *data) markdown(charts []chart) []byte {
 	w("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
 	for _, s := range m.Systems {
 		how := "endpoint `" + s.Endpoint + "`"
+		if s.Endpoint == "" {
+			how = "endpoint not recorded" // an imported run whose source does not say
+		}
 		if s.Provisioned {
 			how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
 		}
