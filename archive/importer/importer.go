@@ -42,12 +42,13 @@ type Run struct {
 	Status  core.RunStatus
 	Phases  []Phase
 	// secrets are values of the source that must reach no file (memtier's
-	// --authenticate).
+	// --authenticate, a password in a URI or a YCSB property).
 	secrets []string
 }
 
-// Phase is one imported phase: its manifest entry, its intervals (none when the
-// source has no per-interval data) and its totals, one per op kind in OpKind order.
+// Phase is one imported phase: its manifest entry, its intervals (one, the whole
+// run, when the source has no per-interval data) and its totals, one per op kind in
+// OpKind order.
 type Phase struct {
 	Info      archive.PhaseInfo
 	Intervals []core.IntervalReport
