@@ -58,6 +58,9 @@ type Manifest struct {
 	// Shard is set on the archive of a shard of a run (cmpbench run --shard) and on
 	// a merge of such archives (cmpbench merge).
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// Imported says the run was not measured by cmpbench but imported from another
+	// tool's output (`cmpbench import`); absent in the archives of cmpbench's runs.
+	Imported *ImportInfo `json:"imported,omitempty"`
 }
 
 // ShardInfo places an archive among the shards of one plan.
@@ -86,6 +89,29 @@ type ShardPart struct {
 	Cmpbench    BuildInfo      `json:"cmpbench"`
 	CommandLine []string       `json:"command_line"`
 	Status      core.RunStatus `json:"status"`
+}
+
+// ImportInfo says where an imported run's numbers come from and what its source
+// does not tell, which the report lists among its caveats.
+type ImportInfo struct {
+	Tool    string `json:"tool"`              // memtier_benchmark or ycsb
+	Version string `json:"version,omitempty"` // when the source says
+	// Source is the file imported (its base name) and SourceSHA256 its SHA-256;
+	// Files the other files read with it (HdrHistogram logs).
+	Source       string         `json:"source"`
+	SourceSHA256 string         `json:"source_sha256"`
+	Files        []ImportedFile `json:"files,omitempty"`
+	// ResponseTime says what the response-time columns hold: the tool measured
+	// service time only.
+	ResponseTime string `json:"response_time"`
+	// Caveats are what a reader must know about the imported numbers.
+	Caveats []string `json:"caveats,omitempty"`
+}
+
+// ImportedFile is one more file an import read.
+type ImportedFile struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
 }
 
 // BuildInfo identifies the cmpbench that wrote the archive.

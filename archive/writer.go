@@ -45,6 +45,8 @@ type Header struct {
 	// Shard places a shard's run among the shards of its plan (PlanHash); nil
 	// for a run of a whole plan.
 	Shard *ShardInfo
+	// Imported is set for a run imported from another tool's output.
+	Imported *ImportInfo
 }
 
 // Writer writes one run's archive as the run goes. Its methods are the runner's
@@ -92,7 +94,7 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	w.m = Manifest{
 		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
 		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
-		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard,
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard, Imported: h.Imported,
 	}
 	for _, s := range h.Systems {
 		w.defs[s.Name] = s

@@ -92,8 +92,12 @@ var metrics = []metric{
 	{"p99.9 ms", true, func(r archive.SummaryRow) float64 { return float64(r.RespP999) / 1e6 }},
 }
 
-// has says whether a row has the metric: latencies exist only when something was timed.
-func (m metric) has(r archive.SummaryRow) bool { return !m.lowerIsBetter || r.Count > 0 }
+// has says whether a row has the metric: latencies exist only when something was
+// timed, and a latency of 0 is none measured (an imported source that did not give
+// the percentile, or the response time of a tool that measures service time only).
+func (m metric) has(r archive.SummaryRow) bool {
+	return !m.lowerIsBetter || r.Count > 0 && m.value(r) > 0
+}
 
 // side is one archive's measured phases: their rows, grouped over repetitions, and
 // how each phase ended.

@@ -61,17 +61,24 @@ func (d *data) markdown(charts []chart) []byte {
 		w(" (recovered with `cmpbench recover` from the directory of a run whose cmpbench stopped before finishing)")
 	}
 	w("\n")
-	w("- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
-	w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
-	h := m.Host
-	w("- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
-	w("%s", d.shardLine())
-	w("- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
+	if m.Imported != nil {
+		d.importedHeader(&b)
+	} else {
+		w("- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
+		w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
+		h := m.Host
+		w("- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
+		w("%s", d.shardLine())
+		w("- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
+	}
 
 	w("## Systems\n\n")
 	w("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
 	for _, s := range m.Systems {
 		how := "endpoint `" + s.Endpoint + "`"
+		if s.Endpoint == "" {
+			how = "endpoint not recorded" // an imported run whose source does not say
+		}
 		if s.Provisioned {
 			how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
 		}
@@ -215,12 +222,12 @@ func (d *data) sideBySide(b *strings.Builder) {
 				}
 				tp := thousands(int64(math.Round(archive.SpreadOf(v).Median)))
 				if ph.info.Rate <= 0 {
-					fmt.Fprintf(b, " %s; %s / %s |", tp, ms(p99), ms(p999))
+					fmt.Fprintf(b, " %s; %s / %s |", tp, latencyCell(p99), latencyCell(p999))
 					continue
 				}
 				r99, _ := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP99 })
 				r999, _ := c.latency(op, func(r archive.SummaryRow) int64 { return r.RespP999 })
-				fmt.Fprintf(b, " %s; response %s / %s; service %s / %s |", tp, ms(r99), ms(r999), ms(p99), ms(p999))
+				fmt.Fprintf(b, " %s; response %s / %s; service %s / %s |", tp, latencyCell(r99), latencyCell(r999), latencyCell(p99), latencyCell(p999))
 			}
 			b.WriteString("\n")
 		}
@@ -342,7 +349,7 @@ func (d *data) tables(b *strings.Builder) {
 			for _, op := range ops {
 				for _, l := range latencies {
 					if v, ok := c.latency(op, l.pick); ok {
-						fmt.Fprintf(b, " %s |", ms(v))
+						fmt.Fprintf(b, " %s |", latencyCell(v))
 					} else {
 						b.WriteString(" — |")
 					}
@@ -617,7 +624,11 @@ func (d *data) caveats() []string {
 		}
 	}
 	if len(local) > 0 {
-		out = append(out, fmt.Sprintf("%s ran on the client host itself: server and load generator shared its %d CPUs.", strings.Join(local, ", "), d.m.Host.CPUs))
+		cpus := fmt.Sprintf("its %d CPUs", d.m.Host.CPUs)
+		if d.m.Host.CPUs == 0 {
+			cpus = "its CPUs" // not recorded (an imported run)
+		}
+		out = append(out, fmt.Sprintf("%s ran on the client host itself: server and load generator shared %s.", strings.Join(local, ", "), cpus))
 	}
 	if len(local) > 0 && len(external) > 0 {
 		out = append(out, fmt.Sprintf("%s were reached over the network while %s ran locally: the network path differs between systems.", strings.Join(external, ", "), strings.Join(local, ", ")))
@@ -687,6 +698,9 @@ func (d *data) caveats() []string {
 	out = append(out, d.stallCaveats()...)
 	out = append(out, d.pubsubCaveats()...)
 	out = append(out, d.shardCaveats()...)
+	if imp := d.m.Imported; imp != nil {
+		out = append(out, imp.Caveats...)
+	}
 	return out
 }
 

@@ -89,6 +89,7 @@ func newRoot() *cobra.Command {
 		newSuitesCmd(),
 		newAdaptersCmd(g),
 		newExportCmd(g),
+		newImportCmd(g),
 		newPluginCmd(),
 	)
 	return root

@@ -43,6 +43,9 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, stdout
 		return badInput{err}
 	}
 	m := a.Manifest
+	if imp := m.Imported; imp != nil {
+		return inputErr("%s was imported from %s's output %s: it records no cmpbench suite or systems to run again", dir, imp.Tool, imp.Source)
+	}
 	suite, err := plan.ParseSuite(fmt.Sprintf("suite.yaml of %s", m.RunID), []byte(m.Suite.YAML))
 	if err != nil {
 		return badInput{err}

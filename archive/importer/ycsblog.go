@@ -1,0 +1,337 @@
+package importer
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// YCSB's text output, as site.ycsb.Client, StatusThread, the measurements and
+// TextMeasurementsExporter write it:
+//
+//	Command line: -db site.ycsb.db.RedisClient -s -P workloads/workloada -p redis.host=... -load
+//	YCSB Client 0.17.0
+//	2022-09-03 17:07:47:680 0 sec: 0 operations; est completion in 0 second      status lines (-s, stderr):
+//	2022-09-03 17:07:47:879 0 sec: 1000 operations; 4255.32 current ops/sec; [READ: Count=479, Max=13207,
+//	    Min=83, Avg=146.54, 90=153, 99=298, 99.9=13207, 99.99=13207] [UPDATE: ...]  each interval's counts
+//	[OVERALL], RunTime(ms), 235
+//	[OVERALL], Throughput(ops/sec), 4255.31914893617
+//	[READ], Operations, 479                          successful READs only (failed ones are READ-FAILED)
+//	[READ], AverageLatency(us), 146.53653444676408
+//	[READ], MinLatency(us), 83  /  MaxLatency(us)  /  95thPercentileLatency(us)  /  99thPercentileLatency(us)
+//	[READ], Return=OK, 479                           every outcome, failures too
+//	[READ-FAILED], Operations, 5                     ...with their own latencies
+//	[Intended-READ], Operations, 479                 with measurement.interval=both: from the intended start
+//
+// Latencies are microseconds in HdrHistograms of 3 significant digits. Older
+// versions wrote numbers as doubles ("1.0E7"), return codes as integers
+// ("Return=0") and counted failures among an op's Operations; measurementtype=
+// histogram adds bucket lines ("[READ], 0, 1234") and gives percentiles in ms.
+// hdrhistogram.fileoutput=true writes each measurement's interval histograms to
+// <hdrhistogram.output.path><NAME>.hdr, one interval per status line and one more
+// at the end.
+
+// ycsbMeasure is one measurement's summary lines.
+type ycsbMeasure struct {
+	ops      float64
+	haveOps  bool
+	max      float64
+	pct      map[float64]float64 // µs
+	returns  map[string]int64
+	buckets  bool
+	firstRow int
+}
+
+// ycsbStatus is one status line.
+type ycsbStatus struct {
+	at    time.Time
+	ops   map[string]map[string]float64 // measurement -> Count, Max, 50, 90, ...
+	lined int
+}
+
+type ycsbLog struct {
+	version    string
+	cmdline    []string
+	props      map[string]string
+	runtime    float64 // ms
+	haveRun    bool
+	throughput float64
+	measures   map[string]*ycsbMeasure
+	status     []ycsbStatus
+	countless  bool // status lines without per-op counts (measurementtype=histogram)
+}
+
+var (
+	ycsbRow    = regexp.MustCompile(`^\[([^\]]+)\], ([^,]+), (.+)$`)
+	ycsbStatLn = regexp.MustCompile(`(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}:\d{3}) (\d+) sec: (\d+) operations;(.*)$`)
+	ycsbPart   = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_-]*)(: | )([^\]]*)\]`)
+	ycsbPctKey = regexp.MustCompile(`^(\d+(?:\.\d+)?)(?:st|nd|rd|th)?PercentileLatency\((us|ms)\)$`)
+)
+
+func parseYCSB(path string) (*ycsbLog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l := &ycsbLog{props: map[string]string{}, measures: map[string]*ycsbMeasure{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s:%d: %s", path, n, fmt.Sprintf(format, args...))
+		}
+		switch {
+		case strings.HasPrefix(line, "YCSB Client "):
+			l.version = strings.TrimSpace(strings.TrimPrefix(line, "YCSB Client "))
+			continue
+		case strings.HasPrefix(line, "Command line:"):
+			l.cmdline = strings.Fields(strings.TrimPrefix(line, "Command line:"))
+			l.props = ycsbProps(l.cmdline)
+			continue
+		}
+		if m := ycsbStatLn.FindStringSubmatch(line); m != nil {
+			at, err := time.Parse("2006-01-02 15:04:05.000", m[1][:19]+"."+m[1][20:])
+			if err != nil {
+				return nil, bad("status line time %q: %v", m[1], err)
+			}
+			st := ycsbStatus{at: at, ops: map[string]map[string]float64{}, lined: n}
+			for _, part := range ycsbPart.FindAllStringSubmatch(m[4], -1) {
+				if part[2] != ": " {
+					l.countless = true // "[READ AverageLatency(us)=782.17]"
+					continue
+				}
+				vals := map[string]float64{}
+				for _, kv := range strings.Split(part[3], ", ") {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return nil, bad("status line: %q in [%s: ...] is not key=value", kv, part[1])
+					}
+					// DecimalFormat writes the locale's decimal separator.
+					x, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
+					if err != nil {
+						return nil, bad("status line: [%s: %s=%s]: not a number", part[1], k, v)
+					}
+					vals[k] = x
+				}
+				if _, ok := vals["Count"]; !ok {
+					l.countless = true
+					continue
+				}
+				st.ops[part[1]] = vals
+			}
+			l.status = append(l.status, st)
+			continue
+		}
+		m := ycsbRow.FindStringSubmatch(line)
+		if m == nil {
+			continue // the JVM's and the binding's own output
+		}
+		name, metric, value := m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3])
+		if name == "OVERALL" {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				return nil, bad("[OVERALL], %s: %q is not a number", metric, value)
+			}
+			switch metric {
+			case "RunTime(ms)":
+				l.runtime, l.haveRun = v, true
+			case "Throughput(ops/sec)":
+				l.throughput = v
+			}
+			continue
+		}
+		if strings.HasPrefix(name, "TOTAL_GC") || strings.HasSuffix(name, "_MEM_USED") || strings.HasSuffix(name, "_THREADS") || strings.HasSuffix(name, "_LOAD_AVG") {
+			continue
+		}
+		me := l.measures[name]
+		if me == nil {
+			me = &ycsbMeasure{pct: map[float64]float64{}, returns: map[string]int64{}, firstRow: n}
+			l.measures[name] = me
+		}
+		if status, ok := strings.CutPrefix(metric, "Return="); ok {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil || v < 0 {
+				return nil, bad("[%s], %s: %q is not a count", name, metric, value)
+			}
+			me.returns[status] += int64(v)
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, bad("[%s], %s: %q is not a number", name, metric, value)
+		}
+		switch pm := ycsbPctKey.FindStringSubmatch(metric); {
+		case metric == "Operations":
+			if v < 0 {
+				return nil, bad("[%s], Operations: %q is not a count", name, value)
+			}
+			me.ops, me.haveOps = v, true
+		case metric == "MaxLatency(us)":
+			me.max = v
+		case pm != nil:
+			q, _ := strconv.ParseFloat(pm[1], 64)
+			if pm[2] == "ms" {
+				v *= 1000
+			}
+			me.pct[q] = v
+		case metric[0] >= '0' && metric[0] <= '9' || metric[0] == '>':
+			me.buckets = true // measurementtype=histogram's buckets
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !l.haveRun {
+		return nil, fmt.Errorf("%s: no [OVERALL], RunTime(ms) line: not YCSB output, or cut short before YCSB printed its results", path)
+	}
+	counted := false
+	for name, me := range l.measures {
+		if !me.haveOps && len(me.returns) > 0 {
+			return nil, fmt.Errorf("%s:%d: [%s] has Return= lines but no Operations line: the output is cut", path, me.firstRow, name)
+		}
+		counted = counted || me.haveOps
+	}
+	if !counted {
+		return nil, fmt.Errorf("%s: no [<OP>], Operations lines after [OVERALL]: the output is cut short, or YCSB ran no operation", path)
+	}
+	return l, nil
+}
+
+// ycsbProps reads the -p properties and the flags of YCSB's command line.
+func ycsbProps(args []string) map[string]string {
+	p := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		next := func() string {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch args[i] {
+		case "-p":
+			if k, v, ok := strings.Cut(next(), "="); ok {
+				p[k] = v
+			}
+		case "-threads":
+			p["threadcount"] = next()
+		case "-target":
+			p["target"] = next()
+		case "-db":
+			p["db"] = next()
+		case "-P":
+			p["workloadfiles"] = strings.TrimSpace(p["workloadfiles"] + " " + next())
+		case "-load":
+			p["dotransactions"] = "false"
+		case "-t":
+			p["dotransactions"] = "true"
+		case "-l":
+			p["label"] = next()
+		}
+	}
+	return p
+}
+
+// ycsbSecrets are the command line's values that must reach no file.
+func ycsbSecrets(p map[string]string) []string {
+	secret := regexp.MustCompile(`(?i)pass|secret|token|auth|credential`)
+	var out []string
+	for k, v := range p {
+		if v == "" {
+			continue
+		}
+		if secret.MatchString(k) {
+			out = append(out, v)
+		}
+		if u, err := url.Parse(v); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && pw != "" {
+				out = append(out, pw)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ycsbEndpoint is the host (and port) the command line names, if it does.
+func ycsbEndpoint(p map[string]string) string {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if !strings.HasSuffix(k, ".host") && !strings.HasSuffix(k, ".hosts") {
+			continue
+		}
+		host := p[k]
+		if port := p[strings.TrimSuffix(strings.TrimSuffix(k, "s"), ".host")+".port"]; port != "" && !strings.Contains(host, ":") {
+			host += ":" + port
+		}
+		return host
+	}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if strings.HasSuffix(k, ".url") {
+			if u, err := url.Parse(p[k]); err == nil && u.Host != "" {
+				return u.Host
+			}
+		}
+	}
+	return ""
+}
+
+// ycsbStatuses are YCSB's return statuses (site.ycsb.Status) that are not
+// successes.
+var ycsbStatuses = map[string]bool{"ERROR": true, "NOT_FOUND": true, "NOT_IMPLEMENTED": true, "UNEXPECTED_STATE": true,
+	"BAD_REQUEST": true, "FORBIDDEN": true, "SERVICE_UNAVAILABLE": true, "FAILED": true}
+
+// failureOf splits a failure measurement's name, "READ-NOT_FOUND", into its op
+// and status; READ-MODIFY-WRITE is no failure.
+func failureOf(name string) (op, status string, ok bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || !ycsbStatuses[name[i+1:]] {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
+
+// ycsbErrorClass maps a YCSB status to cmpbench's error classes.
+func ycsbErrorClass(status string) core.ErrorClass {
+	switch status {
+	case "NOT_FOUND":
+		return core.ErrClassNotFound
+	case "SERVICE_UNAVAILABLE":
+		return core.ErrClassOverload
+	}
+	return core.ErrClassOther
+}
+
+// okStatus reports whether a YCSB return status is a success.
+func okStatus(s string) bool { return s == "OK" || s == "BATCHED_OK" || s == "0" }
+
+func ycsbWorkload(p map[string]string, l *ycsbLog) string {
+	var parts []string
+	if db := p["db"]; db != "" {
+		parts = append(parts, db[strings.LastIndex(db, ".")+1:])
+	}
+	for _, f := range strings.Fields(p["workloadfiles"]) {
+		parts = append(parts, "-P "+f[strings.LastIndex(f, "/")+1:])
+	}
+	for _, k := range []string{"recordcount", "operationcount", "insertcount", "readproportion", "updateproportion", "insertproportion",
+		"scanproportion", "readmodifywriteproportion", "requestdistribution", "fieldcount", "fieldlength", "measurement.interval"} {
+		if v, ok := p[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "YCSB (its command line is not in the output)"
+	}
+	return "YCSB " + strings.Join(parts, " ")
+}
