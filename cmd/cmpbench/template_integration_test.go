@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+// The adapter template builds the way an outsider builds it: copied out of the
+// tree as a module of its own, against this checkout (its replace line pointed at
+// the checkout's absolute path). Its own conformance test passes there, and the
+// plugin it builds runs the smoke suite under cmpbench, whose archive records the
+// cmpbench module the plugin was built against.
+func TestTemplatePluginIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(t.TempDir(), "cmpbench-adapter-template")
+	copyTree(t, filepath.Join(checkout, "plugins", "sdk", "examples", "template"), mod)
+	gomod := filepath.Join(mod, "go.mod")
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := regexp.MustCompile(`(?m)^replace github\.com/cmpbench/cmpbench => .*$`)
+	if !replace.Match(b) {
+		t.Fatalf("the template's go.mod has no replace line for cmpbench:\n%s", b)
+	}
+	b = replace.ReplaceAll(b, []byte("replace github.com/cmpbench/cmpbench => "+checkout))
+	if err := os.WriteFile(gomod, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	plugins := t.TempDir()
+	bin := filepath.Join(plugins, "cmpbench-adapter-template")
+	goIn(t, mod, "build", "-o", bin, ".")
+	goIn(t, mod, "test", "-count=1", "./...")
+
+	port, _ := redisAt(t, 0)
+	// Database 2 is the system; it holds a key the run did not write, which
+	// disposable: true lets cmpbench empty through the adapter's Flush. Database 0
+	// is not the system: its key stays.
+	redisDo(t, port, "SET outside 1", "SELECT 2", "SET stale 1")
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf(`systems:
+  t:
+    adapter: template
+    endpoint: 127.0.0.1:%d
+    disposable: true
+    options: {db: 2}
+`, port))
+	r := cli(t, dir, nil, "--plugin-dir", plugins, "--config", "systems.yaml", "run", "--systems", "t", "--suite", "smoke", "--scale", "0.05")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "emptying 1 keys before the load") {
+		t.Errorf("no note of emptying database 2 before the load:\n%s", r.stderr)
+	}
+	a := archiveOf(t, r) // verified
+
+	p := a.Manifest.Plugins[0]
+	sum, _ := core.FileSHA256(bin)
+	if p.Adapter != "template" || p.Builtin || p.Path != bin || p.SHA256 != sum || p.Version != "0.1.0" || p.Protocol != 1 {
+		t.Errorf("plugin %+v", p)
+	}
+	// The module the plugin was built against, not the plugin's own version:
+	// "v0.0.0-00010101000000-000000000000 => /path/to/checkout (devel)".
+	t.Logf("sdk_version %s", p.SDKVersion)
+	if !strings.Contains(p.SDKVersion, " => ") || !strings.Contains(p.SDKVersion, checkout) {
+		t.Errorf("sdk_version %q does not name the replace target %s", p.SDKVersion, checkout)
+	}
+	for _, ph := range a.Manifest.Phases {
+		if ph.Status != core.StatusOK {
+			t.Errorf("phase %s: %s %s", ph.Name, ph.Status, ph.Error)
+		}
+	}
+	if got := rows(a, "t", "closed-1:10")["GET"]; got.Hits == 0 {
+		t.Errorf("no GET hits through the template plugin: %+v", got)
+	}
+	vs, err := a.Validations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || !vs[0].OK() || vs[0].Counted != vs[0].Expected || vs[0].Expected == 0 {
+		t.Errorf("validation (the adapter's Count against the load) %+v", vs)
+	}
+	if s := a.Manifest.Systems[0]; s.Product != "redis" || s.Version == "" {
+		t.Errorf("capture: product %q version %q", s.Product, s.Version)
+	}
+	if got := redisDo(t, port, "EXISTS outside"); got[0] != ":1" {
+		t.Errorf("database 0's key after the run: EXISTS = %s; the adapter emptied more than its database", got[0])
+	}
+}
+
+// goIn runs the go command in a module directory of its own.
+func goIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s\n(if go.mod or go.sum is out of date: cd plugins/sdk/examples/template && go mod tidy)",
+			strings.Join(args, " "), dir, err, out)
+	}
+}
+
+// copyTree copies the files under src to dst, without the build output in bin/.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if rel == "bin" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

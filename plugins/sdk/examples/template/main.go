@@ -1,0 +1,204 @@
+// Command cmpbench-adapter-template is a template for a third-party cmpbench adapter:
+// copy this directory, rename the adapter (name below, the Makefile's NAME, the
+// module in go.mod) and replace the protocol code in conn.go with your system's.
+//
+// As written it benchmarks redis-server, GET and SET only, through a minimal
+// hand-written RESP client, so that every part of an adapter is in view: options
+// read and checked in Open, refusals, error classes, the optional Counter and
+// Flusher, capture and stats. An adapter executes operations and reads the server;
+// it never times, logs or prints: cmpbench's engine, running inside this process,
+// does that (see ../../README.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/plugins/sdk"
+)
+
+func main() { sdk.Serve(adapter{}) }
+
+// name is the adapter's name: the binary must be called cmpbench-adapter-<name>, and
+// systems choose it with `adapter: <name>`.
+const name = "template"
+
+// defaultTimeout bounds one operation when the system gives no `timeout:`.
+const defaultTimeout = 5 * time.Second
+
+type adapter struct{}
+
+// Info says what the adapter executes. Ops is a contract: a phase whose workload
+// issues an op kind not listed here fails without running. Capabilities are
+// descriptive, except "pubsub" (core.CapPubSub); what else cmpbench may call is
+// decided by the interfaces the target implements (here core.Counter and
+// core.Flusher).
+func (adapter) Info() core.Info {
+	return core.Info{Name: name, Version: "0.1.0", Ops: []core.OpKind{core.OpGet, core.OpSet},
+		Capabilities: []string{"capture", "stats", "count", "flush"}}
+}
+
+// options are the adapter's settings, from the system's `options:` in the systems
+// file (core.SystemConfig.Options).
+type options struct {
+	db         int    // the database to SELECT: the system is this database only
+	clientName string // CLIENT SETNAME of every connection, to tell them in CLIENT LIST
+}
+
+// parseOptions reads and checks the options, reporting every problem at once. An
+// unknown key is an error: a misspelt option must never be silently ignored.
+func parseOptions(m map[string]string) (options, error) {
+	o := options{clientName: "cmpbench"}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		switch k {
+		case "db":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, fmt.Errorf("option db: %q is not a database number (0, 1, ...)", v))
+				continue
+			}
+			o.db = n
+		case "client_name":
+			if v == "" || strings.ContainsAny(v, " \t\r\n") {
+				errs = append(errs, fmt.Errorf("option client_name: %q must be one word", v))
+				continue
+			}
+			o.clientName = v
+		default:
+			errs = append(errs, fmt.Errorf("unknown option %q (this adapter has db and client_name)", k))
+		}
+	}
+	return o, errors.Join(errs...)
+}
+
+// Open checks the system's settings and connects once. Errors that waiting cannot
+// fix are refusals (core.Refused): cmpbench reports them at once. Any other error
+// (nothing listening yet) makes cmpbench try Open again while the server starts.
+func (adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
+	opts, err := parseOptions(sys.Options)
+	if err != nil {
+		return nil, core.Refused(err)
+	}
+	if sys.TLS.Enabled {
+		// Never "TLS off" when the file asks for TLS.
+		return nil, core.Refused(errors.New("this adapter does not speak TLS (tls.enabled is true)"))
+	}
+	if sys.Profile != "" {
+		return nil, core.Refused(fmt.Errorf("this adapter has no profiles (profile: %s)", sys.Profile))
+	}
+	t := &target{sys: sys, opts: opts, timeout: sys.Timeout}
+	if t.timeout <= 0 {
+		t.timeout = defaultTimeout
+	}
+	c, err := t.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.Close()
+	return t, nil
+}
+
+// target is one system: a redis-server database. It holds no connection of its
+// own: each call below dials one, which is simple and costs nothing measured (the
+// engine never counts or samples inside an operation).
+type target struct {
+	sys     core.SystemConfig // holds the password: never print or capture it
+	opts    options
+	timeout time.Duration
+}
+
+// Connect opens one worker's connection; the engine owns it for a whole phase.
+func (t *target) Connect(ctx context.Context) (core.Conn, error) { return t.dial(ctx) }
+
+// Capture identifies the server for the archive: product, version, and INFO as text.
+// INFO holds no password; CONFIG GET would (requirepass), so it is not captured.
+func (t *target) Capture(ctx context.Context) (core.Capture, error) {
+	info, err := t.control(ctx, "INFO")
+	if err != nil {
+		return core.Capture{}, fmt.Errorf("INFO: %w", err)
+	}
+	cp := core.Capture{Product: "redis", Sections: map[string]string{"info": info}}
+	cp.Version, cp.VersionField = parseInfo(info)["server.redis_version"], "INFO server.redis_version"
+	return cp, nil
+}
+
+// Stats returns INFO as section.key values, plus the keys every adapter shares
+// (core.StatInstance, StatUptime, StatConnections) so that cmpbench notices a
+// server that restarted and counts the connections the server saw.
+func (t *target) Stats(ctx context.Context) (map[string]string, error) {
+	info, err := t.control(ctx, "INFO")
+	if err != nil {
+		return nil, fmt.Errorf("INFO: %w", err)
+	}
+	st := parseInfo(info)
+	for key, field := range map[string]string{
+		core.StatInstance:    "server.run_id",
+		core.StatUptime:      "server.uptime_in_seconds",
+		core.StatConnections: "clients.connected_clients",
+	} {
+		if v := st[field]; v != "" {
+			st[key] = v
+		}
+	}
+	st[core.StatTimeline] = "memory.used_memory" // what the report charts over a phase
+	return st, nil
+}
+
+// Count implements core.Counter: the keys of the system's database. With it cmpbench
+// checks a load (the count must equal the successful writes), refuses to write to a
+// system holding data it did not write, and checks the data after a restart.
+func (t *target) Count(ctx context.Context) (int64, error) {
+	n, err := t.control(ctx, "DBSIZE")
+	if err != nil {
+		return 0, fmt.Errorf("DBSIZE: %w", err)
+	}
+	return strconv.ParseInt(n, 10, 64)
+}
+
+// Flush implements core.Flusher: cmpbench empties a system marked `disposable: true`
+// that holds data before a load. FLUSHDB, never FLUSHALL: the server's other
+// databases are not this system.
+func (t *target) Flush(ctx context.Context) error {
+	if _, err := t.control(ctx, "FLUSHDB"); err != nil {
+		return fmt.Errorf("FLUSHDB: %w", err)
+	}
+	return nil
+}
+
+func (t *target) Close(context.Context) error { return nil }
+
+// control runs one command on a connection of its own and returns its reply.
+func (t *target) control(ctx context.Context, args ...string) (string, error) {
+	c, err := t.dial(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return c.command(args...)
+}
+
+// parseInfo turns INFO text into section.key -> value, sections lower-cased.
+func parseInfo(info string) map[string]string {
+	out := map[string]string{}
+	section := ""
+	for line := range strings.Lines(info) {
+		line = strings.TrimSpace(line)
+		if s, ok := strings.CutPrefix(line, "#"); ok {
+			section = strings.ToLower(strings.TrimSpace(s))
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[section+"."+k] = v
+		}
+	}
+	return out
+}
