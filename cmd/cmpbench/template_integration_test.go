@@ -59,6 +59,19 @@ func TestTemplatePluginIntegration(t *testing.T) {
     disposable: true
     options: {db: 2}
 `, port))
+	// The plugin's declared options and its own check, at --dry-run, with file:line.
+	writeFile(t, dir, "bad.yaml", "systems:\n  t:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {dbb: 2}\n  u:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {db: two}\n  v:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {db: \"-1\"}\n")
+	for _, c := range []struct{ system, want string }{
+		{"t", `bad.yaml:5: system "t": dbb is not an option of adapter template (its options: client_name, db)`},
+		{"u", `bad.yaml:9: system "u": db "two" is not an integer`},
+		{"v", `bad.yaml:10: system "v": option db: "-1" is not a database number`},
+	} {
+		r := cli(t, dir, nil, "--plugin-dir", plugins, "--config", "bad.yaml", "run", "--systems", c.system, "--suite", "smoke", "--dry-run")
+		if msg := strings.ReplaceAll(r.stderr, dir+"/", ""); r.code != 2 || !strings.Contains(msg, c.want) {
+			t.Errorf("system %s at --dry-run: exit %d, want 2 and %q in:\n%s", c.system, r.code, c.want, msg)
+		}
+	}
+
 	r := cli(t, dir, nil, "--plugin-dir", plugins, "--config", "systems.yaml", "run", "--systems", "t", "--suite", "smoke", "--scale", "0.05")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

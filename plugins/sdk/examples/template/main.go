@@ -42,7 +42,38 @@ type adapter struct{}
 // core.Flusher).
 func (adapter) Info() core.Info {
 	return core.Info{Name: name, Version: "0.1.0", Ops: []core.OpKind{core.OpGet, core.OpSet},
-		Capabilities: []string{"capture", "stats", "count", "flush"}}
+		Capabilities: []string{"capture", "stats", "count", "flush"},
+		// Declared, cmpbench checks a systems file's options against them at
+		// --dry-run, with file:line: an unknown name or a value of the wrong type
+		// never reaches Open.
+		Options: []core.Option{
+			{Name: "db", Type: core.OptionInt, Default: "0", Doc: "the database to SELECT: the system is this database only"},
+			{Name: "client_name", Type: core.OptionString, Default: "cmpbench", Doc: "CLIENT SETNAME of every connection, one word"},
+		}}
+}
+
+// ValidateSystem implements core.SystemValidator: what the declared types cannot
+// say (a negative database, a name with spaces, TLS this adapter cannot speak) is
+// found at --dry-run too, without connecting.
+func (adapter) ValidateSystem(sys core.SystemConfig) error {
+	_, err := check(sys)
+	return err
+}
+
+// check reads the system's options and refuses what this adapter cannot do.
+func check(sys core.SystemConfig) (options, error) {
+	opts, err := parseOptions(sys.Options)
+	if err != nil {
+		return opts, err
+	}
+	if sys.TLS.Enabled {
+		// Never "TLS off" when the file asks for TLS.
+		return opts, errors.New("this adapter does not speak TLS (tls.enabled is true)")
+	}
+	if sys.Profile != "" {
+		return opts, fmt.Errorf("this adapter has no profiles (profile: %s)", sys.Profile)
+	}
+	return opts, nil
 }
 
 // options are the adapter's settings, from the system's `options:` in the systems
@@ -84,16 +115,10 @@ func parseOptions(m map[string]string) (options, error) {
 // fix are refusals (core.Refused): cmpbench reports them at once. Any other error
 // (nothing listening yet) makes cmpbench try Open again while the server starts.
 func (adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
-	opts, err := parseOptions(sys.Options)
+	opts, err := check(sys)
 	if err != nil {
+		// A refusal: cmpbench does not retry it while a server starts.
 		return nil, core.Refused(err)
-	}
-	if sys.TLS.Enabled {
-		// Never "TLS off" when the file asks for TLS.
-		return nil, core.Refused(errors.New("this adapter does not speak TLS (tls.enabled is true)"))
-	}
-	if sys.Profile != "" {
-		return nil, core.Refused(fmt.Errorf("this adapter has no profiles (profile: %s)", sys.Profile))
 	}
 	t := &target{sys: sys, opts: opts, timeout: sys.Timeout}
 	if t.timeout <= 0 {
