@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -112,7 +111,11 @@ type Info struct {
 	Version string
 	// Ops lists the operation kinds Conn.Do supports.
 	Ops []OpKind
-	// Capabilities names optional features ("capture", "stats", ...).
+	// Capabilities are the features of the engine the plugin embeds (engine.probe,
+	// engine.lag, engine.pubsub), which the SDK sets: a host tells from them what a
+	// plugin built against an older cmpbench lacks. An adapter does not set them:
+	// what else cmpbench may ask of it follows from the interfaces its target
+	// implements (Counter, RecordReader, Flusher, Subscriber) and from Ops.
 	Capabilities []string
 	// Options are the adapter-specific settings it reads from
 	// SystemConfig.Options; cmpbench refuses any other before a run.
@@ -135,9 +138,6 @@ func (i Info) CanRun(w WorkloadSpec) error {
 		if k.Issued() && !i.Supports(k) {
 			return fmt.Errorf("adapter %s does not support %s", i.Name, k)
 		}
-	}
-	if w.PubSub != nil && !slices.Contains(i.Capabilities, CapPubSub) {
-		return fmt.Errorf("adapter %s cannot subscribe (no %q capability): it cannot run a pub/sub workload", i.Name, CapPubSub)
 	}
 	return nil
 }

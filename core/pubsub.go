@@ -124,8 +124,8 @@ func ParsePubSubHeader(b []byte) (h PubSubHeader, ok bool) {
 	return h, true
 }
 
-// Subscriber is implemented by targets with publish/subscribe (capability
-// "pubsub").
+// Subscriber is implemented by targets with publish/subscribe; their adapter
+// lists OpPublish among its Ops.
 type Subscriber interface {
 	// Subscribe opens one connection subscribed to channels, and returns once the
 	// server has confirmed every subscription.
@@ -141,9 +141,6 @@ type Subscription interface {
 	// Close ends the subscription; a Next waiting returns an error.
 	Close() error
 }
-
-// CapPubSub is the adapter capability of targets that implement Subscriber.
-const CapPubSub = "pubsub"
 
 // PubSubCounts is what a pub/sub phase's messages did.
 type PubSubCounts struct {

@@ -47,10 +47,9 @@ func init() { core.RegisterAdapter(Name, func() core.Adapter { return Adapter{} 
 // Info implements core.Adapter.
 func (Adapter) Info() core.Info {
 	return core.Info{
-		Name:         Name,
-		Version:      "1",
-		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
-		Capabilities: []string{"capture", "stats", "count", "records", "flush"},
+		Name:    Name,
+		Version: "1",
+		Ops:     []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert},
 		Options: []core.Option{
 			{Name: "namespace", Type: core.OptionString, Required: true, TopLevel: true, Doc: "the namespace records go to; the server must have it"},
 			{Name: "set", Type: core.OptionString, Default: DefaultSet, Doc: "the set records go to"},

@@ -37,10 +37,9 @@ func init() { core.RegisterAdapter(Name, func() core.Adapter { return Adapter{} 
 // Info implements core.Adapter.
 func (Adapter) Info() core.Info {
 	return core.Info{
-		Name:         Name,
-		Version:      "1",
-		Ops:          []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
-		Capabilities: []string{"capture", "stats", "count", "records", "flush", core.CapPubSub},
+		Name:    Name,
+		Version: "1",
+		Ops:     []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
 		Options: []core.Option{
 			{Name: "cluster", Type: core.OptionBool, Default: "false", TopLevel: true,
 				Doc: "use the OSS cluster API (CLUSTER SLOTS, MOVED); never detected on its own, so that a standalone endpoint behind a proxy is never probed"},

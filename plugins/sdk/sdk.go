@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +76,7 @@ func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} 
 // sdk lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	info := s.adapter.Info()
-	info.Capabilities = append(append([]string(nil), info.Capabilities...), engine.Capabilities...)
+	info.Capabilities = slices.Clone(engine.Capabilities)
 	return plugins.InfoToProto(info, core.SDKVersion()), nil
 }
 

@@ -30,7 +30,7 @@ const defaultTimeout = 5 * time.Second
 type adapter struct{}
 
 func (adapter) Info() core.Info {
-	return core.Info{Name: "memcached", Version: "1", Ops: []core.OpKind{core.OpGet, core.OpSet}, Capabilities: []string{"capture", "stats"},
+	return core.Info{Name: "memcached", Version: "1", Ops: []core.OpKind{core.OpGet, core.OpSet},
 		Options: []core.Option{{Name: "noreply", Type: core.OptionBool, Default: "false",
 			Doc: "send SETs with noreply; the engine then times only the send, so leave it off for latency"}}}
 }

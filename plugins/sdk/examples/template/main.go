@@ -36,13 +36,11 @@ const defaultTimeout = 5 * time.Second
 type adapter struct{}
 
 // Info says what the adapter executes. Ops is a contract: a phase whose workload
-// issues an op kind not listed here fails without running. Capabilities are
-// descriptive, except "pubsub" (core.CapPubSub); what else cmpbench may call is
-// decided by the interfaces the target implements (here core.Counter and
+// issues an op kind not listed here fails without running. What else cmpbench may
+// call is decided by the interfaces the target implements (here core.Counter and
 // core.Flusher).
 func (adapter) Info() core.Info {
 	return core.Info{Name: name, Version: "0.1.0", Ops: []core.OpKind{core.OpGet, core.OpSet},
-		Capabilities: []string{"capture", "stats", "count", "flush"},
 		// Declared, cmpbench checks a systems file's options against them at
 		// --dry-run, with file:line: an unknown name or a value of the wrong type
 		// never reaches Open.
