@@ -130,11 +130,16 @@ func Wall(s core.PhaseSpec) (least, most time.Duration) {
 }
 
 // Left bounds the time a running phase still takes, elapsed into it with done of
-// its operations issued (PhaseOverhead not included). A phase without an op count
-// runs for its duration. One with an op count ends when its count is done, at the
-// latest at its duration: before any operation, Wall's bounds of what is left;
+// its operations issued, PhaseOverhead included as in Wall. A phase without an op
+// count runs for its duration. One with an op count ends when its count is done, at
+// the latest at its duration: before any operation, as Wall says of what is left;
 // after, the rate so far says when, and both bounds are that.
 func Left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
+	least, most = left(s, elapsed, done)
+	return least + PhaseOverhead, most + PhaseOverhead
+}
+
+func left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
 	most = max(0, s.Duration-elapsed)
 	switch {
 	case s.Ops <= 0:
