@@ -80,7 +80,7 @@ func TestQueryArchiveExampleIntegration(t *testing.T) {
 	// The first interval of each phase starts when the manifest says the phase
 	// started; the server sample joined to it was taken by the interval's end.
 	for _, p := range a.Manifest.Phases {
-		row := fmt.Sprintf(`(?m)^%s\s+%s\s+0\s+%s\s+\d+\s+[\d.]+\s+\d+\s+(\d\d:\d\d:\d\d\.\d{3})\s`,
+		row := fmt.Sprintf(`(?m)^%s\s+%s\s+0\s+%s\s+\d+\s+\d+\s+[\d.]+\s+\d+\s+(\d\d:\d\d:\d\d\.\d{3})\s`,
 			p.System, regexp.QuoteMeta(p.Name), regexp.QuoteMeta(p.Started.UTC().Format("15:04:05.000")))
 		m := regexp.MustCompile(row).FindStringSubmatch(out)
 		if m == nil {

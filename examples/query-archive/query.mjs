@@ -89,7 +89,7 @@ await show('Intervals over time, with the server stats sampled by then', `
     SELECT *, round((cmds - lag(cmds) OVER w) / ((epoch_us(t) - lag(epoch_us(t)) OVER w) / 1e6)) AS server_cmds_per_s
     FROM samples WINDOW w AS (PARTITION BY system ORDER BY t))
   SELECT iv.system, iv.phase, iv.interval, strftime(iv.t0 AT TIME ZONE 'UTC', '%H:%M:%S.%g') AS start_utc,
-         round(iv.ok / (iv.len_ns / 1e9)) AS ops_per_s, round(iv.p99_ns / 1e6, 3) AS p99_ms, iv.errors,
+         round(iv.len_ns / 1e6) AS ms, round(iv.ok / (iv.len_ns / 1e9)) AS ops_per_s, round(iv.p99_ns / 1e6, 3) AS p99_ms, iv.errors,
          strftime(srv.t AT TIME ZONE 'UTC', '%H:%M:%S.%g') AS sampled_utc, srv.server_cmds_per_s, srv.clients,
          round(srv.used_memory / 1e6, 1) AS used_mb
   FROM iv ASOF LEFT JOIN srv ON iv.system = srv.system AND iv.t1 >= srv.t
