@@ -215,6 +215,11 @@ func TestProgressLiveBarsOnATerminal(t *testing.T) {
 				t.Errorf("no %q on the terminal:\n%s", want, s)
 			}
 		}
+		for _, bar := range []string{`run 1/2 phases\s+\[[=>-]+\] \d+s, ETA 18s`, `redis mix\s+\[=+>-+\] 15s of 30s`} {
+			if !regexp.MustCompile(bar).MatchString(s) {
+				t.Errorf("no bar %q on the terminal:\n%s", bar, s)
+			}
+		}
 		if stampRE.MatchString(s) || strings.Contains(s, "Z redis:") {
 			t.Errorf("timestamps on a terminal:\n%s", s)
 		}
