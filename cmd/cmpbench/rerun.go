@@ -75,7 +75,7 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 	if err != nil {
 		return badInput{err}
 	}
-	f := &runFlags{systems: names, scale: m.Scale, seed: m.Seed, repeat: max(1, m.Repeat), stats: runner.DefaultStatsInterval, quiet: quiet}
+	f := &runFlags{systems: names, scale: m.Scale, seed: m.Seed, repeat: max(1, m.Repeat), stats: runner.DefaultStatsInterval, processes: 1, quiet: quiet}
 	if !quiet {
 		fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.seed, f.scale, f.repeat)
 	}
