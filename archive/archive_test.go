@@ -1,7 +1,9 @@
 package archive_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
@@ -512,6 +515,18 @@ func TestVerifyCrossChecksManifestAndTables(t *testing.T) {
 				return rows
 			})
 		}, []string{`summary.parquet: phase "rate-5000" of slow (#2, repetition 0), op GET: sustained true, but a phase with status ok at 4498 of 5000 ops/s is false`}},
+		{"a server sample's t edited", archivetest.Options{}, func(dir string) error {
+			return archive.EditTable(dir, archive.ServerStats, func(rows []archive.ServerStatRow) []archive.ServerStatRow {
+				rows[0].Time = rows[0].Time.Add(time.Second)
+				return rows
+			})
+		}, []string{`server_stats.parquet: phase "closed-1:10" of fast (#1, repetition 0): t 2026-12-01T10:00:06Z, but t_unix_ns 1796119205000000000`}},
+		{"an interval's t_start edited", archivetest.Options{}, func(dir string) error {
+			return archive.EditTable(dir, archive.IntervalsFile, func(rows []archive.IntervalRow) []archive.IntervalRow {
+				rows[0].WallStart = rows[0].WallStart.Add(-time.Hour)
+				return rows
+			})
+		}, []string{`intervals.parquet: phase "load" of fast (#0, repetition 0), interval 0: t_start 2026-12-01T09:00:00Z, but manifest.json's started + start_ns is 2026-12-01T10:00:00Z`}},
 		{"a capture left out of the manifest", archivetest.Options{}, func(dir string) error {
 			return archive.EditManifest(dir, func(m *archive.Manifest) { m.Systems[0].Files = nil })
 		}, []string{`systems/fast/info.txt: not among the files manifest.json lists for system fast`}},
@@ -595,5 +610,110 @@ func TestVerifyReadsOnlyTheArchive(t *testing.T) {
 				t.Fatalf("verify said\n  %s\nwant among them\n  %s", strings.Join(msgs, "\n  "), tc.want)
 			}
 		})
+	}
+}
+
+// Tables written before the timestamp columns (server and client stats' t,
+// intervals' t_start) still read, with those made from t_unix_ns and from the
+// phase's start; the archive still verifies, and its report is the same byte for
+// byte.
+func TestTablesWrittenBeforeTheTimestampColumns(t *testing.T) {
+	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{Soak: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type times struct {
+		server, client, intervals []time.Time
+		report                    map[string][]byte
+	}
+	read := func() times {
+		t.Helper()
+		if errs := archive.Verify(dir); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		a, err := archive.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got times
+		ss, err := a.ServerStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ss {
+			got.server = append(got.server, r.Time)
+		}
+		cs, err := a.ClientStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range cs {
+			got.client = append(got.client, r.Time)
+		}
+		started := map[string]time.Time{}
+		for _, p := range a.Manifest.Phases {
+			started[fmt.Sprint(p.System, p.Index, p.Repetition)] = p.Started
+		}
+		err = a.EachInterval(func(r *archive.IntervalRow) error {
+			if want := started[fmt.Sprint(r.System, r.PhaseIndex, r.Repetition)].Add(time.Duration(r.StartNs)); !r.WallStart.Equal(want) {
+				t.Errorf("%s %s interval %d: t_start %s, want %s", r.System, r.Phase, r.Interval, r.WallStart, want)
+			}
+			got.intervals = append(got.intervals, r.WallStart)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, _, err := report.Render(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.report = map[string][]byte{}
+		for _, f := range files {
+			got.report[f.Name] = f.Data
+		}
+		return got
+	}
+	now := read()
+	if len(now.server) == 0 || len(now.client) == 0 || len(now.intervals) == 0 {
+		t.Fatalf("%d server, %d client samples, %d intervals", len(now.server), len(now.client), len(now.intervals))
+	}
+	for _, drop := range []struct{ table, column string }{
+		{archive.ServerStats, "t"}, {archive.ClientStats, "t"}, {archive.IntervalsFile, "t_start"},
+	} {
+		if err := archive.DropColumns(dir, drop.table, drop.column); err != nil {
+			t.Fatal(err)
+		}
+		// A row type that needs the column no longer reads the table.
+		type needs struct {
+			T time.Time `parquet:"t"`
+		}
+		type needsStart struct {
+			T time.Time `parquet:"t_start"`
+		}
+		var err error
+		if drop.column == "t" {
+			err = archive.EditTable(dir, drop.table, func(r []needs) []needs { return r })
+		} else {
+			err = archive.EditTable(dir, drop.table, func(r []needsStart) []needsStart { return r })
+		}
+		if err == nil || !strings.Contains(err.Error(), "is missing") {
+			t.Fatalf("%s still has %s: %v", drop.table, drop.column, err)
+		}
+	}
+	before := read()
+	same := func(a, b []time.Time) bool {
+		return slices.EqualFunc(a, b, func(x, y time.Time) bool { return x.Equal(y) })
+	}
+	if !same(now.server, before.server) || !same(now.client, before.client) || !same(now.intervals, before.intervals) {
+		t.Errorf("times read from the columns and made without them differ")
+	}
+	if len(before.report) != len(now.report) {
+		t.Fatalf("%d report files, %d before", len(before.report), len(now.report))
+	}
+	for name, data := range now.report {
+		if !bytes.Equal(data, before.report[name]) {
+			t.Errorf("%s differs without the timestamp columns", name)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,8 +23,10 @@ import (
 // The archive's Parquet tables are slices of structs whose fields carry a
 // `parquet:"column"` tag (`parquet:"column,optional"` for a column added later, which
 // older tables lack): string, int, int64, float64, bool, *bool and *float64
-// (nullable) and []byte; embedded structs contribute their columns in place. One codec writes and
-// reads them all, so that the writer, the reader and the CSV export cannot drift apart.
+// (nullable), []byte, and time.Time (a Parquet timestamp in nanoseconds, UTC, for
+// analysis tools; nullable: the zero time is null); embedded structs contribute
+// their columns in place. One codec writes and reads them all, so that the writer,
+// the reader and the CSV export cannot drift apart.
 
 type column struct {
 	name     string
@@ -39,7 +42,12 @@ var (
 	boolPtr  = reflect.TypeOf((*bool)(nil))
 	floatPtr = reflect.TypeOf((*float64)(nil))
 	bytesT   = reflect.TypeOf([]byte(nil))
+	timeT    = reflect.TypeOf(time.Time{})
 )
+
+// timestampNs is the type of time.Time columns: timestamp[ns, tz=UTC], which the
+// Parquet file holds as TIMESTAMP(NANOS, isAdjustedToUTC=true).
+var timestampNs = arrow.FixedWidthTypes.Timestamp_ns
 
 func columns(t reflect.Type) ([]column, error) {
 	var cols []column
@@ -69,6 +77,8 @@ func columns(t reflect.Type) ([]column, error) {
 			c.typ, c.nullable = arrow.PrimitiveTypes.Float64, true
 		case f.Type == bytesT:
 			c.typ = arrow.BinaryTypes.Binary
+		case f.Type == timeT:
+			c.typ, c.nullable = timestampNs, true
 		default:
 			switch f.Type.Kind() {
 			case reflect.String:
@@ -86,6 +96,13 @@ func columns(t reflect.Type) ([]column, error) {
 		cols = append(cols, c)
 	}
 	return cols, nil
+}
+
+// deriver is a row type with columns derived from others (a timestamp from its
+// nanoseconds): derive fills them where they are zero, for rows read from a spool,
+// which does not hold them, or from a table written before they were added.
+type deriver interface {
+	derive()
 }
 
 // tableWriter writes a table in batches, so that a table of any size is written
@@ -159,6 +176,12 @@ func (t *tableWriter) write(rows any) error {
 				}
 			case *array.BinaryBuilder:
 				fb.Append(v.Bytes())
+			case *array.TimestampBuilder:
+				if t := v.Interface().(time.Time); t.IsZero() {
+					fb.AppendNull()
+				} else {
+					fb.Append(arrow.Timestamp(t.UnixNano()))
+				}
 			case *array.BooleanBuilder:
 				if c.nullable {
 					if v.IsNil() {
@@ -323,6 +346,11 @@ func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.V
 					return err
 				}
 			}
+			if _, ok := reflect.New(rowType).Interface().(deriver); ok {
+				for i := range n {
+					rows.Index(i).Addr().Interface().(deriver).derive()
+				}
+			}
 			return nil
 		})
 		if err != nil {
@@ -372,6 +400,10 @@ func fillColumn(rows reflect.Value, c column, col arrow.Array) error {
 			}
 		case *array.Binary:
 			v.SetBytes(append([]byte(nil), a.Value(i)...))
+		case *array.Timestamp:
+			if !a.IsNull(i) {
+				v.Set(reflect.ValueOf(time.Unix(0, int64(a.Value(i))).UTC()))
+			}
 		case *array.Boolean:
 			if c.nullable {
 				if !a.IsNull(i) {
@@ -422,6 +454,11 @@ func writeCSV(w io.Writer, rows any) error {
 				rec[i] = strconv.FormatFloat(v.Float(), 'f', -1, 64)
 			case reflect.Bool:
 				rec[i] = strconv.FormatBool(v.Bool())
+			case reflect.Struct: // time.Time
+				rec[i] = ""
+				if t := v.Interface().(time.Time); !t.IsZero() {
+					rec[i] = t.UTC().Format(time.RFC3339Nano)
+				}
 			case reflect.Pointer:
 				rec[i] = ""
 				switch {

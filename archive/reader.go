@@ -109,7 +109,14 @@ func Open(dir string) (*Archive, error) {
 // Intervals reads intervals.parquet.
 func (a *Archive) Intervals() ([]IntervalRow, error) {
 	var rows []IntervalRow
-	return rows, a.readTable(IntervalsFile, &rows)
+	if err := a.readTable(IntervalsFile, &rows); err != nil {
+		return nil, err
+	}
+	starts := phaseStarts(&a.Manifest)
+	for i := range rows {
+		rows[i].setWallStart(starts)
+	}
+	return rows, nil
 }
 
 // Probe reads probe.parquet.
@@ -133,7 +140,11 @@ func (a *Archive) ClientStats() ([]ClientStatRow, error) {
 // EachInterval calls fn with every row of intervals.parquet, in order, holding one
 // batch of rows at a time.
 func (a *Archive) EachInterval(fn func(*IntervalRow) error) error {
-	return eachRow(a, IntervalsFile, fn)
+	starts := phaseStarts(&a.Manifest)
+	return eachRow(a, IntervalsFile, func(r *IntervalRow) error {
+		r.setWallStart(starts)
+		return fn(r)
+	})
 }
 
 // EachProbe calls fn with every row of probe.parquet, in order.

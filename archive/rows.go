@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -96,16 +97,20 @@ type SummaryRow struct {
 	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
 }
 
-// IntervalRow is one phase x interval x op of intervals.parquet.
+// IntervalRow is one phase x interval x op of intervals.parquet. StartNs and EndNs
+// are phase time, from the phase's start (manifest phases[].started); WallStart is
+// the interval's start as a time of day, that start plus StartNs, for joins with
+// the server and client stats by time.
 type IntervalRow struct {
-	System     string `parquet:"system"`
-	PhaseIndex int    `parquet:"phase_index"`
-	Phase      string `parquet:"phase"`
-	Repetition int    `parquet:"repetition"`
-	Interval   int    `parquet:"interval"`
-	StartNs    int64  `parquet:"start_ns"`
-	EndNs      int64  `parquet:"end_ns"`
-	Op         string `parquet:"op"`
+	System     string    `parquet:"system"`
+	PhaseIndex int       `parquet:"phase_index"`
+	Phase      string    `parquet:"phase"`
+	Repetition int       `parquet:"repetition"`
+	Interval   int       `parquet:"interval"`
+	StartNs    int64     `parquet:"start_ns"`
+	EndNs      int64     `parquet:"end_ns"`
+	WallStart  time.Time `parquet:"t_start,optional" json:"-"` // see setWallStart
+	Op         string    `parquet:"op"`
 	Counts
 	RespP50  int64  `parquet:"resp_p50_ns"`
 	RespP99  int64  `parquet:"resp_p99_ns"`
@@ -206,6 +211,27 @@ func intervalRows(id phaseID, iv *core.IntervalReport, open bool) []IntervalRow 
 	return rows
 }
 
+// phaseStarts are the wall-clock starts of a manifest's phases (the first entry of
+// a phase listed twice, as verify reads it).
+func phaseStarts(m *Manifest) map[phaseKey]time.Time {
+	starts := make(map[phaseKey]time.Time, len(m.Phases))
+	for i := range m.Phases {
+		p := &m.Phases[i]
+		if _, dup := starts[keyOfPhase(p)]; !dup {
+			starts[keyOfPhase(p)] = p.Started
+		}
+	}
+	return starts
+}
+
+// setWallStart sets the interval's wall-clock start, when it has none (a spooled
+// row, or one of a table written before t_start was), from its phase's start.
+func (r *IntervalRow) setWallStart(starts map[phaseKey]time.Time) {
+	if s := starts[phaseKey{r.System, r.PhaseIndex, r.Repetition}]; r.WallStart.IsZero() && !s.IsZero() {
+		r.WallStart = s.Add(time.Duration(r.StartNs)).UTC()
+	}
+}
+
 // opInterval is the inverse of intervalRows for one row, with the histograms that
 // recovery merges (percentiles are not needed for that).
 func (r *IntervalRow) opInterval() (core.OpInterval, error) {
@@ -241,18 +267,21 @@ func probeRows(id phaseID, iv *core.IntervalReport) []ProbeRow {
 	return rows
 }
 
-// ServerStatRow is one counter of one server-stats sample, in long format.
+// ServerStatRow is one counter of one server-stats sample, in long format. The
+// sample's time is in two columns: t_unix_ns, as every version 1 archive has it,
+// and t, the same as a timestamp (ns, UTC) for analysis tools, added later.
 type ServerStatRow struct {
-	TimeUnixNs int64    `parquet:"t_unix_ns"`
-	System     string   `parquet:"system"`
-	PhaseIndex int      `parquet:"phase_index"`
-	Phase      string   `parquet:"phase"`
-	Repetition int      `parquet:"repetition"`
-	Point      string   `parquet:"point"` // before, during or after the phase
-	Section    string   `parquet:"section"`
-	Key        string   `parquet:"key"`
-	Value      string   `parquet:"value"`
-	ValueFloat *float64 `parquet:"value_float"` // when the value is a number
+	TimeUnixNs int64     `parquet:"t_unix_ns"`
+	Time       time.Time `parquet:"t,optional" json:"-"` // derived from TimeUnixNs
+	System     string    `parquet:"system"`
+	PhaseIndex int       `parquet:"phase_index"`
+	Phase      string    `parquet:"phase"`
+	Repetition int       `parquet:"repetition"`
+	Point      string    `parquet:"point"` // before, during or after the phase
+	Section    string    `parquet:"section"`
+	Key        string    `parquet:"key"`
+	Value      string    `parquet:"value"`
+	ValueFloat *float64  `parquet:"value_float"` // when the value is a number
 }
 
 func serverStatRows(p *core.PhaseRun) []ServerStatRow {
@@ -264,7 +293,7 @@ func serverStatRows(p *core.PhaseRun) []ServerStatRow {
 			if !ok {
 				section, key = "", k
 			}
-			row := ServerStatRow{TimeUnixNs: smp.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+			row := ServerStatRow{TimeUnixNs: smp.At.UnixNano(), Time: smp.At.UTC(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
 				Repetition: p.Repetition, Point: smp.Point, Section: section, Key: key, Value: v}
 			if f, err := strconv.ParseFloat(v, 64); err == nil {
 				row.ValueFloat = &f
@@ -275,23 +304,37 @@ func serverStatRows(p *core.PhaseRun) []ServerStatRow {
 	return rows
 }
 
-// ClientStatRow is one sample of a client process.
+// ClientStatRow is one sample of a client process; its time is in two columns, as
+// a ServerStatRow's.
 type ClientStatRow struct {
-	TimeUnixNs int64   `parquet:"t_unix_ns"`
-	System     string  `parquet:"system"`
-	PhaseIndex int     `parquet:"phase_index"`
-	Phase      string  `parquet:"phase"`
-	Repetition int     `parquet:"repetition"`
-	Process    string  `parquet:"process"` // cmpbench (the host) or plugin
-	Pid        int     `parquet:"pid"`
-	CPUPercent float64 `parquet:"cpu_percent"` // 100 = one core
-	RSSBytes   int64   `parquet:"rss_bytes"`
+	TimeUnixNs int64     `parquet:"t_unix_ns"`
+	Time       time.Time `parquet:"t,optional" json:"-"` // derived from TimeUnixNs
+	System     string    `parquet:"system"`
+	PhaseIndex int       `parquet:"phase_index"`
+	Phase      string    `parquet:"phase"`
+	Repetition int       `parquet:"repetition"`
+	Process    string    `parquet:"process"` // cmpbench (the host) or plugin
+	Pid        int       `parquet:"pid"`
+	CPUPercent float64   `parquet:"cpu_percent"` // 100 = one core
+	RSSBytes   int64     `parquet:"rss_bytes"`
+}
+
+func (r *ServerStatRow) derive() { r.Time = timeOf(r.Time, r.TimeUnixNs) }
+
+func (r *ClientStatRow) derive() { r.Time = timeOf(r.Time, r.TimeUnixNs) }
+
+// timeOf is t, or when that is zero the time of unixNs, in UTC.
+func timeOf(t time.Time, unixNs int64) time.Time {
+	if t.IsZero() {
+		return time.Unix(0, unixNs).UTC()
+	}
+	return t
 }
 
 func clientStatRows(p *core.PhaseRun) []ClientStatRow {
 	rows := make([]ClientStatRow, len(p.ClientStats))
 	for i, s := range p.ClientStats {
-		rows[i] = ClientStatRow{TimeUnixNs: s.At.UnixNano(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
+		rows[i] = ClientStatRow{TimeUnixNs: s.At.UnixNano(), Time: s.At.UTC(), System: p.System, PhaseIndex: p.Index, Phase: p.Spec.Name,
 			Repetition: p.Repetition, Process: s.Process, Pid: s.Pid, CPUPercent: s.CPUPercent, RSSBytes: int64(s.RSSBytes)}
 	}
 	return rows

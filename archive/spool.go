@@ -111,6 +111,9 @@ func readSpoolSized[T any](path string, from int64, fn func(*T, int) error) erro
 		if err := json.Unmarshal(bytes.TrimSpace(line), &row); err != nil {
 			return fmt.Errorf("%s:%d: %w", filepath.Base(path), n, err)
 		}
+		if d, ok := any(&row).(deriver); ok {
+			d.derive()
+		}
 		if err := fn(&row, len(line)); err != nil {
 			return err
 		}
@@ -119,8 +122,8 @@ func readSpoolSized[T any](path string, from int64, fn func(*T, int) error) erro
 
 // spoolToTable writes the rows of a spool file into a Parquet table, a row group
 // at a time: at most maxGroupRows rows or about maxGroupBytes of spooled rows,
-// whichever comes first.
-func spoolToTable[T any](spoolPath, tablePath string, meta map[string]string) error {
+// whichever comes first. prepare, when not nil, completes each row first.
+func spoolToTable[T any](spoolPath, tablePath string, meta map[string]string, prepare func(*T)) error {
 	const maxGroupRows, maxGroupBytes = 65536, 8 << 20
 	t, err := createTable[T](tablePath, meta)
 	if err != nil {
@@ -129,6 +132,9 @@ func spoolToTable[T any](spoolPath, tablePath string, meta map[string]string) er
 	var rows []T
 	var bytes int
 	err = readSpoolSized(spoolPath, 0, func(r *T, size int) error {
+		if prepare != nil {
+			prepare(r)
+		}
 		rows = append(rows, *r)
 		bytes += size
 		if len(rows) == maxGroupRows || bytes >= maxGroupBytes {

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -381,8 +382,13 @@ func (c *checker) intervals() {
 	c.seen = map[phaseKey]map[int]bool{}
 	err := c.a.EachInterval(func(r *IntervalRow) error {
 		ref := tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition}
-		if c.phase(IntervalsFile, ref) == nil {
+		p := c.phase(IntervalsFile, ref)
+		if p == nil {
 			return nil
+		}
+		if want := p.Started.Add(time.Duration(r.StartNs)); !p.Started.IsZero() && !r.WallStart.Equal(want) {
+			c.add("%s: %s, interval %d: t_start %s, but %s's started + start_ns is %s", IntervalsFile, ref, r.Interval,
+				r.WallStart.Format(time.RFC3339Nano), ManifestFile, want.UTC().Format(time.RFC3339Nano))
 		}
 		k := ref.key()
 		if c.sums[k] == nil {
@@ -471,8 +477,17 @@ func (c *checker) otherTables() {
 	}); err != nil {
 		c.add("%v", err)
 	}
+	// t is t_unix_ns as a timestamp (read from a table written before t was, it
+	// is made from t_unix_ns).
+	sameTime := func(table string, ref tableRef, t time.Time, unixNs int64) {
+		if t.UnixNano() != unixNs {
+			c.add("%s: %s: t %s, but t_unix_ns %d", table, ref, t.Format(time.RFC3339Nano), unixNs)
+		}
+	}
 	if err := c.a.EachServerStat(func(r *ServerStatRow) error {
-		c.phase(ServerStats, tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition})
+		ref := tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition}
+		c.phase(ServerStats, ref)
+		sameTime(ServerStats, ref, r.Time, r.TimeUnixNs)
 		return nil
 	}); err != nil {
 		c.add("%v", err)
@@ -482,7 +497,9 @@ func (c *checker) otherTables() {
 		c.add("%v", err)
 	}
 	for _, r := range rows {
-		c.phase(ClientStats, tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition})
+		ref := tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition}
+		c.phase(ClientStats, ref)
+		sameTime(ClientStats, ref, r.Time, r.TimeUnixNs)
 	}
 }
 

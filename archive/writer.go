@@ -437,16 +437,19 @@ func (w *Writer) Finish(status core.RunStatus, ended time.Time) (*Archive, error
 	}
 	meta := map[string]string{"cmpbench.run_id": w.m.RunID, "cmpbench.format_version": strconv.Itoa(FormatVersion)}
 	spoolPath := func(name string) string { return filepath.Join(w.dir, SpoolDir, name) }
+	// An interval's wall-clock start is its phase's, as the manifest has it now
+	// that every phase has ended, plus its start in phase time.
+	starts := phaseStarts(&w.m)
 	for _, t := range []struct {
 		table string
 		write func(string, string, map[string]string) error
 		spool string
 	}{
-		{SummaryFile, spoolToTable[SummaryRow], spoolSummary},
-		{IntervalsFile, spoolToTable[IntervalRow], spoolIntervals},
-		{ProbeFile, spoolToTable[ProbeRow], spoolProbe},
-		{ServerStats, spoolToTable[ServerStatRow], spoolServerStats},
-		{ClientStats, spoolToTable[ClientStatRow], spoolClientStats},
+		{SummaryFile, tableOf[SummaryRow](nil), spoolSummary},
+		{IntervalsFile, tableOf(func(r *IntervalRow) { r.setWallStart(starts) }), spoolIntervals},
+		{ProbeFile, tableOf[ProbeRow](nil), spoolProbe},
+		{ServerStats, tableOf[ServerStatRow](nil), spoolServerStats},
+		{ClientStats, tableOf[ClientStatRow](nil), spoolClientStats},
 	} {
 		if err := t.write(spoolPath(t.spool), filepath.Join(w.dir, t.table), meta); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.table, err)
@@ -461,6 +464,13 @@ func (w *Writer) Finish(status core.RunStatus, ended time.Time) (*Archive, error
 		return nil, err
 	}
 	return a, nil
+}
+
+// tableOf is spoolToTable of rows of type T, each completed by prepare.
+func tableOf[T any](prepare func(*T)) func(string, string, map[string]string) error {
+	return func(spool, table string, meta map[string]string) error {
+		return spoolToTable(spool, table, meta, prepare)
+	}
 }
 
 // AddFile writes a generated file (report, chart) into the archive before Commit.

@@ -19,6 +19,7 @@ import (
 
 func newRerunCmd(g *globals) *cobra.Command {
 	var systems []string
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "rerun ARCHIVE [--systems a,b]",
 		Short: "Run an archived run again: same suite text, seed, scale, repetitions and system definitions; then compare",
@@ -30,14 +31,15 @@ differs from the archived one, and ends with the compare of the two archives.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRerun(cmd.Context(), g, args[0], systems, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runRerun(cmd.Context(), g, args[0], systems, quiet, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringSliceVar(&systems, "systems", nil, "only these of the archived systems (default: all, in the archived order)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress and no tables of the run: only warnings, errors, the lines naming the new archive and the compare")
 	return cmd
 }
 
-func runRerun(ctx context.Context, g *globals, dir string, only []string, stdout, stderr io.Writer) error {
+func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet bool, stdout, stderr io.Writer) error {
 	a, err := archive.Open(dir)
 	if err != nil {
 		return badInput{err}
@@ -73,8 +75,10 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, stdout
 	if err != nil {
 		return badInput{err}
 	}
-	f := &runFlags{systems: names, scale: m.Scale, seed: m.Seed, repeat: max(1, m.Repeat), stats: runner.DefaultStatsInterval}
-	fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.seed, f.scale, f.repeat)
+	f := &runFlags{systems: names, scale: m.Scale, seed: m.Seed, repeat: max(1, m.Repeat), stats: runner.DefaultStatsInterval, processes: 1, quiet: quiet}
+	if !quiet {
+		fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.seed, f.scale, f.repeat)
+	}
 	newDir, runErr := runSuite(ctx, g, f, suite, systems, stdout, stderr)
 	if newDir == "" {
 		return runErr

@@ -40,6 +40,7 @@ type runFlags struct {
 	repeat  int
 	stats   time.Duration
 	dryRun  bool
+	quiet   bool
 	// A shard of a run on several processes: --shard I/N, --start-at, --sync-dir.
 	shard   string
 	startAt string
@@ -67,6 +68,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.repeat, "repeat", 1, "run each measured phase this many times; the report shows the median and the spread")
 	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress and no tables: only warnings, errors and the lines naming the archive and its report")
 	fl.StringVar(&f.shard, "shard", "", "run shard I of N (0-based, e.g. 0/3) of the plan: its share of every phase's connections, rate and ops; `cmpbench merge` combines the shards' archives")
 	fl.StringVar(&f.startAt, "start-at", "", "with --shard: when the first phase starts on every shard (RFC 3339, e.g. 2026-12-03T10:00:00Z)")
 	fl.IntVar(&f.processes, "processes", 1, "plugin processes that generate each system's load together, each a share of every phase's connections, merged as they run (for client machines where one process stops scaling)")
@@ -350,7 +352,9 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 			return "", inputErr("--sync-dir %s: %w", dir, err)
 		}
 		meeting = runner.DirMeeting{Dir: dir, Shard: p.Shard}
-		fmt.Fprintf(stderr, "shard %s of plan %s: the shards meet in %s; the first phase starts at %s\n", p.Shard, h.Shard.PlanHash, dir, sh.startAt.Format(time.RFC3339))
+		if !f.quiet {
+			fmt.Fprintf(stderr, "shard %s of plan %s: the shards meet in %s; the first phase starts at %s\n", p.Shard, h.Shard.PlanHash, dir, sh.startAt.Format(time.RFC3339))
+		}
 	}
 	w, err := archive.Create(out, h, red)
 	if err != nil {
@@ -370,8 +374,9 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	}
 	defer os.RemoveAll(work)
 
-	fmt.Fprintf(stderr, "cmpbench run %s: suite %s, systems %s, %d phases; writing %s\n", runID, suite.Name, strings.Join(names, ", "), len(p.Steps), w.Dir())
-	prog := newProgress(stderr, red)
+	prog := newProgress(stderr, p, red, f.quiet)
+	defer prog.Close()
+	prog.Note(fmt.Sprintf("cmpbench run %s: suite %s, systems %s, %d phases; writing %s", runID, suite.Name, strings.Join(names, ", "), len(p.Steps), w.Dir()))
 	es, warnings := estimates(p, systems, measureRoom(work))
 	for _, e := range es {
 		prog.Note(fmt.Sprintf("%s: estimate: %s", e.System, e))
@@ -395,6 +400,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		cfg.StartAt = sh.startAt
 	}
 	res := runner.Run(ctx, cfg)
+	prog.Close() // what follows goes below the bars
 	if res.SinkError != "" {
 		return "", fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, w.Dir(), w.Dir())
 	}
@@ -402,7 +408,9 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err != nil {
 		return "", fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, w.Dir(), w.Dir())
 	}
-	stdout.Write(tables)
+	if !f.quiet {
+		stdout.Write(tables)
+	}
 	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", runID, res.Status, dir, filepath.Join(dir, archive.ReportFile))
 	if res.Status != core.RunComplete {
 		return dir, errFailed

@@ -59,32 +59,44 @@ type Estimate struct {
 // the data written to the server. It is the same for every system of a plan but for
 // the name: the phases are.
 func (p *Plan) Estimate(system string) Estimate {
-	e := Estimate{System: system}
-	written := keyRanges{}
-	ladderStart := map[string]int{} // the index of each ladder's first step
+	var steps []Step
 	for _, st := range p.Steps {
-		if st.System != system {
-			continue
+		if st.System == system {
+			steps = append(steps, st)
 		}
+	}
+	e := EstimateSteps(steps)
+	e.System = system
+	return e
+}
+
+// EstimateSteps works out what steps of a plan take, in the order they run: one
+// system's (Estimate), or those a run has still to go through (its ETA). System is
+// that of the first step. Bytes counts what the steps write as if no step before
+// them had written anything.
+func EstimateSteps(steps []Step) Estimate {
+	var e Estimate
+	if len(steps) > 0 {
+		e.System = steps[0].System
+	}
+	written := keyRanges{}
+	type ladderOf struct{ system, name string }
+	ladderStart := map[ladderOf]int{} // the index of each ladder's first step
+	for _, st := range steps {
 		s := st.Spec
-		e.MaxWall += s.Duration + PhaseOverhead
-		least := s.Duration
-		if s.Ops > 0 {
-			least = 0
-			if s.OpenLoop() {
-				least = min(s.Duration, time.Duration(float64(s.Ops)/s.Rate*float64(time.Second)))
-			}
-		}
+		least, most := Wall(s)
+		e.MaxWall += most
 		mayRun := true
 		if l := st.Ladder; l.Name != "" && l.StopAfterNS > 0 {
-			if _, ok := ladderStart[l.Name]; !ok {
-				ladderStart[l.Name] = st.Index
+			k := ladderOf{st.System, l.Name}
+			if _, ok := ladderStart[k]; !ok {
+				ladderStart[k] = st.Index
 			}
-			mayRun = st.Index-ladderStart[l.Name] < l.StopAfterNS
+			mayRun = st.Index-ladderStart[k] < l.StopAfterNS
 			e.MayStop = e.MayStop || !mayRun
 		}
 		if mayRun {
-			e.MinWall += least + PhaseOverhead
+			e.MinWall += least
 		}
 
 		ops, known := phaseOps(s)
@@ -100,6 +112,47 @@ func (p *Plan) Estimate(system string) Estimate {
 		}
 	}
 	return e
+}
+
+// Wall bounds the time a phase takes, PhaseOverhead included. The most is its
+// duration. A load, or any phase with an op count, ends when its count is done,
+// usually well before its time bound: the least counts it for nothing in a closed
+// loop and for count/rate at a fixed rate.
+func Wall(s core.PhaseSpec) (least, most time.Duration) {
+	least = s.Duration
+	if s.Ops > 0 {
+		least = 0
+		if s.OpenLoop() {
+			least = min(s.Duration, time.Duration(float64(s.Ops)/s.Rate*float64(time.Second)))
+		}
+	}
+	return least + PhaseOverhead, s.Duration + PhaseOverhead
+}
+
+// Left bounds the time a running phase still takes, elapsed into it with done of
+// its operations issued, PhaseOverhead included as in Wall. A phase without an op
+// count runs for its duration. One with an op count ends when its count is done, at
+// the latest at its duration: before any operation, as Wall says of what is left;
+// after, the rate so far says when, and both bounds are that.
+func Left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
+	least, most = left(s, elapsed, done)
+	return least + PhaseOverhead, most + PhaseOverhead
+}
+
+func left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
+	most = max(0, s.Duration-elapsed)
+	switch {
+	case s.Ops <= 0:
+		return most, most
+	case done >= s.Ops:
+		return 0, 0
+	case done > 0 && elapsed > 0:
+		projected := time.Duration(float64(elapsed) * float64(s.Ops-done) / float64(done))
+		return min(projected, most), min(projected, most)
+	}
+	least, _ = Wall(s)
+	least = max(0, least-PhaseOverhead-elapsed)
+	return min(least, most), most
 }
 
 // phaseOps is how many operations a phase's workload does, when that is known.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
@@ -203,5 +204,70 @@ func TestFormatBytesAndCount(t *testing.T) {
 		if got := FormatCount(n); got != want {
 			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// What is left of a running phase: the rest of its duration, or of its op count at
+// the rate so far, whichever ends first; and what happens around it (PhaseOverhead).
+func TestLeft(t *testing.T) {
+	const s = time.Second
+	timed := core.PhaseSpec{Duration: 10 * s}
+	counted := core.PhaseSpec{Duration: 60 * s, Ops: 1000}
+	fixed := core.PhaseSpec{Duration: 60 * s, Ops: 1000, Rate: 100}
+	for _, tc := range []struct {
+		name        string
+		spec        core.PhaseSpec
+		elapsed     time.Duration
+		done        int64
+		least, most time.Duration
+	}{
+		{"time-bounded, under way", timed, 4 * s, 123, 6 * s, 6 * s},
+		{"time-bounded, past its duration", timed, 11 * s, 0, 0, 0},
+		{"counted, closed loop, nothing done yet", counted, 0, 0, 0, 60 * s},
+		// 250 in 2 s: 750 more take 6 s.
+		{"counted, closed loop, under way", counted, 2 * s, 250, 6 * s, 6 * s},
+		// 100 in 50 s: 900 more would take 450 s, but the phase ends at 60 s.
+		{"counted, slower than its bound", counted, 50 * s, 100, 10 * s, 10 * s},
+		{"counted, done", counted, 3 * s, 1000, 0, 0},
+		// 1000 at 100/s: 10 s, 2 s of which have gone.
+		{"counted, fixed rate, nothing done yet", fixed, 2 * s, 0, 8 * s, 58 * s},
+	} {
+		least, most := Left(tc.spec, tc.elapsed, tc.done)
+		if least != tc.least+PhaseOverhead || most != tc.most+PhaseOverhead {
+			t.Errorf("%s: %s to %s, want %s to %s and PhaseOverhead", tc.name, least, most, tc.least, tc.most)
+		}
+	}
+}
+
+// The steps a run has still to go through, for its ETA: the rest of one system's
+// phases, then the next system's, whose ladders are its own.
+func TestEstimateSteps(t *testing.T) {
+	data, _ := suites.Get("smoke")
+	su, _ := ParseSuite("smoke.yaml", data)
+	p, err := Build(su, []string{"a", "b"}, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's two 5 s phases and b's three: 10 + 19 s to 10 + 79 s, with 3 s each.
+	e := EstimateSteps(p.Steps[1:])
+	if e.System != "a" || e.MinWall != 16*time.Second+p.Estimate("b").MinWall || e.MaxWall != 16*time.Second+p.Estimate("b").MaxWall {
+		t.Errorf("smoke after a's load: %s, %s to %s", e.System, e.MinWall, e.MaxWall)
+	}
+
+	data, _ = suites.Get("latency")
+	su, _ = ParseSuite("latency.yaml", data)
+	p, err = Build(su, []string{"a", "b"}, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(p.Steps) / 2
+	from := half / 2 // in the middle of one of a's ladders
+	got := EstimateSteps(p.Steps[from:])
+	want := EstimateSteps(p.Steps[from:half]).MinWall + p.Estimate("b").MinWall
+	if got.MinWall != want {
+		t.Errorf("latency from a's step %d: at least %s, want %s (a's rest and all of b)", from, got.MinWall, want)
+	}
+	if all := EstimateSteps(p.Steps); all.MaxWall != p.Estimate("a").MaxWall+p.Estimate("b").MaxWall {
+		t.Errorf("the whole run: at most %s", all.MaxWall)
 	}
 }

@@ -107,3 +107,26 @@ func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 		t.Errorf("why: %s", why)
 	}
 }
+
+type noteTaker struct {
+	nopObserver
+	notes, prompts []string
+}
+
+func (o *noteTaker) Note(m string) { o.notes = append(o.notes, m) }
+
+type prompted struct{ noteTaker }
+
+func (o *prompted) Prompt(m string) { o.prompts = append(o.prompts, m) }
+
+// What the user must do now reaches a Prompter as a prompt, any other observer as a
+// note.
+func TestPromptFallsBackToNote(t *testing.T) {
+	n := &noteTaker{}
+	prompt(n, "restart it")
+	p := &prompted{}
+	prompt(p, "restart it")
+	if len(n.notes) != 1 || len(p.prompts) != 1 || len(p.notes) != 0 {
+		t.Fatalf("observer: notes %q; prompter: notes %q, prompts %q", n.notes, p.notes, p.prompts)
+	}
+}

@@ -69,6 +69,22 @@ type Observer interface {
 	Warn(msg string) // what went wrong without failing the run
 }
 
+// Prompter is an Observer that shows what the user must do now (restart a server
+// by hand) apart from its notes, which it may not show: a quiet display. An
+// Observer that is not one is told it as a Note.
+type Prompter interface {
+	Prompt(msg string)
+}
+
+// prompt tells the observer what the user must do now.
+func prompt(o Observer, msg string) {
+	if p, ok := o.(Prompter); ok {
+		p.Prompt(msg)
+		return
+	}
+	o.Note(msg)
+}
+
 // Config is one run.
 type Config struct {
 	RunID    string
@@ -598,7 +614,7 @@ func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) str
 	if len(nodes) == 0 {
 		return fmt.Sprintf("restart check: the %s adapter reports neither uptime nor instance, so cmpbench cannot tell when %s has restarted", r.info.Adapter, r.info.Name)
 	}
-	r.cfg.Observer.Note(fmt.Sprintf("%s: restart check: restart the server now (every node: %d); cmpbench waits up to %s, notices the restart from the server's uptime, waits until it is ready and validates the data again", r.info.Name, len(nodes), wait))
+	prompt(r.cfg.Observer, fmt.Sprintf("%s: restart check: restart the server now (every node: %d); cmpbench waits up to %s, notices the restart from the server's uptime, waits until it is ready and validates the data again", r.info.Name, len(nodes), wait))
 	// A node has restarted once a sample shows it against the first sample or the
 	// one before it.
 	all := core.NotRestarted(before, before)
