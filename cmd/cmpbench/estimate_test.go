@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,7 +81,9 @@ func TestRunStartPrintsEstimate(t *testing.T) {
 	writeFile(t, dir, "cmpbench.yaml", "systems:\n  x: {adapter: resp, provision: {command: [/nonexistent/server, --port, \"{port}\"]}}\n")
 	r := cli(t, dir, nil, "run", "--systems", "x", "--suite", "smoke", "--scale", "0.1")
 	want := "\nx: estimate: time 11s to 1m11s; 6,000 ops + as many as the system serves in 1 closed-loop phase; writes 263.0 kB\nx: load failed"
-	if r.code != 1 || !strings.Contains(r.stderr, want) {
+	// Off a terminal every line starts with its time.
+	stderr := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ `).ReplaceAllString(r.stderr, "")
+	if r.code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, no %q in\n%s", r.code, want, r.stderr)
 	}
 }

@@ -1,0 +1,162 @@
+package archive
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+// shardArchive writes shard index of count: one fixed-rate phase of its share of
+// the target rate, one second long, in which ok GETs succeeded at latency lat.
+func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate float64, ok int64, lat int64) string {
+	t.Helper()
+	h := Header{RunID: fmt.Sprintf("shard%dof%d-seed%d", index, count, seed), Seed: seed, Scale: 1, Repeat: 1, Started: time.Unix(1_780_000_000, 0).UTC(),
+		Suite:   SuiteInfo{Name: "s", YAML: "name: s\n"},
+		Systems: []SystemInfo{{Name: "r", Adapter: "resp", Definition: map[string]any{"endpoint": "127.0.0.1:1"}}},
+	}
+	h.Shard = &ShardInfo{Count: count, Shards: []int{index}, PlanHash: PlanHash(h, count), StartAt: h.Started}
+	w, err := Create(dir, h, &redact.Redactor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SystemStarted(core.SystemRun{Name: "r", Adapter: "resp", Endpoint: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	hist := core.NewHistogram()
+	for range ok {
+		_ = hist.RecordValue(lat)
+	}
+	l, err := core.Summarize(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := core.OpInterval{Op: core.OpGet, OK: ok, Response: l, Service: l}
+	spec := core.PhaseSpec{Name: "fixed", Kind: core.PhaseMeasured, Connections: 2, Rate: rate, Duration: time.Second, Interval: time.Second,
+		ConnBase: 2 * index, ConnTotal: 2 * count, StartAt: h.Started,
+		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 0, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}}}
+	p := &core.PhaseRun{System: "r", Spec: spec, Shape: "x"}
+	p.End.Started = h.Started
+	if err := w.PhaseStarted(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Interval(p, &core.IntervalReport{Index: 0, End: time.Second, Ops: []core.OpInterval{get}}); err != nil {
+		t.Fatal(err)
+	}
+	p.End = core.PhaseEnd{Status: core.StatusOK, Started: h.Started.Add(time.Duration(index) * time.Millisecond), Ended: h.Started.Add(time.Second), Elapsed: time.Second}
+	p.Intervals, p.Totals = 1, []core.OpInterval{get}
+	if err := w.PhaseEnded(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SystemEnded(core.SystemRun{Name: "r", Adapter: "resp", Endpoint: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(core.RunComplete, h.Started.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mergeDirs(t *testing.T, out string, dirs ...string) (*Archive, error) {
+	t.Helper()
+	found, err := ShardArchives(dirs)
+	if err != nil {
+		return nil, err
+	}
+	archives, shards, err := CheckShards(found)
+	if err != nil {
+		return nil, err
+	}
+	w, err := Merge(archives, shards, out, "merged", nil, BuildInfo{}, &redact.Redactor{})
+	if err != nil {
+		return nil, err
+	}
+	a, err := w.Finish(MergedStatus(archives), MergedEnd(archives))
+	if err != nil {
+		return nil, err
+	}
+	d, err := w.Commit()
+	if err != nil {
+		return nil, err
+	}
+	if errs := Verify(d); len(errs) > 0 {
+		t.Fatalf("the merge does not verify: %v", errs)
+	}
+	_ = a
+	return Open(d)
+}
+
+// NS is decided on the merged rate against the whole target, never on each
+// shard alone: a shard below its share is made up for by one above it, and two
+// shards each just above the line can together be below it only if they are.
+func TestMergeDecidesNSOnTheSum(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		ok        [2]int64 // each shard's successes in its 1 s, of a 1,000 ops/s share
+		sustained bool
+	}{
+		{"one short, the other ahead", [2]int64{900, 1100}, true},
+		{"both a little short", [2]int64{960, 970}, false},
+		{"both just above", [2]int64{975, 975}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a := shardArchive(t, dir, 0, 2, 1, 1000, tc.ok[0], 1000)
+			b := shardArchive(t, dir, 1, 2, 1, 1000, tc.ok[1], 9000)
+			m, err := mergeDirs(t, t.TempDir(), a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Summary) != 1 {
+				t.Fatalf("%d summary rows", len(m.Summary))
+			}
+			r := m.Summary[0]
+			if r.TargetRate != 2000 || r.Count != tc.ok[0]+tc.ok[1] || r.Sustained == nil || *r.Sustained != tc.sustained {
+				t.Errorf("merged: target %g, count %d, sustained %v; want 2000, %d, %v", r.TargetRate, r.Count, *r.Sustained, tc.ok[0]+tc.ok[1], tc.sustained)
+			}
+			// The p99 of the pooled histograms: above 99% of the values.
+			total := tc.ok[0] + tc.ok[1]
+			want := int64(1000)
+			if float64(tc.ok[1]) > 0.01*float64(total) {
+				want = 9000
+			}
+			if r.RespP99 < want-want/100 || r.RespP99 > want+want/100 {
+				t.Errorf("merged p99 %d, want about %d (the pooled histograms')", r.RespP99, want)
+			}
+			p := m.Manifest.Phases[0]
+			if p.Connections != 4 || len(p.Shards) != 2 || p.StartSkewNs != int64(time.Millisecond) {
+				t.Errorf("merged phase: %d connections, %d shards, skew %d", p.Connections, len(p.Shards), p.StartSkewNs)
+			}
+		})
+	}
+}
+
+func TestMergeRefusesWhatIsNotOnePlan(t *testing.T) {
+	dir := t.TempDir()
+	a := shardArchive(t, dir, 0, 2, 1, 1000, 1000, 1000)
+	b := shardArchive(t, dir, 1, 2, 2, 1000, 1000, 1000) // another seed
+	c := shardArchive(t, dir, 0, 3, 1, 1000, 1000, 1000) // another shard count
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{a, b}, "--seed 1 vs 2"},
+		{[]string{a, c}, "shard count 2 vs 3"},
+		{[]string{a, a}, "shard 0 is in both"},
+	} {
+		_, err := mergeDirs(t, t.TempDir(), tc.dirs...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.dirs, err, tc.want)
+		}
+		if _, ok := err.(*MergeError); !ok {
+			t.Errorf("%v: %T is not a MergeError (bad input)", tc.dirs, err)
+		}
+	}
+}
