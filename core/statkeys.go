@@ -27,7 +27,22 @@ const (
 	StatUptime      = "cmpbench.uptime_s"
 	StatConnections = "cmpbench.connections"
 	StatCalls       = "cmpbench.calls."
+	// StatCallsSource says, once per sample, where the node's StatCalls counts
+	// come from ("INFO commandstats: GET=get, READ=hgetall"), for the report.
+	StatCallsSource = "cmpbench.calls_source"
 )
+
+// CallsKey is the StatCalls key of a group of op kinds (in OpKind order):
+// "cmpbench.calls.UPDATE+INSERT".
+func CallsKey(ops ...OpKind) string {
+	ops = slices.Clone(ops)
+	slices.Sort(ops)
+	names := make([]string, len(ops))
+	for i, o := range ops {
+		names[i] = o.String()
+	}
+	return StatCalls + strings.Join(names, "+")
+}
 
 // StatTimeline names, comma-separated, the keys of a stats sample worth charting
 // over a phase (without a cluster node's suffix; the report sums them over the

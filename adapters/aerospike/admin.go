@@ -146,13 +146,15 @@ func (t *target) Stats(context.Context) (map[string]string, error) {
 			{[]core.OpKind{core.OpSet, core.OpUpdate, core.OpInsert}, writeCounters},
 		} {
 			if sum, ok := sumOf(ns, calls.counters); ok {
-				out[core.StatCalls+joinOps(calls.ops)+sfx] = strconv.FormatInt(sum, 10)
+				out[core.CallsKey(calls.ops...)+sfx] = strconv.FormatInt(sum, 10)
 			}
 		}
 	}
 	if len(tl) > 0 {
 		out[core.StatTimeline] = strings.Join(tl, ",")
 	}
+	out[core.StatCallsSource] = "namespace " + t.ns + " statistics of every node: GET+READ = " + strings.Join(readCounters, " + ") +
+		"; SET+UPDATE+INSERT = " + strings.Join(writeCounters, " + ")
 	return out, nil
 }
 
@@ -197,14 +199,6 @@ func sumOf(m map[string]string, keys []string) (int64, bool) {
 		}
 	}
 	return sum, found
-}
-
-func joinOps(ops []core.OpKind) string {
-	names := make([]string, len(ops))
-	for i, o := range ops {
-		names[i] = o.String()
-	}
-	return strings.Join(names, "+")
 }
 
 // stableWait bounds how long Count and Flush wait for a cluster to settle.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -318,6 +319,14 @@ func (t *target) Stats(ctx context.Context) (map[string]string, error) {
 		if n := st["clients.connected_clients"]; n != "" {
 			out[core.StatConnections+sfx] = n
 		}
+		// What the node counted of each op kind's commands (core.StatCalls).
+		calls, source := t.profile.calls(st)
+		for k, v := range calls {
+			out[k+sfx] = v
+		}
+		if source != "" {
+			out[core.StatCallsSource] = source
+		}
 		// What the report charts over a phase: the profile's fields the node has.
 		for _, f := range core.TimelineKeys(t.profile.timeline(st)) {
 			if !slices.Contains(timeline, f) {
@@ -371,4 +380,88 @@ func formatConfig(cfg map[string]string) string {
 		fmt.Fprintf(&b, "%s %s\n", k, v)
 	}
 	return b.String()
+}
+
+// calls reads from a node's INFO commandstats how many requests of each op kind's
+// commands it has counted (calls and rejected calls, whatever their outcome),
+// keyed by core.CallsKey: op kinds that share a command (HSET for UPDATE and
+// INSERT) form one group. Nothing when the node's INFO has no commandstats. The
+// source says which commands were counted for which op kinds.
+func (p *Profile) calls(info map[string]string) (map[string]string, string) {
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(info)), func(k string) bool { return strings.HasPrefix(k, "commandstats.") }) {
+		return nil, ""
+	}
+	commands := map[core.OpKind][]string{
+		core.OpGet: {"get"}, core.OpSet: {"set"}, core.OpPublish: {"publish"},
+		core.OpRead: firstWords(p.Commands.Read), core.OpUpdate: firstWords(p.Commands.Update, p.Commands.UpdateField),
+		core.OpInsert: firstWords(p.Commands.Insert),
+	}
+	// Group the op kinds that share a command, and their commands.
+	var groups [][]core.OpKind
+	var groupCmds [][]string
+	for _, op := range slices.Sorted(maps.Keys(commands)) {
+		cmds := commands[op]
+		if len(cmds) == 0 {
+			continue
+		}
+		joined := -1
+		for g := range groups {
+			if slices.ContainsFunc(cmds, func(c string) bool { return slices.Contains(groupCmds[g], c) }) {
+				joined = g
+				break
+			}
+		}
+		if joined < 0 {
+			groups, groupCmds = append(groups, nil), append(groupCmds, nil)
+			joined = len(groups) - 1
+		}
+		groups[joined] = append(groups[joined], op)
+		for _, c := range cmds {
+			if !slices.Contains(groupCmds[joined], c) {
+				groupCmds[joined] = append(groupCmds[joined], c)
+			}
+		}
+	}
+	out := map[string]string{}
+	var parts []string
+	for g, ops := range groups {
+		var n int64
+		for _, c := range groupCmds[g] {
+			n += commandCalls(info["commandstats.cmdstat_"+c])
+		}
+		out[core.CallsKey(ops...)] = strconv.FormatInt(n, 10)
+		names := make([]string, len(ops))
+		for i, o := range ops {
+			names[i] = o.String()
+		}
+		parts = append(parts, strings.Join(names, "+")+" = "+strings.Join(groupCmds[g], " + "))
+	}
+	return out, "INFO commandstats, calls and rejected_calls: " + strings.Join(parts, "; ")
+}
+
+// firstWords are the command names (lower case) of command lines.
+func firstWords(lines ...[]string) []string {
+	var out []string
+	for _, l := range lines {
+		if len(l) > 0 {
+			if c := strings.ToLower(l[0]); !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// commandCalls reads calls and rejected_calls from a commandstats value
+// ("calls=10,usec=…,rejected_calls=0,failed_calls=0"); 0 for a command never run.
+func commandCalls(v string) int64 {
+	var n int64
+	for _, kv := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(kv, "=")
+		if k == "calls" || k == "rejected_calls" {
+			c, _ := strconv.ParseInt(val, 10, 64)
+			n += c
+		}
+	}
+	return n
 }

@@ -210,3 +210,51 @@ func TestExample(t *testing.T) {
 		}
 	}
 }
+
+func TestCallsPerOpKind(t *testing.T) {
+	lavik, err := LoadProfile("lavik", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis, err := LoadProfile("redis", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := map[string]string{
+		"commandstats.cmdstat_get":            "calls=10,usec=5,usec_per_call=0.5,rejected_calls=1,failed_calls=0",
+		"commandstats.cmdstat_set":            "calls=4,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
+		"commandstats.cmdstat_hgetall":        "calls=7,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
+		"commandstats.cmdstat_hset":           "calls=3,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=2",
+		"commandstats.cmdstat_lavik.hreplace": "calls=5,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *Profile
+		info   map[string]string
+		want   map[string]string
+		source string
+	}{
+		{"redis: HSET updates and inserts", redis, info, map[string]string{
+			"cmpbench.calls.GET": "11", "cmpbench.calls.SET": "4", "cmpbench.calls.READ": "7", "cmpbench.calls.UPDATE+INSERT": "3", "cmpbench.calls.PUBLISH": "0",
+		}, "READ = hgetall; UPDATE+INSERT = hset"},
+		{"lavik: its own update command", lavik, info, map[string]string{
+			"cmpbench.calls.GET": "11", "cmpbench.calls.SET": "4", "cmpbench.calls.READ": "7", "cmpbench.calls.UPDATE+INSERT": "8", "cmpbench.calls.PUBLISH": "0",
+		}, "UPDATE+INSERT = lavik.hreplace + hset"},
+		{"no commandstats", redis, map[string]string{"server.redis_version": "7"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, source := tc.p.calls(tc.info)
+			if len(got) != len(tc.want) {
+				t.Fatalf("%v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+				}
+			}
+			if !strings.Contains(source, tc.source) {
+				t.Errorf("source %q lacks %q", source, tc.source)
+			}
+		})
+	}
+}

@@ -35,6 +35,9 @@ type data struct {
 	// identity are the samples' cmpbench.* keys (core.StatInstance, StatUptime):
 	// what tells whether the server restarted between two samples.
 	identity []archive.ServerStatRow
+	// callsSource is, per system, where its adapter's request counts come from
+	// (core.StatCallsSource).
+	callsSource map[string]string
 	// conns sums core.StatConnections over a system's nodes per sample taken
 	// during a phase; serverConns is its largest.
 	conns map[connSample]int64
@@ -93,7 +96,7 @@ type probePoint struct {
 }
 
 func load(a *archive.Archive) (*data, error) {
-	d := &data{m: a.Manifest, summary: a.Summary, probeRequests: map[probeKey]int64{}, lines: map[chartKey]*timeLine{}, last: map[pointKey]int64{}, conns: map[connSample]int64{}}
+	d := &data{m: a.Manifest, summary: a.Summary, probeRequests: map[probeKey]int64{}, lines: map[chartKey]*timeLine{}, last: map[pointKey]int64{}, conns: map[connSample]int64{}, callsSource: map[string]string{}}
 	var err error
 	if d.validations, err = a.Validations(); err != nil {
 		return nil, err
@@ -235,6 +238,9 @@ func (d *data) addStat(r *archive.ServerStatRow) error {
 		d.cmdstats = append(d.cmdstats, *r)
 	case "cmpbench":
 		d.identity = append(d.identity, *r)
+		if r.Key == strings.TrimPrefix(core.StatCallsSource, "cmpbench.") {
+			d.callsSource[r.System] = r.Value
+		}
 	}
 	return nil
 }

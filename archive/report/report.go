@@ -533,6 +533,33 @@ func (d *data) reconciliation(b *strings.Builder) {
 	for _, ph := range d.measured {
 		for _, sys := range d.systems {
 			for _, r := range d.cell(ph, sys).measured() {
+				// What the adapter counted per op kind (core.StatCalls); archives
+				// written before the resp adapter did have INFO commandstats only,
+				// read here by command name.
+				before := d.serverCalls(sys, ph.index, r.info.Repetition, "before")
+				after := d.serverCalls(sys, ph.index, r.info.Repetition, "after")
+				if len(after) > 0 {
+					for _, group := range slices.Sorted(maps.Keys(after)) {
+						b, ok := before[group]
+						if !ok {
+							continue
+						}
+						var client, lost int64
+						sent := false
+						for _, op := range strings.Split(group, "+") {
+							if row, ok := r.op(op); ok {
+								client += row.Count + row.Errors
+								lost += row.ErrConn + row.ErrTimeout + row.ErrInDoubt
+								sent = true
+							}
+							client += d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, op}]
+						}
+						if sent {
+							lines = append(lines, line{sys, ph.name, r.info.Repetition, group, client, after[group] - b, lost, d.restarted(sys, ph.index, r.info.Repetition)})
+						}
+					}
+					continue
+				}
 				for _, row := range r.rows {
 					before, ok1 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "before")
 					after, ok2 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "after")
@@ -543,35 +570,23 @@ func (d *data) reconciliation(b *strings.Builder) {
 					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout,
 						d.restarted(sys, ph.index, r.info.Repetition)})
 				}
-				// Servers that count reads and writes, not commands (core.StatCalls).
-				before := d.serverCalls(sys, ph.index, r.info.Repetition, "before")
-				after := d.serverCalls(sys, ph.index, r.info.Repetition, "after")
-				for _, group := range slices.Sorted(maps.Keys(after)) {
-					b, ok := before[group]
-					if !ok {
-						continue
-					}
-					var client, lost int64
-					sent := false
-					for _, op := range strings.Split(group, "+") {
-						if row, ok := r.op(op); ok {
-							client += row.Count + row.Errors
-							lost += row.ErrConn + row.ErrTimeout + row.ErrInDoubt
-							sent = true
-						}
-						client += d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, op}]
-					}
-					if sent {
-						lines = append(lines, line{sys, ph.name, r.info.Repetition, group, client, after[group] - b, lost, d.restarted(sys, ph.index, r.info.Repetition)})
-					}
-				}
 			}
 		}
 	}
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the calls the server counted between the samples taken just before and just after the phase: INFO commandstats for Redis-protocol servers; for servers that count reads and writes rather than commands (Aerospike's client_read_* and client_write_* over every node), per group of op kinds.\n\n")
+	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the requests the server counted between the samples taken just before and just after the phase, per op kind or per group of op kinds the server does not tell apart (op kinds that share a command, reads and writes). Where each system's counts come from:\n\n")
+	for _, sys := range d.systems {
+		src := d.callsSource[sys]
+		if src == "" && slices.ContainsFunc(lines, func(l line) bool { return l.sys == sys }) {
+			src = "INFO commandstats, by command name (an archive written before adapters said)"
+		}
+		if src != "" {
+			fmt.Fprintf(b, "- %s: %s\n", sys, src)
+		}
+	}
+	b.WriteString("\n")
 	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
 	for _, l := range lines {
 		if l.restarted != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,9 +66,18 @@ func TestYCSBSuiteOnRedisIntegration(t *testing.T) {
 		}
 	}
 	rep, _ := a.ReadFile(archive.ReportFile)
-	for _, want := range []string{"### Side by side", "| D-max | READ |", "## Validation", "not restart-durable"} {
+	for _, want := range []string{"### Side by side", "| D-max | READ |", "## Validation", "not restart-durable",
+		"READ = hgetall; UPDATE+INSERT = hset"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+	// YCSB on a RESP server is reconciled with the server's own counts, per op
+	// kind, to the request.
+	for _, op := range []string{"READ", "UPDATE\\+INSERT"} {
+		re := regexp.MustCompile(`\| D-max \| 0 \| ` + op + ` \| [\d,]+ \| [\d,]+ \| 0 \|`)
+		if !re.Match(rep) {
+			t.Errorf("the report's server-side counts have no line of D-max %s that agrees", op)
 		}
 	}
 }

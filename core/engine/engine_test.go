@@ -350,14 +350,16 @@ func TestOpenLoopSchedulesAreStaggered(t *testing.T) {
 	})
 	sort.Slice(sends, func(i, j int) bool { return sends[i].Before(sends[j]) })
 	// Evenly interleaved workers send every 1/rate = 2.5 ms; synchronized ones would
-	// send in bursts of 4 with 10 ms gaps. Count gaps too short for an even spread.
+	// send in bursts of 4 with 10 ms gaps, three gaps in four too short. Count gaps
+	// too short for an even spread: a loaded machine (go test runs packages side
+	// by side) delays some sends into their successor's, so a quarter is allowed.
 	bunched := 0
 	for i := 1; i < len(sends); i++ {
 		if sends[i].Sub(sends[i-1]) < 800*time.Microsecond {
 			bunched++
 		}
 	}
-	if len(sends) < 150 || bunched > len(sends)/10 {
+	if len(sends) < 150 || bunched > len(sends)/4 {
 		t.Fatalf("%d of %d sends came within 0.8 ms of the previous one", bunched, len(sends))
 	}
 }
