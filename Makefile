@@ -8,9 +8,9 @@ LDFLAGS := -X github.com/cmpbench/cmpbench/core.Version=$(VERSION) -X github.com
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # What the smoke run and the tests need from Debian: the servers they start
-# themselves, redis-cli (redis-tools, for cluster setup) and openssl (for
-# examples/gen-certs.sh).
-DEPS_BIN := redis-server redis-cli memcached openssl
+# themselves (etcd for a cluster whose members name each other), redis-cli
+# (redis-tools, for cluster setup) and openssl (for examples/gen-certs.sh).
+DEPS_BIN := redis-server redis-cli memcached openssl etcd
 
 .PHONY: build deps smoke lint test fuzz bench proto clean
 
@@ -21,8 +21,8 @@ deps:
 	@missing=""; for b in $(DEPS_BIN); do command -v $$b >/dev/null || missing="$$missing $$b"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing (Debian packages)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server redis-tools memcached openssl >/dev/null; \
-	  for s in redis-server memcached; do $(SUDO) systemctl disable --now $$s >/dev/null 2>&1 || true; done; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server redis-tools memcached openssl etcd-server >/dev/null; \
+	  for s in redis-server memcached etcd; do $(SUDO) systemctl disable --now $$s >/dev/null 2>&1 || true; done; \
 	fi
 
 # The Quick start's first command: two local redis-servers, compared.

@@ -37,6 +37,9 @@ const (
 	PortPlaceholder      = "{port}"
 	DirPlaceholder       = "{dir}"
 	EndpointsPlaceholder = "{endpoints}" // in provision.setup: every node's host:port
+	// NodePlaceholder is the node's number (0, 1, ...); {each:TEMPLATE} is TEMPLATE
+	// filled in for every node, joined with commas (provision.EachPrefix).
+	NodePlaceholder = "{node}"
 )
 
 // Defaults for provisioned systems.
@@ -122,6 +125,9 @@ type Provision struct {
 	// Files are written into each node's directory before it starts (name:
 	// content), with the same placeholders as command and {port:NAME} for more free
 	// ports: for a server that reads its port from a configuration file.
+	// Command and files may use {node}, the node's number, and {each:TEMPLATE},
+	// TEMPLATE filled in for every node (its {node}, {port}, {port:NAME}, {dir})
+	// and joined with commas: how the members of a cluster name each other.
 	Files map[string]string `yaml:"files"`
 }
 
@@ -467,9 +473,12 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			}
 			check := func(where string, path []string, text string) {
 				for _, ph := range placeholder.FindAllString(text, -1) {
-					if ph != PortPlaceholder && ph != DirPlaceholder && !namedPort.MatchString(ph) {
-						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir})", at(path...), where, ph))
+					if ph != PortPlaceholder && ph != DirPlaceholder && ph != NodePlaceholder && !namedPort.MatchString(ph) {
+						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir}, {node}, {each:...})", at(path...), where, ph))
 					}
+				}
+				if strings.Count(text, "{") != strings.Count(text, "}") {
+					errs = append(errs, fmt.Errorf("%s: %s has unbalanced braces: each { of a placeholder needs its }", at(path...), where))
 				}
 			}
 			for _, a := range p.Command {

@@ -378,3 +378,15 @@ func TestTLSFilesMustHoldPEM(t *testing.T) {
 		t.Fatalf("Get: %s\nwant %s", msg, want)
 	}
 }
+
+func TestClusterPlaceholders(t *testing.T) {
+	ok := "systems:\n  e:\n    adapter: resp\n    provision:\n      nodes: 3\n      command: [etcd, --name, \"n{node}\", --listen-client-urls, \"http://127.0.0.1:{port}\", --initial-cluster, \"{each:n{node}=http://127.0.0.1:{port:peer}}\"]\n"
+	if _, err := LoadSystems(writeFile(t, ok), true); err != nil {
+		t.Fatalf("{node} and {each:...} refused: %v", err)
+	}
+	bad := strings.Replace(ok, "{port:peer}}", "{port:peer}", 1)
+	_, err := LoadSystems(writeFile(t, bad), true)
+	if err == nil || !strings.Contains(err.Error(), "unbalanced braces") || !strings.Contains(err.Error(), "cmpbench.yaml:6") {
+		t.Fatalf("an {each: without its closing brace: %v", err)
+	}
+}

@@ -100,16 +100,25 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 	}
 	s := &Server{Dir: dir, Binary: bin, BinarySHA256: sum, spec: spec}
 	nodes := max(1, spec.Nodes)
+	// Every node's directory and ports first: a node's command line or files may
+	// name the others' ({each:...}), as a cluster's members must know each other.
+	all := make([]nodePlaces, nodes)
 	for i := range nodes {
 		pdir := dir
 		if nodes > 1 {
 			pdir = filepath.Join(dir, fmt.Sprintf("node%d", i))
 		}
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
-			s.Stop()
 			return nil, err
 		}
-		p, err := s.newProcess(bin, pdir)
+		ports, err := freePorts(spec)
+		if err != nil {
+			return nil, err
+		}
+		all[i] = nodePlaces{index: i, dir: pdir, ports: ports}
+	}
+	for i := range nodes {
+		p, err := s.newProcess(bin, all, i)
 		if err != nil {
 			s.Stop()
 			return nil, err
@@ -133,38 +142,101 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 // namedPort is a {port:NAME} placeholder.
 var namedPort = regexp.MustCompile(`\{port:[a-z0-9_-]+\}`)
 
-func (s *Server) newProcess(bin, dir string) (*process, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
+// nodePlaces is where one node of a system lives: its index, directory and ports
+// ("{port}" and each "{port:NAME}" the command or files name).
+type nodePlaces struct {
+	index int
+	dir   string
+	ports map[string]string
+}
+
+// freePorts picks a free port for {port} and for each {port:NAME} in the spec's
+// command and files.
+func freePorts(spec Spec) (map[string]string, error) {
+	texts := slices.Clone(spec.Command)
+	texts = append(texts, slices.Collect(maps.Values(spec.Files))...)
+	ports := map[string]string{}
+	for _, ph := range append([]string{"{port}"}, namedPort.FindAllString(strings.Join(texts, " "), -1)...) {
+		if _, ok := ports[ph]; ok {
+			continue
+		}
+		p, err := FreePort()
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ports[ph] = strconv.Itoa(p)
 	}
-	ports := map[string]string{"{port}": strconv.Itoa(port)}
-	fill := func(a string) (string, error) {
-		for _, ph := range namedPort.FindAllString(a, -1) {
-			if _, ok := ports[ph]; !ok {
-				p, err := FreePort()
-				if err != nil {
-					return "", fmt.Errorf("find a free port: %w", err)
-				}
-				ports[ph] = strconv.Itoa(p)
+	return ports, nil
+}
+
+// EachPrefix opens a placeholder that stands for every node: {each:TEMPLATE} is
+// TEMPLATE filled in for each node in turn ({node}, {port}, {port:NAME}, {dir}
+// being that node's), joined with commas — e.g. etcd's
+// --initial-cluster {each:n{node}=http://127.0.0.1:{port:peer}}.
+const EachPrefix = "{each:"
+
+// fill fills a command-line argument or file of node i of all: {each:...}
+// first, then the node's own {node}, {port}, {port:NAME} and {dir}.
+func fill(text string, all []nodePlaces, i int) (string, error) {
+	var b strings.Builder
+	for {
+		start := strings.Index(text, EachPrefix)
+		if start < 0 {
+			b.WriteString(text)
+			break
+		}
+		end, depth := -1, 0
+		for j := start; j < len(text); j++ {
+			switch text[j] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
+			if depth == 0 {
+				end = j
+				break
 			}
 		}
-		for ph, p := range ports {
-			a = strings.ReplaceAll(a, ph, p)
+		if end < 0 {
+			return "", fmt.Errorf("%q: %s... has no closing brace", text, EachPrefix)
 		}
-		return strings.ReplaceAll(a, "{dir}", dir), nil
+		tmpl := text[start+len(EachPrefix) : end]
+		parts := make([]string, len(all))
+		for n := range all {
+			parts[n] = fillNode(tmpl, all[n])
+		}
+		b.WriteString(fillNode(text[:start], all[i]))
+		b.WriteString(strings.Join(parts, ","))
+		text = text[end+1:]
 	}
+	return fillNode(b.String(), all[i]), nil
+}
+
+func fillNode(text string, n nodePlaces) string {
+	for ph, p := range n.ports {
+		text = strings.ReplaceAll(text, ph, p)
+	}
+	text = strings.ReplaceAll(text, "{node}", strconv.Itoa(n.index))
+	return strings.ReplaceAll(text, "{dir}", n.dir)
+}
+
+func (s *Server) newProcess(bin string, all []nodePlaces, i int) (*process, error) {
+	me := all[i]
+	port, _ := strconv.Atoi(me.ports["{port}"])
 	args := make([]string, len(s.spec.Command))
-	for i, a := range s.spec.Command {
-		if args[i], err = fill(a); err != nil {
+	for k, a := range s.spec.Command {
+		var err error
+		if args[k], err = fill(a, all, i); err != nil {
 			return nil, err
 		}
 	}
+	dir := me.dir
 	for _, name := range slices.Sorted(maps.Keys(s.spec.Files)) {
 		if name != filepath.Base(name) || name == "." || name == ".." {
 			return nil, fmt.Errorf("provision file %q: a file name, without a directory", name)
 		}
-		text, err := fill(s.spec.Files[name])
+		text, err := fill(s.spec.Files[name], all, i)
 		if err != nil {
 			return nil, err
 		}

@@ -1,11 +1,15 @@
 package provision
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,6 +196,58 @@ func TestFilesIntegration(t *testing.T) {
 		}
 		if err := s.Restart(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A cluster whose members must name each other when they start: three etcd nodes,
+// each told every member's peer URL through {each:...}, with its own {node} name
+// and {port:peer}. They form one cluster of three.
+func TestClusterMembersNameEachOtherIntegration(t *testing.T) {
+	if _, err := exec.LookPath("etcd"); err != nil {
+		t.Skip("etcd is not installed (.ci/run installs it; on Debian: apt-get install -y etcd-server)")
+	}
+	s, err := Start(Spec{Name: "etcd", Nodes: 3, StopTimeout: 10 * time.Second, Command: []string{
+		"etcd", "--name", "n{node}", "--data-dir", "{dir}/data",
+		"--listen-client-urls", "http://127.0.0.1:{port}", "--advertise-client-urls", "http://127.0.0.1:{port}",
+		"--listen-peer-urls", "http://127.0.0.1:{port:peer}", "--initial-advertise-peer-urls", "http://127.0.0.1:{port:peer}",
+		"--initial-cluster", "{each:n{node}=http://127.0.0.1:{port:peer}}", "--initial-cluster-state", "new",
+	}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if got := strings.Count(strings.Join(s.Launch, " "), "=http://127.0.0.1:"); got != 3 || !slices.Contains(s.Launch, "n0") {
+		t.Fatalf("node 0's command line names %d members: %v", got, s.Launch)
+	}
+	// Each node reports the cluster healthy, and the same three members.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, ep := range s.Endpoints() {
+		for {
+			var members struct {
+				Members []struct {
+					Name string `json:"name"`
+				} `json:"members"`
+			}
+			resp, err := http.Post("http://"+ep+"/v3/cluster/member/list", "application/json", strings.NewReader("{}"))
+			if err == nil {
+				err = json.NewDecoder(resp.Body).Decode(&members)
+				resp.Body.Close()
+			}
+			health, herr := http.Get("http://" + ep + "/health")
+			healthy := false
+			if herr == nil {
+				b, _ := io.ReadAll(health.Body)
+				health.Body.Close()
+				healthy = strings.Contains(string(b), `"health":"true"`)
+			}
+			if err == nil && healthy && len(members.Members) == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: members %+v (%v), healthy %v (%v); log:\n%s", ep, members, err, healthy, herr, s.LogTail(2000))
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 }

@@ -21,8 +21,11 @@ func Need(t testing.TB, binary string) {
 }
 
 func pkg(binary string) string {
-	if binary == "redis-server" || binary == "redis-cli" {
+	switch binary {
+	case "redis-server", "redis-cli":
 		return "redis-server"
+	case "etcd":
+		return "etcd-server"
 	}
 	return binary
 }
