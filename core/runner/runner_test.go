@@ -33,6 +33,7 @@ type faulty struct {
 	mu       sync.Mutex // Stats runs beside RunPhase
 	instance int
 	exited   atomic.Bool
+	launches atomic.Int32 // how many times the runner launched the plugin
 }
 
 func (f *faulty) Exited() bool { return f.exited.Load() }
@@ -115,6 +116,8 @@ func runFaulty(t *testing.T, f *faulty, disposable bool, systems []string, suite
 		f.cancel = cancel
 	}
 	return runner.Run(ctx, runner.Config{RunID: "t", Plan: p, Systems: sys, Launch: func(context.Context, string) (runner.Driver, core.PluginRef, error) {
+		f.launches.Add(1)
+		f.exited.Store(false) // a new process
 		return f, core.PluginRef{Adapter: "faulty"}, nil
 	}, WorkDir: t.TempDir()})
 }
@@ -155,7 +158,23 @@ func TestRunnerFaults(t *testing.T) {
 		status     core.RunStatus
 		phases     []phaseWant
 		validation string // a part of the first validation's first problem
+		launches   int32  // how many plugin processes the run launched (0: not checked)
 	}{
+		{
+			name: "a load into a system that holds data is refused", f: &faulty{keys: 5}, systems: []string{"a"}, suite: loadAndRead,
+			status: core.RunFailed,
+			phases: []phaseWant{{core.StatusFailed, "refusing to load: a already holds 5 keys; mark it disposable: true"},
+				{core.StatusSkipped, "the load was refused"}, {core.StatusSkipped, "the load was refused"}},
+		},
+		{
+			name: "a disposable system is emptied before its load", f: &faulty{keys: 5}, disposable: true, systems: []string{"a"}, suite: loadAndRead,
+			status: core.RunComplete, phases: []phaseWant{{core.StatusOK, ""}, {core.StatusOK, ""}, {core.StatusOK, ""}},
+		},
+		{
+			name: "a plugin that crashed is launched again for the next phase", f: &faulty{crash: "mixed"}, systems: []string{"a"}, suite: loadAndRead,
+			status: core.RunFailed, launches: 2,
+			phases: []phaseWant{{core.StatusOK, ""}, {core.StatusFailed, "plugin process exited"}, {core.StatusOK, ""}},
+		},
 		{
 			name: "a failed load skips what needs its data", f: &faulty{failLoad: "load"}, systems: []string{"a"}, suite: loadAndRead,
 			status: core.RunFailed, validation: "not validated: the load failed: 2 errors: oom",
@@ -202,6 +221,12 @@ phases:
 				t.Errorf("run %s, want %s", res.Status, tc.status)
 			}
 			checkPhases(t, res, tc.phases)
+			if tc.launches != 0 && tc.f.launches.Load() != tc.launches {
+				t.Errorf("%d plugin launches, want %d", tc.f.launches.Load(), tc.launches)
+			}
+			if tc.disposable && len(res.Validations) > 0 && res.Validations[0].Counted != 1000 {
+				t.Errorf("validation after emptying and loading: %+v", res.Validations[0])
+			}
 			if tc.validation != "" {
 				if len(res.Validations) == 0 || len(res.Validations[0].Problems) == 0 || !strings.Contains(res.Validations[0].Problems[0], tc.validation) {
 					t.Errorf("validations %+v, want a problem %q", res.Validations, tc.validation)

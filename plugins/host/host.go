@@ -80,13 +80,21 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 		return nil, d.explain(fmt.Errorf("dispense plugin: %w", err))
 	}
 	d.rpc = raw.(pluginv1.AdapterClient)
+	if err := d.describe(ctx); err != nil {
+		client.Kill()
+		return nil, err
+	}
+	return d, nil
+}
+
+// describe asks the plugin who it is.
+func (d *Driver) describe(ctx context.Context) error {
 	desc, err := d.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 	if err != nil {
-		client.Kill()
-		return nil, d.explain(fmt.Errorf("describe: %w", err))
+		return fmt.Errorf("describe: %w", d.explain(err))
 	}
 	d.info, d.sdkVersion = plugins.InfoFromProto(desc), desc.GetSdkVersion()
-	return d, nil
+	return nil
 }
 
 // Info is what the adapter said about itself.
@@ -112,10 +120,7 @@ func (d *Driver) Exited() bool { return d.client.Exited() }
 // Open connects the plugin to a system.
 func (d *Driver) Open(ctx context.Context, sys core.SystemConfig) error {
 	_, err := d.rpc.Open(ctx, &pluginv1.OpenRequest{System: plugins.SystemToProto(sys)})
-	if status.Code(err) == codes.PermissionDenied {
-		return core.Refused(d.explain(err))
-	}
-	return d.explain(err)
+	return d.explain(err) // a refusal stays one (core.ErrRefused): plugins.FromStatus
 }
 
 // Capture reads what identifies the system.
@@ -206,11 +211,10 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 // connecting; nil when it finds nothing wrong or has no such check.
 func (d *Driver) ValidateSystem(ctx context.Context, sys core.SystemConfig) error {
 	m, err := d.rpc.ValidateSystem(ctx, &pluginv1.ValidateSystemRequest{System: plugins.SystemToProto(sys)})
-	if status.Code(err) == codes.Unimplemented {
+	if err = d.explain(err); errors.Is(err, core.ErrUnsupported) {
 		return nil
-	}
-	if err != nil {
-		return d.explain(err)
+	} else if err != nil {
+		return err
 	}
 	if p := m.GetProblem(); p != "" {
 		return errors.New(p)
@@ -222,11 +226,8 @@ func (d *Driver) ValidateSystem(ctx context.Context, sys core.SystemConfig) erro
 // adapter cannot count.
 func (d *Driver) Count(ctx context.Context) (int64, error) {
 	m, err := d.rpc.Count(ctx, &pluginv1.CountRequest{})
-	if status.Code(err) == codes.Unimplemented {
-		return 0, core.ErrUnsupported
-	}
 	if err != nil {
-		return 0, d.explain(err)
+		return 0, d.explain(err) // core.ErrUnsupported when the adapter cannot count
 	}
 	return m.GetCount(), nil
 }
@@ -234,10 +235,7 @@ func (d *Driver) Count(ctx context.Context) (int64, error) {
 // Flush empties the system; core.ErrUnsupported when the adapter cannot.
 func (d *Driver) Flush(ctx context.Context) error {
 	_, err := d.rpc.Flush(ctx, &pluginv1.FlushRequest{})
-	if status.Code(err) == codes.Unimplemented {
-		return core.ErrUnsupported
-	}
-	return d.explain(err)
+	return d.explain(err) // core.ErrUnsupported when the adapter cannot
 }
 
 // Validate checks what a load phase wrote.
@@ -264,29 +262,28 @@ func (d *Driver) Close(ctx context.Context) error {
 // Kill ends the plugin process at once.
 func (d *Driver) Kill() { d.client.Kill() }
 
-// explain turns a transport error from a dead plugin into one that says so, with the
-// end of what the plugin wrote to stderr.
+// explain turns an error from the plugin into the error it means
+// (plugins.FromStatus: a refusal, a feature it lacks), and a transport error from
+// a dead plugin into one that says so, with the end of what the plugin wrote to
+// stderr.
 func (d *Driver) explain(err error) error {
 	if err == nil {
 		return nil
 	}
-	if status.Code(err) == codes.Unavailable {
+	if status.Code(err) == codes.Unavailable && d.client != nil {
 		// The stream breaks a moment before go-plugin notices the process is gone.
 		for deadline := time.Now().Add(2 * time.Second); !d.client.Exited() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	msg := err.Error()
-	if i := strings.Index(msg, "desc = "); i >= 0 {
-		msg = msg[i+len("desc = "):] // the plugin's own message, without gRPC framing
-	}
+	err = plugins.FromStatus(err)
 	if d.client != nil && d.client.Exited() {
-		msg = "plugin process exited: " + msg
 		if t := d.stderr.String(); t != "" {
-			msg += "; its last output: " + t
+			return fmt.Errorf("plugin process exited: %w; its last output: %s", err, t)
 		}
+		return fmt.Errorf("plugin process exited: %w", err)
 	}
-	return errors.New(msg)
+	return err
 }
 
 // tail keeps the last max bytes written to it.

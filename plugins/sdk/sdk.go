@@ -84,11 +84,10 @@ func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
 	sys := plugins.SystemFromProto(req.GetSystem())
 	t, err := s.adapter.Open(ctx, sys)
-	if errors.Is(err, core.ErrRefused) {
-		return nil, status.Error(codes.PermissionDenied, err.Error())
-	}
 	if err != nil {
-		return nil, status.Error(codes.Unavailable, err.Error())
+		// A refusal is PermissionDenied; anything else may pass while a server
+		// starts: the host retries it.
+		return nil, plugins.ToStatus(err, codes.Unavailable)
 	}
 	s.mu.Lock()
 	old := s.target
@@ -117,7 +116,7 @@ func (s *Server) Capture(ctx context.Context, _ *pluginv1.CaptureRequest) (*plug
 	}
 	c, err := t.Capture(ctx)
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, plugins.ToStatus(err, codes.Unknown)
 	}
 	return plugins.CaptureToProto(c), nil
 }
@@ -130,7 +129,7 @@ func (s *Server) Stats(ctx context.Context, _ *pluginv1.StatsRequest) (*pluginv1
 	}
 	st, err := t.Stats(ctx)
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, plugins.ToStatus(err, codes.Unknown)
 	}
 	return &pluginv1.StatsResponse{Stats: st}, nil
 }
@@ -144,7 +143,7 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 	spec := plugins.PhaseFromProto(req.GetPhase())
 	info := s.adapter.Info()
 	if err := info.CanRun(spec.Workload); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return plugins.ToStatus(err, codes.InvalidArgument)
 	}
 	var subscribe func(context.Context, [][]byte) (core.Subscription, error)
 	if sub, ok := t.(core.Subscriber); ok {
@@ -180,7 +179,7 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 		},
 	})
 	if sendErr != nil {
-		return status.Error(codes.Aborted, sendErr.Error())
+		return plugins.ToStatus(sendErr, codes.Aborted)
 	}
 	return stream.Send(&pluginv1.PhaseEvent{Event: &pluginv1.PhaseEvent_End{End: plugins.PhaseEndToProto(end)}})
 }
@@ -201,7 +200,7 @@ func (s *Server) StopPhase(_ context.Context, req *pluginv1.StopPhaseRequest) (*
 func (s *Server) ValidateSystem(_ context.Context, req *pluginv1.ValidateSystemRequest) (*pluginv1.ValidateSystemResponse, error) {
 	v, ok := s.adapter.(core.SystemValidator)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "the adapter has no system check")
+		return nil, plugins.Unsupported("the adapter has no system check")
 	}
 	if err := v.ValidateSystem(plugins.SystemFromProto(req.GetSystem())); err != nil {
 		return &pluginv1.ValidateSystemResponse{Problem: err.Error()}, nil
@@ -217,11 +216,11 @@ func (s *Server) Count(ctx context.Context, _ *pluginv1.CountRequest) (*pluginv1
 	}
 	c, ok := t.(core.Counter)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "the adapter cannot count keys")
+		return nil, plugins.Unsupported("the adapter cannot count keys")
 	}
 	n, err := c.Count(ctx)
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, plugins.ToStatus(err, codes.Unknown)
 	}
 	return &pluginv1.CountResponse{Count: n}, nil
 }
@@ -234,10 +233,10 @@ func (s *Server) Flush(ctx context.Context, _ *pluginv1.FlushRequest) (*pluginv1
 	}
 	f, ok := t.(core.Flusher)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "the adapter cannot empty the system")
+		return nil, plugins.Unsupported("the adapter cannot empty the system")
 	}
 	if err := f.Flush(ctx); err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return nil, plugins.ToStatus(err, codes.Unknown)
 	}
 	return &pluginv1.FlushResponse{}, nil
 }
@@ -284,7 +283,7 @@ func (s *Server) Close(ctx context.Context, _ *pluginv1.CloseRequest) (*pluginv1
 	s.mu.Unlock()
 	if t != nil {
 		if err := t.Close(ctx); err != nil {
-			return nil, status.Error(codes.Unknown, err.Error())
+			return nil, plugins.ToStatus(err, codes.Unknown)
 		}
 	}
 	return &pluginv1.CloseResponse{}, nil
