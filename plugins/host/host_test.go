@@ -52,7 +52,7 @@ func (fakeTarget) Capture(context.Context) (core.Capture, error) {
 func (fakeTarget) Stats(context.Context) (map[string]string, error) {
 	return nil, errors.New("stats are down: INFO failed")
 }
-func (fakeTarget) Close(context.Context) error           { return nil }
+func (fakeTarget) Close(context.Context) error          { return nil }
 func (fakeTarget) Count(context.Context) (int64, error) { return 42, nil }
 
 type fakeConn struct{}
