@@ -163,3 +163,15 @@ func ClassOf(err error) ErrorClass {
 	}
 	return classifyNetError(err)
 }
+
+// SplitMixGamma is splitmix64's increment: its state advances by it per value.
+const SplitMixGamma = 0x9E3779B97F4A7C15
+
+// Mix64 is splitmix64's output function: the value of a state. Every seed
+// cmpbench derives and every value it fills comes from it, so that the same run
+// seed gives the same operation streams everywhere.
+func Mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}

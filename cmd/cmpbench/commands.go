@@ -173,7 +173,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return checkAdapters(cmd.Context(), cat, s, usable)
+			return checkAdapters(cmd.Context(), cat, s, usable, nil)
 		},
 	}
 	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")

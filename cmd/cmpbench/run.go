@@ -212,9 +212,10 @@ func canRun(p *plan.Plan, systems *config.Systems) error {
 // checkAdapters checks that every system's adapter is there, and the system's
 // configuration against what its adapter declares, without connecting: its options
 // (a built-in adapter's were checked when the file was read; a plugin's take
-// running it) and the adapter's own check (core.SystemValidator). Problems are bad
-// input, with the system's file:line.
-func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Systems, names []string) error {
+// running it), the adapter's own check (core.SystemValidator) and, for a plugin,
+// that it executes every phase's op kinds (canRun checks built-in adapters').
+// Problems are bad input, with the system's file:line.
+func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Systems, names []string, phases []core.PhaseSpec) error {
 	var errs config.Errors
 	for _, n := range names {
 		sys, _ := systems.Get(n)
@@ -242,6 +243,11 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 		errs = append(errs, sys.CheckOptions(d.Info().Options)...)
 		if err := d.ValidateSystem(ctx, target); err != nil {
 			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+		}
+		for _, ph := range phases {
+			if err := d.Info().CanRun(ph.Workload); err != nil {
+				errs = append(errs, fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err))
+			}
 		}
 		d.Kill()
 	}
@@ -304,7 +310,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err != nil {
 		return "", err
 	}
-	if err := checkAdapters(ctx, cat, systems, names); err != nil {
+	if err := checkAdapters(ctx, cat, systems, names, p.Phases); err != nil {
 		return "", err
 	}
 	sh, err := shardOf(f, p, systems)

@@ -180,10 +180,7 @@ func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
 
 // phaseSeed derives a phase's seed (splitmix64 of the run seed and phase index).
 func phaseSeed(seed uint64, i int) uint64 {
-	z := seed + uint64(i+1)*0x9E3779B97F4A7C15
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
+	return core.Mix64(seed + uint64(i+1)*core.SplitMixGamma)
 }
 
 // Shape describes how a phase drives load, e.g. "closed loop, 8 conns" or

@@ -16,7 +16,7 @@ type Chooser interface {
 
 // NewRand returns the random source of one worker, derived from the phase seed.
 func NewRand(seed uint64, worker int, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed^(stream*0x9E3779B97F4A7C15), uint64(worker)+1))
+	return rand.New(rand.NewPCG(seed^(stream*core.SplitMixGamma), uint64(worker)+1))
 }
 
 // New returns the chooser for a pattern over [min, max].

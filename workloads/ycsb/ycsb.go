@@ -50,11 +50,8 @@ var printable = func() (t [256]byte) {
 // returns the stream's state after it.
 func fill(dst []byte, state uint64) uint64 {
 	for i := 0; i < len(dst); i += 8 {
-		state += 0x9E3779B97F4A7C15
-		z := state
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-		z ^= z >> 31
+		state += core.SplitMixGamma
+		z := core.Mix64(state)
 		if i+8 <= len(dst) {
 			d := dst[i : i+8 : i+8]
 			d[0], d[1], d[2], d[3] = printable[byte(z)], printable[byte(z>>8)], printable[byte(z>>16)], printable[byte(z>>24)]
