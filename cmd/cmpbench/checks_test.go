@@ -68,7 +68,7 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 			args: []string{"--plugin-dir", pluginDir}, want: `cmpbench.yaml:5: system "x": noreply "yes" is not true or false`},
 		{name: "a plugin that does not execute the workload", systems: "systems:\n  x:\n    adapter: memcached\n    endpoint: 127.0.0.1:11211\n",
 			suite: "name: s\nphases:\n  - {name: y, duration: 1s, ycsb: {workload: a, record_count: 10}}\n",
-			args: []string{"--plugin-dir", pluginDir}, want: `system x, phase y: adapter memcached does not support READ`},
+			args:  []string{"--plugin-dir", pluginDir}, want: `system x, phase y: adapter memcached does not support READ`},
 		{name: "plugin's own system check", systems: "systems:\n  x:\n    adapter: memcached\n    endpoint: 127.0.0.1:11211\n    tls: {enabled: true}\n",
 			args: []string{"--plugin-dir", pluginDir}, want: `cmpbench.yaml:2: system "x": this example adapter supports neither TLS nor authentication`},
 	} {
