@@ -152,10 +152,17 @@ func createTable[T any](path string, meta map[string]string) (*tableWriter, erro
 
 // write appends rows, a slice of the table's row type.
 func (t *tableWriter) write(rows any) error {
-	rv := reflect.ValueOf(rows)
-	if rv.Len() == 0 {
+	if reflect.ValueOf(rows).Len() == 0 {
 		return nil
 	}
+	rec := t.record(rows)
+	defer rec.Release()
+	return t.fw.Write(rec) // a row group per batch: callers size their batches
+}
+
+// record lays rows, a slice of the table's row type, out as a record batch.
+func (t *tableWriter) record(rows any) arrow.RecordBatch {
+	rv := reflect.ValueOf(rows)
 	for r := range rv.Len() {
 		row := rv.Index(r)
 		for i, c := range t.cols {
@@ -195,9 +202,7 @@ func (t *tableWriter) write(rows any) error {
 			}
 		}
 	}
-	rec := t.b.NewRecordBatch()
-	defer rec.Release()
-	return t.fw.Write(rec) // a row group per batch: callers size their batches
+	return t.b.NewRecordBatch()
 }
 
 // close writes the file metadata and footer and syncs the file.
