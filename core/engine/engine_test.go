@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -479,5 +480,44 @@ func TestProbeStopsWithACountBoundedLoad(t *testing.T) {
 	})
 	if end.Status != core.StatusOK || time.Since(start) > 2*time.Second {
 		t.Fatalf("%s after %s: the probe kept the phase alive", end.Status, time.Since(start))
+	}
+}
+
+// Every side-probe request sent is recorded, also the one still in flight when
+// the workload ends: the server counted it, and the report sets the requests the
+// client recorded against the server's counts.
+func TestProbeRequestsAfterTheLoadAreKept(t *testing.T) {
+	for _, probeDelay := range []time.Duration{0, 30 * time.Millisecond} {
+		s := spec(2, 0, time.Minute, 200)
+		s.Probe = &core.ProbeSpec{Rate: 1000, Op: core.OpGet}
+		var sent atomic.Int64
+		c := &collected{}
+		end := Run(context.Background(), Config{
+			Spec: s,
+			Connect: func(context.Context) (core.Conn, error) {
+				return scriptConn{func(op *core.Op) error {
+					if op.Kind == core.OpGet { // the probe's
+						sent.Add(1)
+						time.Sleep(probeDelay)
+						return nil
+					}
+					time.Sleep(100 * time.Microsecond)
+					return nil
+				}}, nil
+			},
+			NewSource:      func(int) (core.OpSource, error) { return fixedSource{core.OpSet}, nil },
+			NewProbeSource: func() (core.OpSource, error) { return fixedSource{core.OpGet}, nil },
+			Emit:           c.emit,
+		})
+		if end.Status != core.StatusOK {
+			t.Fatal(end.Error)
+		}
+		recorded := 0
+		for _, r := range c.intervals {
+			recorded += len(r.Probe)
+		}
+		if int64(recorded) != sent.Load() || recorded == 0 {
+			t.Errorf("probe delay %s: %d probe requests sent, %d recorded", probeDelay, sent.Load(), recorded)
+		}
 	}
 }

@@ -248,27 +248,44 @@ func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 		case b := <-c.in:
 			c.count(b)
 		case <-tick.C:
+			if e.loadDone.Load() {
+				// The workload has ended: only the side probe's last request may
+				// still come, and the final emission below puts it in the last
+				// interval, which must not go out before it.
+				continue
+			}
 			upto := e.now() / e.interval // never an interval still going
 			for _, o := range c.boxes {
 				upto = min(upto, o.mark.Load())
 			}
 			c.drain() // what was sent before the marks were read
 			for ; c.next < upto; c.next++ {
-				c.emit(c.next, (c.next+1)*e.interval, math.MaxInt64)
+				c.emit(c.next, (c.next+1)*e.interval)
 			}
 		case <-done:
 			c.drain()
 			end := last()
 			// Every interval up to the last operation, and any later one that holds
-			// operations; what is left is side-probe requests after the last one.
+			// operations; what is left is side-probe requests that ended after the
+			// last one. They were sent, and the server counted them: they are kept,
+			// in the last interval.
 			lastIdx := (end - 1) / e.interval
 			for idx, s := range c.slots {
 				if idx > lastIdx && s.hasOps() {
 					lastIdx = idx
 				}
 			}
+			if end > 0 {
+				for idx, s := range c.slots {
+					if idx > lastIdx {
+						last := c.slot(lastIdx)
+						last.probe = append(last.probe, s.probe...)
+						delete(c.slots, idx)
+					}
+				}
+			}
 			for ; c.next <= lastIdx && end > 0; c.next++ {
-				c.emit(c.next, max(min((c.next+1)*e.interval, end), c.next*e.interval), end)
+				c.emit(c.next, max(min((c.next+1)*e.interval, end), c.next*e.interval))
 			}
 			return end
 		}
@@ -345,9 +362,9 @@ func (c *collector) slot(idx int64) *slot {
 	return s
 }
 
-// emit encodes interval idx and hands it to Config.Emit; probe requests that ended
-// after the phase's last operation are left out.
-func (c *collector) emit(idx, end, phaseEnd int64) {
+// emit encodes interval idx, with its side-probe requests, and hands it to
+// Config.Emit.
+func (c *collector) emit(idx, end int64) {
 	e := c.e
 	s := c.slots[idx]
 	delete(c.slots, idx)
@@ -371,11 +388,7 @@ func (c *collector) emit(idx, end, phaseEnd int64) {
 		runtime.Gosched()
 	}
 	if s != nil {
-		for _, p := range s.probe {
-			if int64(p.End) <= phaseEnd {
-				rep.Probe = append(rep.Probe, p)
-			}
-		}
+		rep.Probe = append(rep.Probe, s.probe...)
 		s.reset()
 		c.spare = append(c.spare, s)
 	}
