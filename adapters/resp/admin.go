@@ -388,7 +388,14 @@ func formatConfig(cfg map[string]string) string {
 // INSERT) form one group. Nothing when the node's INFO has no commandstats. The
 // source says which commands were counted for which op kinds.
 func (p *Profile) calls(info map[string]string) (map[string]string, string) {
-	if !slices.ContainsFunc(slices.Collect(maps.Keys(info)), func(k string) bool { return strings.HasPrefix(k, "commandstats.") }) {
+	sampled := false
+	for k := range info {
+		if strings.HasPrefix(k, "commandstats.") {
+			sampled = true
+			break
+		}
+	}
+	if !sampled {
 		return nil, ""
 	}
 	commands := map[core.OpKind][]string{

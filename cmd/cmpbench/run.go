@@ -187,34 +187,12 @@ func loadSuite(name string) (*plan.Suite, error) {
 	return s, nil
 }
 
-// canRun checks, before anything starts, that each system's built-in adapter can
-// run the workloads of its phases (a plugin's is known only once it runs: the
-// runner checks it then).
-func canRun(p *plan.Plan, systems *config.Systems) error {
-	for _, n := range p.Systems {
-		sys, err := systems.Get(n)
-		if err != nil {
-			return err
-		}
-		a, ok := core.BuiltinAdapter(sys.Adapter)
-		if !ok {
-			continue
-		}
-		for _, ph := range p.Phases {
-			if err := a.Info().CanRun(ph.Workload); err != nil {
-				return fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
 // checkAdapters checks that every system's adapter is there, and the system's
 // configuration against what its adapter declares, without connecting: its options
 // (a built-in adapter's were checked when the file was read; a plugin's take
-// running it), the adapter's own check (core.SystemValidator) and, for a plugin,
-// that it executes every phase's op kinds (canRun checks built-in adapters').
-// Problems are bad input, with the system's file:line.
+// running it), the adapter's own check (core.SystemValidator), and that it
+// executes every phase's op kinds. Problems are bad input, with the system's
+// file:line.
 func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Systems, names []string, phases []core.PhaseSpec) error {
 	var errs config.Errors
 	for _, n := range names {
@@ -225,31 +203,34 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 			continue
 		}
 		target := sys.SystemConfig(sys.Endpoint)
-		if e.Builtin {
-			if a, ok := core.BuiltinAdapter(e.Name); ok {
-				if v, ok := a.(core.SystemValidator); ok {
-					if err := v.ValidateSystem(target); err != nil {
-						errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
-					}
-				}
+		var info core.Info
+		var validate func(core.SystemConfig) error
+		if a, ok := core.BuiltinAdapter(e.Name); e.Builtin && ok {
+			info = a.Info() // its options were checked when the file was read
+			if v, ok := a.(core.SystemValidator); ok {
+				validate = v.ValidateSystem
 			}
-			continue
+		} else {
+			d, err := cat.Launch(ctx, e)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+				continue
+			}
+			defer d.Kill()
+			info = d.Info()
+			errs = append(errs, sys.CheckOptions(info.Options)...)
+			validate = func(c core.SystemConfig) error { return d.ValidateSystem(ctx, c) }
 		}
-		d, err := cat.Launch(ctx, e)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
-			continue
-		}
-		errs = append(errs, sys.CheckOptions(d.Info().Options)...)
-		if err := d.ValidateSystem(ctx, target); err != nil {
-			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+		if validate != nil {
+			if err := validate(target); err != nil {
+				errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
+			}
 		}
 		for _, ph := range phases {
-			if err := d.Info().CanRun(ph.Workload); err != nil {
+			if err := info.CanRun(ph.Workload); err != nil {
 				errs = append(errs, fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err))
 			}
 		}
-		d.Kill()
 	}
 	if len(errs) > 0 {
 		return badInput{errs}
@@ -301,9 +282,6 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	}
 	p, err := plan.Build(suite, names, f.scale, f.seed, f.repeat)
 	if err != nil {
-		return "", badInput{err}
-	}
-	if err := canRun(p, systems); err != nil {
 		return "", badInput{err}
 	}
 	cat, _, err := discover(g)

@@ -330,7 +330,7 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 	}
 	if !spec.StartAt.IsZero() {
 		// The shards of a run start together: wait, connected, for the agreed time.
-		late, err := waitUntil(ctx, spec.StartAt)
+		late, err := waitForStart(ctx, spec.StartAt)
 		if err != nil {
 			closeConns()
 			if ctx.Err() != nil {
@@ -560,9 +560,9 @@ const MaxStartWait = 24 * time.Hour
 // lateNote is how late a phase may start after its StartAt before a note says so.
 const lateNote = 50 * time.Millisecond
 
-// waitUntil sleeps until the wall-clock time t and returns how late it is then (0
-// when t was still ahead when it was called).
-func waitUntil(ctx context.Context, t time.Time) (late time.Duration, err error) {
+// waitForStart sleeps until the wall-clock time t, a phase's StartAt, and returns
+// how late it is then (0 when t was still ahead when it was called).
+func waitForStart(ctx context.Context, t time.Time) (late time.Duration, err error) {
 	d := time.Until(t)
 	if d > MaxStartWait {
 		return 0, fmt.Errorf("the phase is to start at %s, more than %s from now", t.UTC().Format(time.RFC3339), MaxStartWait)

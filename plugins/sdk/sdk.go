@@ -71,9 +71,8 @@ type Server struct {
 // NewServer returns the protocol server for adapter.
 func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} }
 
-// Describe implements the protocol. The engine's own features are added to the
-// adapter's capabilities, so that a host can tell what a plugin built with an older
-// sdk lacks.
+// Describe implements the protocol. The capabilities are the engine's own
+// features, so that a host can tell what a plugin built with an older sdk lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	info := s.adapter.Info()
 	info.Capabilities = slices.Clone(engine.Capabilities)
