@@ -78,8 +78,7 @@ func mergeDirs(t *testing.T, out string, dirs ...string) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := w.Finish(MergedStatus(archives), MergedEnd(archives))
-	if err != nil {
+	if _, err := w.Finish(MergedStatus(archives), MergedEnd(archives)); err != nil {
 		return nil, err
 	}
 	d, err := w.Commit()
@@ -89,7 +88,6 @@ func mergeDirs(t *testing.T, out string, dirs ...string) (*Archive, error) {
 	if errs := Verify(d); len(errs) > 0 {
 		t.Fatalf("the merge does not verify: %v", errs)
 	}
-	_ = a
 	return Open(d)
 }
 
