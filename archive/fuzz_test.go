@@ -24,6 +24,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 // tinyRun hands a one-system run of one fixed-rate load to w, as a runner would;
@@ -35,9 +36,9 @@ func tinyRun(tb testing.TB, w *Writer, ended bool) {
 	if err := w.SystemStarted(sys); err != nil {
 		tb.Fatal(err)
 	}
-	m := &core.MemtierSpec{SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, KeyPrefix: "k", ValueMin: 8, ValueMax: 8}
+	m := &memtier.Spec{SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, KeyPrefix: "k", ValueMin: 8, ValueMax: 8}
 	spec := core.PhaseSpec{Name: "load-at-100", Kind: core.PhaseLoad, Ops: 200, Connections: 1, Rate: 100, Duration: 2 * time.Second,
-		Interval: time.Second, Workload: core.WorkloadSpec{Memtier: m}}
+		Interval: time.Second, Workload: *m}
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	p := core.PhaseRun{System: "s", Index: 0, Spec: spec, Shape: "100 ops/s, 1 conns"}
 	p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(2 * time.Second), Elapsed: 2 * time.Second}

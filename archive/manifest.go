@@ -5,9 +5,15 @@
 package archive
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for manifests
 )
 
 // FormatVersion is the archive format this code writes and the newest it reads.
@@ -190,14 +196,15 @@ type PhaseInfo struct {
 	LadderCombine string `json:"ladder_combine,omitempty"`
 	// Sweep names the concurrency sweep the phase is a step of, with the knee rule
 	// (core.Knee); KneeOf the sweep at whose knee the phase ran.
-	Sweep           string            `json:"sweep,omitempty"`
-	SweepGain       float64           `json:"sweep_gain,omitempty"`
-	SweepP99BoundNs int64             `json:"sweep_p99_bound_ns,omitempty"`
-	KneeOf          string            `json:"knee_of,omitempty"`
-	Memtier         *core.MemtierSpec `json:"memtier,omitempty"`
-	// YCSB is the YCSB workload as resolved (--scale applied, insert ranges set).
-	YCSB   *core.YCSBSpec   `json:"ycsb,omitempty"`
-	PubSub *core.PubSubSpec `json:"pubsub,omitempty"`
+	Sweep           string  `json:"sweep,omitempty"`
+	SweepGain       float64 `json:"sweep_gain,omitempty"`
+	SweepP99BoundNs int64   `json:"sweep_p99_bound_ns,omitempty"`
+	KneeOf          string  `json:"knee_of,omitempty"`
+	// Spec is the workload as resolved (--scale applied, insert ranges set),
+	// archived under its kind's key ("memtier", "ycsb", "pubsub": whatever
+	// registered it, core.RegisterWorkload); nil when this binary does not know
+	// the kind an archive holds.
+	Spec core.Workload `json:"-"`
 	// Messages is what a pub/sub phase's messages did.
 	Messages  *core.PubSubCounts `json:"messages,omitempty"`
 	ProbeRate float64            `json:"probe_rate,omitempty"`
@@ -267,3 +274,59 @@ func (p PhaseInfo) StallThreshold() time.Duration {
 	}
 	return core.DefaultStallThreshold
 }
+
+// MarshalJSON writes the phase with its workload under the kind's key.
+func (p PhaseInfo) MarshalJSON() ([]byte, error) {
+	type plain PhaseInfo
+	b, err := json.Marshal(plain(p))
+	if err != nil || p.Spec == nil {
+		return b, err
+	}
+	kind := p.Spec.Kind()
+	if phaseKeys()[kind] {
+		return nil, fmt.Errorf("phase %s: workload kind %q is also the name of a phase field in the archive", p.Name, kind)
+	}
+	spec, err := json.Marshal(p.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("phase %s: workload %s: %w", p.Name, kind, err)
+	}
+	key, _ := json.Marshal(kind)
+	out := append(b[:len(b)-1:len(b)-1], ',')
+	out = append(append(append(out, key...), ':'), spec...)
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads a phase and its workload, by the kind's key.
+func (p *PhaseInfo) UnmarshalJSON(b []byte) error {
+	type plain PhaseInfo
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, kind := range core.WorkloadKinds() {
+		if v, ok := raw[kind]; ok && string(v) != "null" {
+			w, err := core.DecodeWorkload(kind, v)
+			if err != nil {
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
+			p.Spec = w
+		}
+	}
+	return nil
+}
+
+// phaseKeys are the JSON keys of PhaseInfo's own fields, which no workload kind
+// may take.
+var phaseKeys = sync.OnceValue(func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[PhaseInfo]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 // shardArchive writes shard index of count: one fixed-rate phase of its share of
@@ -37,7 +38,7 @@ func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate 
 	get := core.OpInterval{Op: core.OpGet, OK: ok, Response: l, Service: l}
 	spec := core.PhaseSpec{Name: "fixed", Kind: core.PhaseMeasured, Connections: 2, Rate: rate, Duration: time.Second, Interval: time.Second,
 		ConnBase: 2 * index, ConnTotal: 2 * count, StartAt: h.Started,
-		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 0, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}}}
+		Workload: memtier.Spec{SetRatio: 0, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}}
 	p := &core.PhaseRun{System: "r", Spec: spec, Shape: "x"}
 	p.End.Started = h.Started
 	if err := w.PhaseStarted(p); err != nil {

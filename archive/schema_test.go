@@ -64,6 +64,8 @@ var timeType = reflect.TypeOf(time.Time{})
 // jsonSchema writes one line per JSON key under prefix: its path and type. A
 // struct field without a JSON name fails the test's golden comparison by
 // appearing under its Go name.
+var workloadType = reflect.TypeFor[core.Workload]()
+
 func jsonSchema(b *strings.Builder, prefix string, t reflect.Type, seen map[reflect.Type]bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -98,6 +100,18 @@ func jsonSchema(b *strings.Builder, prefix string, t reflect.Type, seen map[refl
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type == workloadType {
+			// Archived under its kind's key (PhaseInfo.MarshalJSON): every
+			// registered kind's fields.
+			for _, kind := range core.WorkloadKinds() {
+				w, err := core.DecodeWorkload(kind, []byte("{}"))
+				if err != nil {
+					panic(err)
+				}
+				jsonSchema(b, prefix+"."+kind+"?", reflect.TypeOf(w), seen)
+			}
+			continue
+		}
 		if name == "-" {
 			continue
 		}

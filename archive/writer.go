@@ -257,15 +257,15 @@ func (w *Writer) writeCaptures(sr core.SystemRun) error {
 func phaseInfo(p *core.PhaseRun) PhaseInfo {
 	s := p.Spec
 	pi := PhaseInfo{
-		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: s.Workload.Describe(), Shape: p.Shape,
+		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: core.DescribeWorkload(s.Workload), Shape: p.Shape,
 		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
-		IntervalNs: int64(s.Interval), Seed: s.Seed, Ladder: p.Ladder, LadderCombine: p.LadderCombine, Memtier: s.Workload.Memtier, YCSB: s.Workload.YCSB,
+		IntervalNs: int64(s.Interval), Seed: s.Seed, Ladder: p.Ladder, LadderCombine: p.LadderCombine, Spec: s.Workload,
 		Sweep: p.Sweep, SweepGain: p.SweepGain, SweepP99BoundNs: int64(p.SweepP99Bound), KneeOf: p.KneeOf,
 		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
 		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Partial: p.Partial, Notes: p.End.Notes,
-		PubSub: s.Workload.PubSub, Messages: p.End.PubSub,
+		Messages: p.End.PubSub,
 	}
 	if pr := s.Probe; pr != nil {
 		pi.ProbeRate, pi.ProbeOp, pi.ProbeStallNs = pr.Rate, pr.Op.String(), int64(pr.StallThreshold())

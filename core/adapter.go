@@ -133,7 +133,10 @@ func (i Info) Supports(k OpKind) bool {
 }
 
 // CanRun says why an adapter cannot run workload w, or returns nil.
-func (i Info) CanRun(w WorkloadSpec) error {
+func (i Info) CanRun(w Workload) error {
+	if w == nil {
+		return nil
+	}
 	for _, k := range w.OpKinds() {
 		if k.Issued() && !i.Supports(k) {
 			return fmt.Errorf("adapter %s does not support %s", i.Name, k)

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -153,18 +152,6 @@ func TestShellQuote(t *testing.T) {
 	want := `redis-server --save '' --dir '/tmp/a b' --port {port} 'it'\''s'`
 	if got != want {
 		t.Fatalf("%s", got)
-	}
-}
-
-func TestYCSBDescribeSaysWhatAnUpdateWrites(t *testing.T) {
-	y := YCSBSpec{RecordCount: 10, FieldCount: 10, FieldLength: 128, Distribution: DistZipfian}
-	YCSBA.Apply(&y)
-	if got, want := y.Describe(), "ycsb read 0.5 update 0.5 (1 field) zipfian, 10x128B, 10 records"; got != want {
-		t.Errorf("%q, want %q", got, want)
-	}
-	y.WriteAllFields = true
-	if got := y.Describe(); !strings.Contains(got, "update 0.5 (all fields)") {
-		t.Errorf("%q", got)
 	}
 }
 

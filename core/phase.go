@@ -31,7 +31,7 @@ type PhaseSpec struct {
 	// Interval is the reporting interval (default 1 s).
 	Interval time.Duration
 	Seed     uint64
-	Workload WorkloadSpec
+	Workload Workload
 	// Probe, when set, adds one more open-loop connection that records every request.
 	Probe *ProbeSpec
 	// ConnBase and ConnTotal place a shard's connections in the whole phase
@@ -93,6 +93,9 @@ func (p PhaseSpec) Writes() bool {
 	if p.Probe != nil && p.Probe.Op.Stores() {
 		return true
 	}
+	if p.Workload == nil {
+		return false
+	}
 	for _, k := range p.Workload.OpKinds() {
 		if k.Stores() {
 			return true
@@ -142,7 +145,7 @@ func (p PhaseSpec) Validate() []error {
 			add("probe stall threshold %s must be positive", pr.Stall)
 		}
 	}
-	if p.Workload.PubSub != nil {
+	if _, ok := p.Workload.(PubSubSpec); ok {
 		if p.Kind == PhaseLoad {
 			add("a pub/sub phase cannot be a load: it stores nothing")
 		}
@@ -152,6 +155,9 @@ func (p PhaseSpec) Validate() []error {
 		if p.Probe != nil {
 			add("a pub/sub phase has no side probe: its subscribers time every message")
 		}
+	}
+	if p.Workload == nil {
+		return append(errs, fmt.Errorf("no workload"))
 	}
 	errs = append(errs, p.Workload.Validate(p.AllConnections())...)
 	return errs

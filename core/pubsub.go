@@ -44,13 +44,23 @@ func (p PubSubSpec) Channel(i int) []byte {
 	return strconv.AppendInt([]byte(p.ChannelPrefix), int64(i), 10)
 }
 
+// PubSubKind is the pub/sub workload's kind (workloads/pubsub registers it).
+const PubSubKind = "pubsub"
+
+// Kind implements Workload.
+func (p PubSubSpec) Kind() string { return PubSubKind }
+
+// OpKinds implements Workload: publishes, and their deliveries.
+func (p PubSubSpec) OpKinds() []OpKind { return []OpKind{OpPublish, OpDeliver} }
+
 // Describe is e.g. "pubsub 100 channels, 100 subscribers, 128B".
 func (p PubSubSpec) Describe() string {
 	return fmt.Sprintf("pubsub %d channels, %d subscribers, %dB", p.Channels, p.Subscribers, p.PayloadSize)
 }
 
-// Validate reports every problem with the workload.
-func (p PubSubSpec) Validate() []error {
+// Validate reports every problem with the workload; publishers are the
+// phase's connections, any number.
+func (p PubSubSpec) Validate(int) []error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf("pubsub: "+format, a...)) }
 	if p.Subscribers < 1 || p.Subscribers > MaxSubscribers {

@@ -49,7 +49,7 @@ func TestPubSubSpecValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := ok
 			tc.edit(&p)
-			errs := p.Validate()
+			errs := p.Validate(0)
 			if tc.want == "" {
 				if len(errs) > 0 {
 					t.Fatal(errs)
@@ -65,7 +65,7 @@ func TestPubSubSpecValidate(t *testing.T) {
 
 func TestPubSubPhaseRules(t *testing.T) {
 	ps := &PubSubSpec{Channels: 2, Subscribers: 2, PayloadSize: 64, ChannelPrefix: "c:"}
-	base := PhaseSpec{Name: "p", Kind: PhaseMeasured, Connections: 2, Rate: 100, Duration: time.Second, Workload: WorkloadSpec{PubSub: ps}}
+	base := PhaseSpec{Name: "p", Kind: PhaseMeasured, Connections: 2, Rate: 100, Duration: time.Second, Workload: *ps}
 	if errs := base.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -79,7 +79,7 @@ func TestPubSubPhaseRules(t *testing.T) {
 		{func(p *PhaseSpec) { p.Rate = 0 }, "needs a rate"},
 		{func(p *PhaseSpec) { p.Kind, p.Ops = PhaseLoad, 10 }, "cannot be a load"},
 		{func(p *PhaseSpec) { p.Probe = &ProbeSpec{Rate: 10} }, "no side probe"},
-		{func(p *PhaseSpec) { p.Workload.Memtier = &MemtierSpec{} }, "a phase has one workload"},
+		{func(p *PhaseSpec) { p.Workload = nil }, "no workload"},
 	} {
 		p := base
 		tc.edit(&p)

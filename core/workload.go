@@ -1,342 +1,214 @@
 package core
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
-// WorkloadSpec describes the operations of a phase as data, so that it can cross the
-// plugin boundary; the op generators live in workloads/.
-type WorkloadSpec struct {
-	Memtier *MemtierSpec
-	YCSB    *YCSBSpec
-	PubSub  *PubSubSpec
+// Workload is what a phase's operations are, as data: a suite's workload section
+// resolved, which crosses the plugin boundary and is archived as JSON. Each kind
+// is one package under workloads/ that registers itself (RegisterWorkload): a
+// new workload is that package and its registration, nothing else.
+type Workload interface {
+	// Kind is the name the kind registered: its key in suites and archives.
+	Kind() string
+	// Describe is a short human description for plans and reports.
+	Describe() string
+	// OpKinds lists the op kinds the workload issues.
+	OpKinds() []OpKind
+	// Validate reports every problem with the workload in a phase of that many
+	// connections (all of the phase's, across shards).
+	Validate(connections int) []error
 }
 
-// Describe is a short human description for plans and reports.
-func (w WorkloadSpec) Describe() string {
-	switch {
-	case w.Memtier != nil:
-		return w.Memtier.Describe()
-	case w.YCSB != nil:
-		return w.YCSB.Describe()
-	case w.PubSub != nil:
-		return w.PubSub.Describe()
+// What a workload may also be; the planner, estimator and validation use these
+// where the kind implements them, and do without otherwise.
+type (
+	// Probed workloads have a side probe (ProbeSpec) by default in measured
+	// phases: it reads (or writes, when a suite says so) with these op kinds.
+	Probed interface {
+		ProbeOps() (read, write OpKind)
 	}
-	return "none"
-}
-
-// OpKinds lists the op kinds the workload issues.
-func (w WorkloadSpec) OpKinds() []OpKind {
-	if m := w.Memtier; m != nil {
-		var ks []OpKind
-		if m.GetRatio > 0 {
-			ks = append(ks, OpGet)
-		}
-		if m.SetRatio > 0 {
-			ks = append(ks, OpSet)
-		}
-		return ks
+	// Scalable workloads have sizes that --scale changes (key ranges, record
+	// counts). Scale returns the phase with its workload scaled by f and, where the
+	// kind ties them to its sizes (a load writes its range once), its Ops; the
+	// planner has scaled the duration and leaves Ops to Scale.
+	Scalable interface {
+		Scale(p PhaseSpec, f float64) (PhaseSpec, error)
 	}
-	if y := w.YCSB; y != nil {
-		var ks []OpKind
-		for _, p := range []struct {
-			share float64
-			kind  OpKind
-		}{{y.Read, OpRead}, {y.Update, OpUpdate}, {y.Insert, OpInsert}, {y.Scan, OpScan}} {
-			if p.share > 0 {
-				ks = append(ks, p.kind)
-			}
-		}
-		return ks
+	// Inserter workloads insert new records in measured phases; the planner
+	// gives every phase, repetition and shard a range of its own. ShiftInserts
+	// returns the workload with its inserts starting at from when the suite left
+	// that unset (from 0: keep it), then moved on by offset.
+	Inserter interface {
+		ShiftInserts(from, offset int64) Workload
 	}
-	if w.PubSub != nil {
-		return []OpKind{OpPublish, OpDeliver}
+	// Footprint workloads say what a phase of kind k with ops operations writes
+	// to the server (ops exact when known), for the estimates before a run.
+	Footprint interface {
+		Footprint(k PhaseKind, ops int64, known bool) KeysWritten
 	}
-	return nil
-}
-
-// Validate reports every problem with the workload.
-func (w WorkloadSpec) Validate(connections int) []error {
-	n := 0
-	for _, given := range []bool{w.Memtier != nil, w.YCSB != nil, w.PubSub != nil} {
-		if given {
-			n++
-		}
+	// SampleChecker workloads can check records a load of theirs wrote, read
+	// back after it (load validation).
+	SampleChecker interface {
+		CheckSamples(ctx context.Context, r RecordReader, seed uint64) ([]SampleCheck, []string)
 	}
-	switch {
-	case n > 1:
-		return []error{fmt.Errorf("workload: %d given (memtier, ycsb, pubsub); a phase has one workload", n)}
-	case w.Memtier != nil:
-		return w.Memtier.Validate(connections)
-	case w.YCSB != nil:
-		return w.YCSB.Validate()
-	case w.PubSub != nil:
-		return w.PubSub.Validate()
-	}
-	return []error{fmt.Errorf("workload: none given (want memtier, ycsb or pubsub)")}
-}
-
-// KeyPattern is memtier's key pattern letter.
-type KeyPattern byte
-
-// Key patterns. S and P both cover the key range exactly once per pass across all
-// connections: S interleaves (connection k takes keys k, k+C, k+2C, ...), P gives each
-// connection a contiguous share. Neither has memtier's S:S bug, where every connection
-// walks the same keys.
-const (
-	PatternUniform     KeyPattern = 'R'
-	PatternGaussian    KeyPattern = 'G'
-	PatternSequential  KeyPattern = 'S'
-	PatternPartitioned KeyPattern = 'P'
-	// PatternZipf draws keys from a Zipf distribution over the range, the lowest
-	// key the most frequent, as memtier's Z (exponent MemtierSpec.ZipfExp).
-	PatternZipf KeyPattern = 'Z'
 )
 
-// MarshalText writes the pattern as its letter.
-func (p KeyPattern) MarshalText() ([]byte, error) { return []byte{byte(p)}, nil }
-
-// UnmarshalText reads a pattern letter.
-func (p *KeyPattern) UnmarshalText(b []byte) error {
-	v, err := ParseKeyPattern(string(b))
-	*p = v
-	return err
+// Scaled is n scaled by --scale's f, rounded, at least least: what a count
+// (keys, records, ops) becomes at another scale.
+func Scaled(n int64, f float64, least int64) int64 {
+	return max(least, int64(math.Round(float64(n)*f)))
 }
 
-// ParseKeyPattern reads one pattern letter.
-func ParseKeyPattern(s string) (KeyPattern, error) {
-	if len(s) == 1 {
-		switch p := KeyPattern(s[0]); p {
-		case PatternUniform, PatternGaussian, PatternSequential, PatternPartitioned, PatternZipf:
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("key pattern %q is not one of R (uniform), G (gaussian), S (sequential), P (partitioned), Z (zipf)", s)
+// KeysWritten is what a phase adds to the server's data: keys First..Last of a key
+// space, each written once however often a phase writes it (at most Max of them
+// when Bounded), each KeyBytes+ValueBytes; Space "" for keys no other phase
+// writes (inserts). None written: First > Last. Unknown: it inserts a number of
+// records nobody can tell beforehand.
+type KeysWritten struct {
+	Space                string
+	First, Last          int64
+	Max                  int64
+	Bounded              bool
+	KeyBytes, ValueBytes float64
+	Unknown              bool
 }
 
-// MemtierSpec is a memtier_benchmark-style mix of SET and GET.
-type MemtierSpec struct {
-	SetRatio   int        `json:"set_ratio"` // --ratio set:get
-	GetRatio   int        `json:"get_ratio"`
-	SetPattern KeyPattern `json:"set_pattern"`
-	GetPattern KeyPattern `json:"get_pattern"`
-	KeyMin     int64      `json:"key_min"` // inclusive
-	KeyMax     int64      `json:"key_max"`
-	KeyPrefix  string     `json:"key_prefix"`
-	// GaussMedian and GaussStddev shape pattern G; zero means memtier's defaults
-	// (the middle of the range, and a sixth of it).
-	GaussMedian float64 `json:"gauss_median"`
-	GaussStddev float64 `json:"gauss_stddev"`
-	// ZipfExp is pattern Z's exponent, in (0, 5) as memtier's --key-zipf-exp; zero
-	// means memtier's default, 1.
-	ZipfExp  float64 `json:"zipf_exp"`
-	ValueMin int     `json:"value_min"` // bytes, inclusive; equal for a fixed size
-	ValueMax int     `json:"value_max"`
-	// MissFraction of GETs go to keys just past KeyMax, which were never written.
-	MissFraction float64 `json:"miss_fraction"`
+// WorkloadKind is what a kind of workload registers.
+type WorkloadKind struct {
+	// Name is the kind's key in suites and archives: lower case, [a-z0-9_].
+	Name string
+	// Doc returns an empty suite section of the kind. The planner decodes the
+	// section into it strictly (its yaml tags are the suite's keys; a suite's
+	// defaults first, then the phase) and calls Resolve.
+	Doc func() WorkloadDoc
+	// Decode reads a spec from its JSON (the archive's and the plugin boundary's
+	// form), refusing unknown fields.
+	Decode func(data []byte) (Workload, error)
+	// Streams makes a phase's operation streams.
+	Streams func(p PhaseSpec) (Streams, error)
 }
 
-// UnmarshalJSON reads the spec as archived, also from archives written before
-// its fields had JSON names (their keys are the Go field names).
-func (m *MemtierSpec) UnmarshalJSON(b []byte) error {
-	type plain MemtierSpec
-	return unmarshalRenamed(b, (*plain)(m))
+// WorkloadDoc is a workload section of a suite, as written.
+type WorkloadDoc interface {
+	// Resolve sets p.Workload from the section, with its defaults; it may set what
+	// the kind ties to the phase (a load's op count) and reports every problem.
+	Resolve(p *PhaseSpec) []error
 }
 
-// Keys is the number of keys in the range.
-func (m MemtierSpec) Keys() int64 { return m.KeyMax - m.KeyMin + 1 }
-
-// Describe is e.g. "memtier 1:10 R:R kv_[1..10000] 256B".
-func (m MemtierSpec) Describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "memtier %d:%d %c:%c %s[%d..%d] ", m.SetRatio, m.GetRatio, m.SetPattern, m.GetPattern, m.KeyPrefix, m.KeyMin, m.KeyMax)
-	if m.ValueMin == m.ValueMax {
-		b.WriteString(strconv.Itoa(m.ValueMin) + "B")
-	} else {
-		fmt.Fprintf(&b, "%d-%dB", m.ValueMin, m.ValueMax)
-	}
-	if m.MissFraction > 0 {
-		fmt.Fprintf(&b, " miss=%g", m.MissFraction)
-	}
-	return b.String()
+// Streams are a phase's operation streams. The streams of a phase share what
+// they must (YCSB's acknowledged inserts), so take every connection's from one.
+type Streams interface {
+	// Source is the stream of connection conn of the whole phase (a shard's
+	// connection i is ConnBase+i).
+	Source(conn int) OpSource
+	// ProbeSource is the side probe's stream: op on keys of the loaded range,
+	// from a random stream of its own; nil when the kind has no probe.
+	ProbeSource(op OpKind) OpSource
 }
 
-// Validate reports every problem with the mix.
-func (m MemtierSpec) Validate(connections int) []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf("memtier: "+format, a...)) }
-	if m.SetRatio < 0 || m.GetRatio < 0 || m.SetRatio+m.GetRatio == 0 {
-		add("ratio %d:%d needs non-negative parts and at least one non-zero", m.SetRatio, m.GetRatio)
+var workloadKinds = struct {
+	sync.RWMutex
+	m map[string]WorkloadKind
+}{m: map[string]WorkloadKind{}}
+
+var kindName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// RegisterWorkload makes a kind of workload known; call it from the kind's
+// package init. It panics on a bad or repeated name or a missing function, as
+// database/sql's Register does.
+func RegisterWorkload(k WorkloadKind) {
+	if !kindName.MatchString(k.Name) || k.Doc == nil || k.Decode == nil || k.Streams == nil {
+		panic(fmt.Sprintf("core.RegisterWorkload: kind %q needs a lower-case name and Doc, Decode and Streams", k.Name))
 	}
-	for _, p := range []KeyPattern{m.SetPattern, m.GetPattern} {
-		if _, err := ParseKeyPattern(string(p)); err != nil {
-			add("%v", err)
-		}
+	workloadKinds.Lock()
+	defer workloadKinds.Unlock()
+	if _, dup := workloadKinds.m[k.Name]; dup {
+		panic("core.RegisterWorkload: kind " + k.Name + " registered twice")
 	}
-	if m.KeyMin < 0 || m.KeyMax < m.KeyMin {
-		add("key range [%d, %d] is empty or negative", m.KeyMin, m.KeyMax)
-	}
-	if m.ValueMin < 1 || m.ValueMax < m.ValueMin {
-		add("value size %d-%d must be at least 1 byte and min <= max", m.ValueMin, m.ValueMax)
-	}
-	if m.ValueMax > 64<<20 {
-		add("value size %d is above the 64 MiB limit", m.ValueMax)
-	}
-	if m.MissFraction < 0 || m.MissFraction >= 1 {
-		add("miss_fraction %g must be in [0, 1)", m.MissFraction)
-	}
-	if m.GaussStddev < 0 {
-		add("gaussian stddev must not be negative")
-	}
-	if m.ZipfExp < 0 || m.ZipfExp >= 5 {
-		add("key_zipf_exp %g must be in (0, 5), as memtier's", m.ZipfExp)
-	}
-	if connections > 0 && m.KeyMax >= m.KeyMin {
-		for _, p := range []KeyPattern{m.SetPattern, m.GetPattern} {
-			if (p == PatternPartitioned || p == PatternSequential) && m.Keys() < int64(connections) {
-				add("pattern %c splits %d keys across %d connections: some would get none", p, m.Keys(), connections)
-				break
-			}
-		}
-	}
-	return errs
+	workloadKinds.m[k.Name] = k
 }
 
-// YCSB request distributions and insert orders.
-const (
-	DistUniform = "uniform"
-	DistZipfian = "zipfian" // scrambled, as YCSB's
-	DistLatest  = "latest"
-
-	InsertHashed  = "hashed" // key user<FNV-1a 64 of the record number>, as YCSB
-	InsertOrdered = "ordered"
-)
-
-// ProportionTolerance is how far from 1 the YCSB proportions may add up: floating-point
-// rounding of decimal shares (0.7+0.1+0.2), nothing a suite could mean.
-const ProportionTolerance = 1e-9
-
-// YCSBMix is a named mix of YCSB's core workloads.
-type YCSBMix struct {
-	Name                       string
-	Read, Update, Insert, Scan float64
-	Distribution               string
+// LookupWorkload returns the registered kind of that name.
+func LookupWorkload(name string) (WorkloadKind, bool) {
+	workloadKinds.RLock()
+	defer workloadKinds.RUnlock()
+	k, ok := workloadKinds.m[name]
+	return k, ok
 }
 
-// YCSB's core workloads A-D, as YCSB defines them.
-var (
-	YCSBA = YCSBMix{Name: "A", Read: 0.5, Update: 0.5, Distribution: DistZipfian}   // update heavy
-	YCSBB = YCSBMix{Name: "B", Read: 0.95, Update: 0.05, Distribution: DistZipfian} // read mostly
-	YCSBC = YCSBMix{Name: "C", Read: 1, Distribution: DistZipfian}                  // read only
-	YCSBD = YCSBMix{Name: "D", Read: 0.95, Insert: 0.05, Distribution: DistLatest}  // read latest
-)
-
-// YCSBMixes are the core workloads by name.
-var YCSBMixes = map[string]YCSBMix{"A": YCSBA, "B": YCSBB, "C": YCSBC, "D": YCSBD}
-
-// Apply sets the mix's proportions and distribution on spec.
-func (m YCSBMix) Apply(spec *YCSBSpec) {
-	spec.Read, spec.Update, spec.Insert, spec.Scan = m.Read, m.Update, m.Insert, m.Scan
-	spec.Distribution = m.Distribution
+// WorkloadKinds lists the registered kinds' names, sorted.
+func WorkloadKinds() []string {
+	workloadKinds.RLock()
+	defer workloadKinds.RUnlock()
+	names := make([]string, 0, len(workloadKinds.m))
+	for n := range workloadKinds.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
-// YCSBSpec is YCSB's core workload over multi-field records. Records are numbered;
-// record n's key is KeyPrefix followed by n, hashed or not. The initial records are
-// 0 .. RecordCount-1; a load phase inserts exactly those, with field values that are
-// a function of the phase seed, the record and the field, so that they can be checked
-// later without storing them.
-type YCSBSpec struct {
-	RecordCount int64 `json:"record_count"`
-	FieldCount  int   `json:"field_count"`
-	FieldLength int   `json:"field_length"`
-	// Proportions of READ, UPDATE, INSERT and SCAN; they add up to 1 (within
-	// ProportionTolerance).
-	Read   float64 `json:"read_proportion"`
-	Update float64 `json:"update_proportion"`
-	Insert float64 `json:"insert_proportion"`
-	Scan   float64 `json:"scan_proportion"`
-	// WriteAllFields makes an UPDATE write every field (YCSB writeallfields=true);
-	// otherwise it writes one field chosen uniformly, as YCSB's default.
-	WriteAllFields bool   `json:"write_all_fields"`
-	Distribution   string `json:"request_distribution"` // of the records READ, UPDATE and SCAN choose
-	InsertOrder    string `json:"insert_order"`
-	KeyPrefix      string `json:"key_prefix"`
-	// InsertStart is the first record number a run phase inserts; phases get
-	// disjoint ranges so that their inserts never collide.
-	InsertStart   int64 `json:"insert_start"`
-	MaxScanLength int   `json:"max_scan_length"`
+// DecodeWorkload reads a spec of the named kind from its JSON.
+func DecodeWorkload(kind string, data []byte) (Workload, error) {
+	k, ok := LookupWorkload(kind)
+	if !ok {
+		return nil, fmt.Errorf("workload kind %q is not known here (known: %s)", kind, strings.Join(WorkloadKinds(), ", "))
+	}
+	w, err := k.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", kind, err)
+	}
+	return w, nil
 }
 
-// Describe is e.g. "ycsb read 0.95 update 0.05 (1 field) uniform, 10x128B, 100000
-// records".
-func (y YCSBSpec) Describe() string {
-	var parts []string
-	for _, p := range []struct {
-		name  string
-		share float64
-	}{{"read", y.Read}, {"update", y.Update}, {"insert", y.Insert}, {"scan", y.Scan}} {
-		if p.share > 0 {
-			parts = append(parts, fmt.Sprintf("%s %g", p.name, p.share))
-		}
-		if p.name == "update" && p.share > 0 {
-			parts = append(parts, map[bool]string{true: "(all fields)", false: "(1 field)"}[y.WriteAllFields])
-		}
+// DecodeJSON is a Decode for kinds whose spec is a plain struct T: strict, so
+// that a field one side knows and the other does not is an error, never a
+// setting silently dropped.
+func DecodeJSON[T Workload](data []byte) (Workload, error) {
+	var t T
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&t); err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("ycsb %s %s, %dx%dB, %d records", strings.Join(parts, " "), y.Distribution, y.FieldCount, y.FieldLength, y.RecordCount)
+	return t, nil
 }
 
-// Validate reports every problem with the workload.
-func (y YCSBSpec) Validate() []error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf("ycsb: "+format, a...)) }
-	if y.RecordCount < 1 {
-		add("record_count must be at least 1, got %d", y.RecordCount)
+// NewStreams makes the operation streams of a phase, by its workload's kind.
+func NewStreams(p PhaseSpec) (Streams, error) {
+	if p.Workload == nil {
+		return nil, fmt.Errorf("phase %q has no workload", p.Name)
 	}
-	if y.FieldCount < 1 || y.FieldCount > 1000 {
-		add("field_count must be in [1, 1000], got %d", y.FieldCount)
+	k, ok := LookupWorkload(p.Workload.Kind())
+	if !ok {
+		return nil, fmt.Errorf("phase %q: workload kind %q is not registered in this binary", p.Name, p.Workload.Kind())
 	}
-	if y.FieldLength < 1 || y.FieldLength > 1<<20 {
-		add("field_length must be in [1, 1 MiB], got %d", y.FieldLength)
-	}
-	sum := 0.0
-	for _, p := range []float64{y.Read, y.Update, y.Insert, y.Scan} {
-		if p < 0 || p > 1 {
-			add("proportions must be in [0, 1]")
-		}
-		sum += p
-	}
-	if math.Abs(sum-1) > ProportionTolerance {
-		add("read, update, insert and scan proportions add up to %.10g, not 1", sum)
-	}
-	switch y.Distribution {
-	case DistUniform, DistZipfian, DistLatest:
-	default:
-		add("request_distribution %q is not uniform, zipfian or latest", y.Distribution)
-	}
-	switch y.InsertOrder {
-	case InsertHashed, InsertOrdered:
-	default:
-		add("insert_order %q is not hashed or ordered", y.InsertOrder)
-	}
-	if y.Scan > 0 && y.MaxScanLength < 1 {
-		add("scans need max_scan_length >= 1")
-	}
-	if y.InsertStart < 0 {
-		add("insert_start must not be negative")
-	}
-	return errs
+	return k.Streams(p)
 }
 
-// unmarshalRenamed decodes b into v, a pointer to a struct with JSON names,
+// DescribeWorkload is w.Describe(), "none" for no workload.
+func DescribeWorkload(w Workload) string {
+	if w == nil {
+		return "none"
+	}
+	return w.Describe()
+}
+
+// UnmarshalRenamed decodes b into v, a pointer to a struct with JSON names,
 // accepting for each field its Go name as well (case-insensitively, as
 // encoding/json matches names): what a struct archived before it had JSON names
-// was written with.
-func unmarshalRenamed(b []byte, v any) error {
+// was written with. Any other key is an error, as in DecodeJSON.
+func UnmarshalRenamed(b []byte, v any) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
@@ -363,5 +235,7 @@ func unmarshalRenamed(b []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(renamed, v)
+	d := json.NewDecoder(bytes.NewReader(renamed))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
 }

@@ -1,11 +1,13 @@
 package plugins
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
+	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for the boundary
 )
 
 // InfoToProto and the functions below are the only conversions between core types
@@ -80,8 +82,9 @@ func CaptureFromProto(m *pluginv1.CaptureResponse) core.Capture {
 	return core.Capture{Product: m.GetProduct(), Version: m.GetVersion(), VersionField: m.GetVersionField(), Sections: m.GetSections(), Refused: m.GetRefused()}
 }
 
-// PhaseToProto converts a phase specification.
-func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
+// PhaseToProto converts a phase specification; its workload crosses as its kind
+// and JSON.
+func PhaseToProto(p core.PhaseSpec) (*pluginv1.PhaseSpec, error) {
 	m := &pluginv1.PhaseSpec{
 		Name: p.Name, Kind: string(p.Kind), Connections: int32(p.Connections), Rate: p.Rate, Poisson: p.Poisson,
 		DurationNs: int64(p.Duration), Ops: p.Ops, IntervalNs: int64(p.Interval), Seed: p.Seed,
@@ -93,33 +96,20 @@ func PhaseToProto(p core.PhaseSpec) *pluginv1.PhaseSpec {
 	if p.Probe != nil {
 		m.ProbeRate, m.ProbeOp = p.Probe.Rate, uint32(p.Probe.Op)
 	}
-	if w := p.Workload.Memtier; w != nil {
-		m.Workload = &pluginv1.PhaseSpec_Memtier{Memtier: &pluginv1.MemtierSpec{
-			SetRatio: int32(w.SetRatio), GetRatio: int32(w.GetRatio),
-			SetPattern: string(w.SetPattern), GetPattern: string(w.GetPattern),
-			KeyMin: w.KeyMin, KeyMax: w.KeyMax, KeyPrefix: w.KeyPrefix,
-			GaussMedian: w.GaussMedian, GaussStddev: w.GaussStddev, ZipfExp: w.ZipfExp,
-			ValueMin: int32(w.ValueMin), ValueMax: int32(w.ValueMax), MissFraction: w.MissFraction,
-		}}
+	if p.Workload != nil {
+		spec, err := json.Marshal(p.Workload)
+		if err != nil {
+			return nil, fmt.Errorf("phase %q: workload %s: %w", p.Name, p.Workload.Kind(), err)
+		}
+		m.WorkloadKind, m.WorkloadSpec = p.Workload.Kind(), spec
 	}
-	if y := p.Workload.YCSB; y != nil {
-		m.Workload = &pluginv1.PhaseSpec_Ycsb{Ycsb: &pluginv1.YCSBSpec{
-			RecordCount: y.RecordCount, FieldCount: int32(y.FieldCount), FieldLength: int32(y.FieldLength),
-			Read: y.Read, Update: y.Update, Insert: y.Insert, Scan: y.Scan,
-			Distribution: y.Distribution, InsertOrder: y.InsertOrder, KeyPrefix: y.KeyPrefix,
-			InsertStart: y.InsertStart, MaxScanLength: int32(y.MaxScanLength), WriteAllFields: y.WriteAllFields,
-		}}
-	}
-	if ps := p.Workload.PubSub; ps != nil {
-		m.Workload = &pluginv1.PhaseSpec_Pubsub{Pubsub: &pluginv1.PubSubSpec{
-			Channels: int32(ps.Channels), Subscribers: int32(ps.Subscribers), PayloadSize: int32(ps.PayloadSize), ChannelPrefix: ps.ChannelPrefix,
-		}}
-	}
-	return m
+	return m, nil
 }
 
-// PhaseFromProto is the inverse of PhaseToProto.
-func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
+// PhaseFromProto is the inverse of PhaseToProto. A workload kind this binary does
+// not register, or a spec with fields its kind does not know, is an error: the
+// plugin was built with another cmpbench than the host.
+func PhaseFromProto(m *pluginv1.PhaseSpec) (core.PhaseSpec, error) {
 	p := core.PhaseSpec{
 		Name: m.GetName(), Kind: core.PhaseKind(m.GetKind()), Connections: int(m.GetConnections()), Rate: m.GetRate(),
 		Poisson: m.GetPoisson(), Duration: time.Duration(m.GetDurationNs()), Ops: m.GetOps(),
@@ -132,36 +122,14 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) core.PhaseSpec {
 	if m.GetProbeRate() > 0 {
 		p.Probe = &core.ProbeSpec{Rate: m.GetProbeRate(), Op: core.OpKind(m.GetProbeOp())}
 	}
-	if w := m.GetMemtier(); w != nil {
-		p.Workload.Memtier = &core.MemtierSpec{
-			SetRatio: int(w.GetSetRatio()), GetRatio: int(w.GetGetRatio()),
-			SetPattern: pattern(w.GetSetPattern()), GetPattern: pattern(w.GetGetPattern()),
-			KeyMin: w.GetKeyMin(), KeyMax: w.GetKeyMax(), KeyPrefix: w.GetKeyPrefix(),
-			GaussMedian: w.GetGaussMedian(), GaussStddev: w.GetGaussStddev(), ZipfExp: w.GetZipfExp(),
-			ValueMin: int(w.GetValueMin()), ValueMax: int(w.GetValueMax()), MissFraction: w.GetMissFraction(),
+	if kind := m.GetWorkloadKind(); kind != "" {
+		w, err := core.DecodeWorkload(kind, m.GetWorkloadSpec())
+		if err != nil {
+			return p, fmt.Errorf("phase %q: %w", p.Name, err)
 		}
+		p.Workload = w
 	}
-	if y := m.GetYcsb(); y != nil {
-		p.Workload.YCSB = &core.YCSBSpec{
-			RecordCount: y.GetRecordCount(), FieldCount: int(y.GetFieldCount()), FieldLength: int(y.GetFieldLength()),
-			Read: y.GetRead(), Update: y.GetUpdate(), Insert: y.GetInsert(), Scan: y.GetScan(),
-			Distribution: y.GetDistribution(), InsertOrder: y.GetInsertOrder(), KeyPrefix: y.GetKeyPrefix(),
-			InsertStart: y.GetInsertStart(), MaxScanLength: int(y.GetMaxScanLength()), WriteAllFields: y.GetWriteAllFields(),
-		}
-	}
-	if ps := m.GetPubsub(); ps != nil {
-		p.Workload.PubSub = &core.PubSubSpec{
-			Channels: int(ps.GetChannels()), Subscribers: int(ps.GetSubscribers()), PayloadSize: int(ps.GetPayloadSize()), ChannelPrefix: ps.GetChannelPrefix(),
-		}
-	}
-	return p
-}
-
-func pattern(s string) core.KeyPattern {
-	if len(s) != 1 {
-		return 0 // rejected by Validate
-	}
-	return core.KeyPattern(s[0])
+	return p, nil
 }
 
 // IntervalToProto converts an interval; its histograms are already encoded.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 func TestIntervalRoundTripIsExact(t *testing.T) {
@@ -82,26 +84,39 @@ func TestUnknownErrorClassesCountAsOther(t *testing.T) {
 func TestPhaseSpecRoundTrip(t *testing.T) {
 	in := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 7, Rate: 5000, Poisson: true, Duration: time.Second, Ops: 9, Interval: time.Second, Seed: 42,
 		ConnBase: 14, ConnTotal: 21, StartAt: time.Unix(0, 1_780_000_000_123_456_789),
-		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'P', GetPattern: 'G', KeyMin: 1, KeyMax: 100, KeyPrefix: "kv_", GaussMedian: 50, GaussStddev: 5, ValueMin: 1, ValueMax: 4, MissFraction: 0.1}}}
-	out := PhaseFromProto(PhaseToProto(in))
-	if *out.Workload.Memtier != *in.Workload.Memtier {
-		t.Fatalf("%+v", out.Workload.Memtier)
+		Workload: memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'P', GetPattern: 'G', KeyMin: 1, KeyMax: 100, KeyPrefix: "kv_", GaussMedian: 50, GaussStddev: 5, ValueMin: 1, ValueMax: 4, MissFraction: 0.1}}
+	out := roundTrip(t, in)
+	if out.Workload != in.Workload {
+		t.Fatalf("%+v", out.Workload)
 	}
-	out.Workload, in.Workload = core.WorkloadSpec{}, core.WorkloadSpec{}
+	out.Workload, in.Workload = nil, nil
 	if out != in {
 		t.Fatalf("%+v", out)
 	}
-	y := core.YCSBSpec{RecordCount: 100, FieldCount: 10, FieldLength: 128, Read: 0.95, Insert: 0.05, WriteAllFields: true, Distribution: core.DistLatest,
-		InsertOrder: core.InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000_000, MaxScanLength: 7}
-	yo := PhaseFromProto(PhaseToProto(core.PhaseSpec{Workload: core.WorkloadSpec{YCSB: &y}}))
-	if yo.Workload.YCSB == nil || *yo.Workload.YCSB != y || yo.Workload.Memtier != nil {
+	y := ycsb.Spec{RecordCount: 100, FieldCount: 10, FieldLength: 128, Read: 0.95, Insert: 0.05, WriteAllFields: true, Distribution: ycsb.DistLatest,
+		InsertOrder: ycsb.InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000_000, MaxScanLength: 7}
+	yo := roundTrip(t, core.PhaseSpec{Workload: y})
+	if yo.Workload != core.Workload(y) {
 		t.Fatalf("ycsb %+v", yo.Workload)
 	}
 	ps := core.PubSubSpec{Channels: 10, Subscribers: 20, PayloadSize: 128, ChannelPrefix: "c:"}
-	po := PhaseFromProto(PhaseToProto(core.PhaseSpec{Workload: core.WorkloadSpec{PubSub: &ps}}))
-	if po.Workload.PubSub == nil || *po.Workload.PubSub != ps || po.Workload.YCSB != nil || po.Workload.Memtier != nil {
+	po := roundTrip(t, core.PhaseSpec{Workload: ps})
+	if po.Workload != core.Workload(ps) {
 		t.Fatalf("pubsub %+v", po.Workload)
 	}
+}
+
+func roundTrip(t *testing.T, p core.PhaseSpec) core.PhaseSpec {
+	t.Helper()
+	m, err := PhaseToProto(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := PhaseFromProto(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestPubSubCountsRoundTrip(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 )
 
 // ProtocolVersion is bumped on every breaking change of proto/v1; new features arrive
-// as capabilities instead.
-const ProtocolVersion = 1
+// as capabilities instead. 2: a phase's workload crosses as its registered kind
+// and JSON (core.RegisterWorkload) instead of one message per kind; plugins built
+// for 1 must be rebuilt.
+const ProtocolVersion = 2
 
 // PluginName is the one plugin kind a plugin binary serves.
 const PluginName = "adapter"

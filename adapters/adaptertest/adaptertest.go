@@ -60,7 +60,7 @@ func Run(t *testing.T, s Setup) {
 		}
 	})
 
-	spec := core.YCSBSpec{RecordCount: 3, FieldCount: 4, FieldLength: 16, InsertOrder: core.InsertHashed, KeyPrefix: "conformance:user"}
+	spec := ycsb.Spec{RecordCount: 3, FieldCount: 4, FieldLength: 16, InsertOrder: ycsb.InsertHashed, KeyPrefix: "conformance:user"}
 	fields := make([][]byte, spec.FieldCount)
 	values := make([][]byte, spec.FieldCount)
 	record := func(n int64, seed uint64) *core.Op {

@@ -17,7 +17,7 @@ func runPubSub(t *testing.T, tg core.Target, publishers, subscribers, channels i
 	t.Helper()
 	ps := core.PubSubSpec{Channels: channels, Subscribers: subscribers, PayloadSize: core.DefaultPayloadSize, ChannelPrefix: core.DefaultChannelPrefix}
 	spec := core.PhaseSpec{Name: "pubsub", Kind: core.PhaseMeasured, Connections: publishers, Rate: 2000, Duration: time.Second,
-		Workload: core.WorkloadSpec{PubSub: &ps}}
+		Workload: ps}
 	var deliveries int64
 	end := engine.Run(context.Background(), engine.Config{
 		Spec:      spec,

@@ -15,7 +15,7 @@ import (
 // ended and its totals per op.
 func runRaw(t *testing.T, tg core.Target, spec core.PhaseSpec, exec string) (core.PhaseEnd, map[core.OpKind]core.OpInterval) {
 	t.Helper()
-	mix := *spec.Workload.Memtier
+	mix := spec.Workload.(memtier.Spec)
 	end := engine.Run(context.Background(), engine.Config{
 		Spec:      spec,
 		Connect:   tg.Connect,
@@ -41,8 +41,8 @@ func TestRawConnectionsMatchRueidisIntegration(t *testing.T) {
 		t.Fatal("a plain TCP target should give raw connections")
 	}
 	// Loads through the event loops, then reads every key back through rueidis.
-	mix := core.MemtierSpec{SetRatio: 1, GetRatio: 0, SetPattern: 'P', GetPattern: 'R', KeyMin: 1, KeyMax: 5000, KeyPrefix: "kv_", ValueMin: 100, ValueMax: 300}
-	spec := core.PhaseSpec{Name: "load", Kind: core.PhaseLoad, Connections: 16, Duration: 30 * time.Second, Ops: 5000, Seed: 3, Workload: core.WorkloadSpec{Memtier: &mix}}
+	mix := memtier.Spec{SetRatio: 1, GetRatio: 0, SetPattern: 'P', GetPattern: 'R', KeyMin: 1, KeyMax: 5000, KeyPrefix: "kv_", ValueMin: 100, ValueMax: 300}
+	spec := core.PhaseSpec{Name: "load", Kind: core.PhaseLoad, Connections: 16, Duration: 30 * time.Second, Ops: 5000, Seed: 3, Workload: mix}
 	end, tot := runRaw(t, tg, spec, engine.ExecLoops)
 	if s := tot[core.OpSet]; end.Status != core.StatusOK || s.OK != 5000 || s.ErrorTotal() != 0 {
 		t.Fatalf("%s %s: %+v", end.Status, end.Error, s)
@@ -57,8 +57,8 @@ func TestRawConnectionsMatchRueidisIntegration(t *testing.T) {
 		t.Fatalf("GET kv_4999: %d bytes, %v", len(v), err)
 	}
 	// Reads: hits, misses beyond the loaded range, bytes as the server sent them.
-	read := core.MemtierSpec{SetRatio: 0, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 1, ValueMax: 1}
-	spec = core.PhaseSpec{Name: "read", Kind: core.PhaseMeasured, Connections: 8, Duration: 30 * time.Second, Ops: 4000, Seed: 4, Workload: core.WorkloadSpec{Memtier: &read}}
+	read := memtier.Spec{SetRatio: 0, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 1, ValueMax: 1}
+	spec = core.PhaseSpec{Name: "read", Kind: core.PhaseMeasured, Connections: 8, Duration: 30 * time.Second, Ops: 4000, Seed: 4, Workload: read}
 	end, tot = runRaw(t, tg, spec, engine.ExecLoops)
 	g := tot[core.OpGet]
 	if end.Status != core.StatusOK || g.OK != 4000 || g.Hits < 1500 || g.Misses < 1500 || g.Bytes < g.Hits*100 || g.Bytes > g.Hits*300 {
@@ -69,8 +69,8 @@ func TestRawConnectionsMatchRueidisIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rc.Do(context.Background(), rc.B().ConfigSet().ParameterValue().ParameterValue("maxmemory", "0").Build())
-	set := core.MemtierSpec{SetRatio: 1, GetRatio: 0, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, KeyPrefix: "oom_", ValueMin: 64, ValueMax: 64}
-	spec = core.PhaseSpec{Name: "oom", Kind: core.PhaseMeasured, Connections: 2, Duration: 30 * time.Second, Ops: 200, Workload: core.WorkloadSpec{Memtier: &set}}
+	set := memtier.Spec{SetRatio: 1, GetRatio: 0, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, KeyPrefix: "oom_", ValueMin: 64, ValueMax: 64}
+	spec = core.PhaseSpec{Name: "oom", Kind: core.PhaseMeasured, Connections: 2, Duration: 30 * time.Second, Ops: 200, Workload: set}
 	end, tot = runRaw(t, tg, spec, engine.ExecLoops)
 	if s := tot[core.OpSet]; s.Errors[core.ErrClassOOM] != 200 || s.OK != 0 || len(end.ErrorSamples) == 0 {
 		t.Fatalf("OOM replies: %+v %q", s, end.ErrorSamples)
@@ -83,9 +83,9 @@ func TestRawConnectionsMatchRueidisIntegration(t *testing.T) {
 func TestThousandConnectionsIntegration(t *testing.T) {
 	srv := provisiontest.Redis(t, "--maxclients", "4000")
 	tg := open(t, srv.Endpoint(), core.AuthConfig{})
-	mix := core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 32, ValueMax: 32}
+	mix := memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 32, ValueMax: 32}
 	const rate = 20_000
-	spec := core.PhaseSpec{Name: "c1000", Kind: core.PhaseMeasured, Connections: 1000, Rate: rate, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: &mix}}
+	spec := core.PhaseSpec{Name: "c1000", Kind: core.PhaseMeasured, Connections: 1000, Rate: rate, Duration: 3 * time.Second, Workload: mix}
 	end, _ := runRaw(t, tg, spec, engine.ExecAuto)
 	if end.Status != core.StatusOK {
 		t.Fatalf("%s: %s", end.Status, end.Error)

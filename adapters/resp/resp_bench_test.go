@@ -21,8 +21,8 @@ func BenchmarkEngineRESP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tg.Close(context.Background())
-	mix := core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100_000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
-	spec := core.PhaseSpec{Name: "bench", Kind: core.PhaseMeasured, Connections: 50, Duration: time.Hour, Ops: int64(b.N), Workload: core.WorkloadSpec{Memtier: &mix}}
+	mix := memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100_000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
+	spec := core.PhaseSpec{Name: "bench", Kind: core.PhaseMeasured, Connections: 50, Duration: time.Hour, Ops: int64(b.N), Workload: mix}
 	b.ReportAllocs()
 	b.ResetTimer()
 	end := engine.Run(context.Background(), engine.Config{

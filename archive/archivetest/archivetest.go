@@ -12,6 +12,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -157,17 +158,17 @@ func generate(opt Options) (*generated, archive.Header) {
 		Seed:     1, Scale: 1, Repeat: opt.Repeat,
 		Suite: archive.SuiteInfo{Name: "smoke", Description: "test suite", Source: "built-in", YAML: "name: smoke\n"},
 	}
-	memtier := &core.MemtierSpec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
+	memtier := &memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
 	load := *memtier
 	load.SetRatio, load.GetRatio, load.SetPattern = 1, 0, 'P'
 	probe := &core.ProbeSpec{Rate: 200, Op: core.OpGet, Stall: time.Second}
 	specs := []core.PhaseSpec{
-		{Name: "load", Kind: core.PhaseLoad, Connections: 4, Duration: time.Minute, Ops: 1000, Workload: core.WorkloadSpec{Memtier: &load}},
-		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe},
-		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe},
+		{Name: "load", Kind: core.PhaseLoad, Connections: 4, Duration: time.Minute, Ops: 1000, Workload: load},
+		{Name: "closed-1:10", Kind: core.PhaseMeasured, Connections: 8, Duration: 3 * time.Second, Workload: *memtier, Probe: probe},
+		{Name: "rate-5000", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 3 * time.Second, Workload: *memtier, Probe: probe},
 	}
 	if opt.Soak {
-		specs = append(specs, core.PhaseSpec{Name: "soak", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 40 * time.Second, Workload: core.WorkloadSpec{Memtier: memtier}, Probe: probe})
+		specs = append(specs, core.PhaseSpec{Name: "soak", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 40 * time.Second, Workload: *memtier, Probe: probe})
 	}
 	for si, sys := range opt.Systems {
 		res.Systems = append(res.Systems, core.SystemRun{

@@ -37,7 +37,7 @@ func (d *data) ladders(b *strings.Builder) {
 			how = "one repetition (combine: mean has nothing to average)"
 		}
 		over := "every op of the step"
-		if first.PubSub != nil {
+		if _, ok := first.Spec.(core.PubSubSpec); ok {
 			over = "every delivery of the step (DELIVER: publish to subscriber; the rate is of publishes)"
 		}
 		below, rate := fmt.Sprintf("below %.0f%% of its target", archive.SustainedFraction*100), "the rate achieved"

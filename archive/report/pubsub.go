@@ -19,7 +19,7 @@ var deliverOp = core.OpDeliver.String()
 // timed are the rows whose latencies describe the repetition: its deliveries in
 // a pub/sub phase (the publishes' own round trips say little), else every op.
 func (r rep) timed() []archive.SummaryRow {
-	if r.info.PubSub == nil {
+	if _, ok := r.info.Spec.(core.PubSubSpec); !ok {
 		return r.rows
 	}
 	if row, ok := r.op(deliverOp); ok {

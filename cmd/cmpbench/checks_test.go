@@ -33,7 +33,7 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 		{name: "pub/sub without a rate", suite: "name: s\nphases:\n  - {name: p, duration: 1s, pubsub: {subscribers: 2}}\n",
 			want: `s.yaml:3: phase "p": a pub/sub phase needs a rate`},
 		{name: "pub/sub with a probe", suite: "name: s\nphases:\n  - {name: p, duration: 1s, rate: 100, probe: {rate: 10}, pubsub: {subscribers: 2}}\n",
-			want: `s.yaml:3: phase "p": a pub/sub phase has no side probe`},
+			want: `s.yaml:3: phase "p": the pubsub workload has no side probe`},
 		{name: "pub/sub uneven channels", suite: "name: s\nphases:\n  - {name: p, duration: 1s, rate: 100, pubsub: {subscribers: 3, channels: 2}}\n",
 			want: `s.yaml:3: phase "p": pubsub: 3 subscribers do not divide evenly over 2 channels`},
 		{name: "stats interval 0", args: []string{"--stats-interval", "0s"}, want: "--stats-interval must be positive, got 0s"},

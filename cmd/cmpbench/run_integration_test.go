@@ -20,6 +20,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+	"github.com/cmpbench/cmpbench/plugins"
 )
 
 func TestSmokeRunIntegration(t *testing.T) {
@@ -70,7 +71,7 @@ func TestSmokeRunIntegration(t *testing.T) {
 	if info.Product != "redis" || info.Version == "" || len(info.BinarySHA256) != 64 || !strings.Contains(strings.Join(info.Launch, " "), "--appendfsync everysec") {
 		t.Errorf("redis-aof capture %+v", info)
 	}
-	if len(a.Manifest.Plugins) != 2 || !a.Manifest.Plugins[0].Builtin || a.Manifest.Plugins[0].Protocol != 1 {
+	if len(a.Manifest.Plugins) != 2 || !a.Manifest.Plugins[0].Builtin || a.Manifest.Plugins[0].Protocol != plugins.ProtocolVersion {
 		t.Errorf("plugins %+v", a.Manifest.Plugins)
 	}
 	cfg, err := a.ReadFile("systems/redis-aof/config.txt")

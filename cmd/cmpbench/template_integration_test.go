@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+	"github.com/cmpbench/cmpbench/plugins"
 )
 
 // The adapter template builds the way an outsider builds it: copied out of the
@@ -41,8 +42,8 @@ func TestTemplatePluginIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	plugins := t.TempDir()
-	bin := filepath.Join(plugins, "cmpbench-adapter-template")
+	pluginDir := t.TempDir()
+	bin := filepath.Join(pluginDir, "cmpbench-adapter-template")
 	goIn(t, mod, "build", "-o", bin, ".")
 	goIn(t, mod, "test", "-count=1", "./...")
 
@@ -66,13 +67,13 @@ func TestTemplatePluginIntegration(t *testing.T) {
 		{"u", `bad.yaml:9: system "u": db "two" is not an integer`},
 		{"v", `bad.yaml:10: system "v": option db: "-1" is not a database number`},
 	} {
-		r := cli(t, dir, nil, "--plugin-dir", plugins, "--config", "bad.yaml", "run", "--systems", c.system, "--suite", "smoke", "--dry-run")
+		r := cli(t, dir, nil, "--plugin-dir", pluginDir, "--config", "bad.yaml", "run", "--systems", c.system, "--suite", "smoke", "--dry-run")
 		if msg := strings.ReplaceAll(r.stderr, dir+"/", ""); r.code != 2 || !strings.Contains(msg, c.want) {
 			t.Errorf("system %s at --dry-run: exit %d, want 2 and %q in:\n%s", c.system, r.code, c.want, msg)
 		}
 	}
 
-	r := cli(t, dir, nil, "--plugin-dir", plugins, "--config", "systems.yaml", "run", "--systems", "t", "--suite", "smoke", "--scale", "0.05")
+	r := cli(t, dir, nil, "--plugin-dir", pluginDir, "--config", "systems.yaml", "run", "--systems", "t", "--suite", "smoke", "--scale", "0.05")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -83,7 +84,7 @@ func TestTemplatePluginIntegration(t *testing.T) {
 
 	p := a.Manifest.Plugins[0]
 	sum, _ := core.FileSHA256(bin)
-	if p.Adapter != "template" || p.Builtin || p.Path != bin || p.SHA256 != sum || p.Version != "0.1.0" || p.Protocol != 1 {
+	if p.Adapter != "template" || p.Builtin || p.Path != bin || p.SHA256 != sum || p.Version != "0.1.0" || p.Protocol != plugins.ProtocolVersion {
 		t.Errorf("plugin %+v", p)
 	}
 	// The module the plugin was built against, not the plugin's own version:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,9 +41,10 @@ func Parse(file string, data []byte) (*yaml.Node, error) {
 }
 
 // DecodeStrict decodes node into v, reporting unknown keys and type errors with
-// file:line.
-func DecodeStrict(file string, node *yaml.Node, v any) []error {
-	errs := unknownKeys(file, node, reflect.TypeOf(v))
+// file:line. Top-level keys named in also are the caller's to decode: neither
+// unknown nor decoded into v.
+func DecodeStrict(file string, node *yaml.Node, v any, also ...string) []error {
+	errs := unknownKeys(file, node, reflect.TypeOf(v), also...)
 	if err := node.Decode(v); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
@@ -71,8 +73,9 @@ var (
 	nodeType        = reflect.TypeOf(yaml.Node{})
 )
 
-// unknownKeys walks node along type t and reports mapping keys t has no field for.
-func unknownKeys(file string, node *yaml.Node, t reflect.Type) []error {
+// unknownKeys walks node along type t and reports mapping keys t has no field for;
+// keys in also, at the top level, are known too (decoded by the caller).
+func unknownKeys(file string, node *yaml.Node, t reflect.Type, also ...string) []error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -102,6 +105,7 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type) []error {
 			fields[name] = f.Type
 			names = append(names, name)
 		}
+		names = append(names, also...)
 		sort.Strings(names)
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			k, v := node.Content[i], node.Content[i+1]
@@ -109,6 +113,9 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type) []error {
 				continue // merge key
 			}
 			ft, ok := fields[k.Value]
+			if !ok && slices.Contains(also, k.Value) {
+				continue
+			}
 			if !ok {
 				errs = append(errs, fmt.Errorf("%s:%d: unknown key %q (known: %s)", file, k.Line, k.Value, strings.Join(names, ", ")))
 				continue

@@ -235,7 +235,10 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		e.unreach = int64(DefaultUnreachableAfter)
 	}
 	n := spec.Connections
-	ps := spec.Workload.PubSub
+	var ps *core.PubSubSpec
+	if w, ok := spec.Workload.(core.PubSubSpec); ok {
+		ps = &w
+	}
 	subscribers := 0
 	if ps != nil {
 		subscribers = ps.Subscribers

@@ -14,6 +14,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 // scriptConn answers every op with the result of fn; it stands in for a server whose
@@ -39,9 +40,9 @@ func (s fixedSource) Next(op *core.Op) {
 func spec(conns int, rate float64, d time.Duration, ops int64) core.PhaseSpec {
 	return core.PhaseSpec{
 		Name: "t", Kind: core.PhaseMeasured, Connections: conns, Rate: rate, Duration: d, Ops: ops,
-		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{
+		Workload: memtier.Spec{
 			SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, ValueMin: 5, ValueMax: 5,
-		}},
+		},
 	}
 }
 

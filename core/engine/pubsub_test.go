@@ -111,7 +111,7 @@ func (b *broker) publish(op *core.Op) error {
 func pubsubSpec(publishers, subscribers, channels int, rate float64, d time.Duration) core.PhaseSpec {
 	return core.PhaseSpec{
 		Name: "ps", Kind: core.PhaseMeasured, Connections: publishers, Rate: rate, Duration: d, Interval: 250 * time.Millisecond,
-		Workload: core.WorkloadSpec{PubSub: &core.PubSubSpec{Channels: channels, Subscribers: subscribers, PayloadSize: 128, ChannelPrefix: "ch:"}},
+		Workload: core.PubSubSpec{Channels: channels, Subscribers: subscribers, PayloadSize: 128, ChannelPrefix: "ch:"},
 	}
 }
 
@@ -121,7 +121,7 @@ func runPubSub(t *testing.T, s core.PhaseSpec, b *broker) (core.PhaseEnd, *colle
 	end := Run(context.Background(), Config{
 		Spec:      s,
 		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{b.publish}, nil },
-		NewSource: func(i int) (core.OpSource, error) { return pubsub.New(*s.Workload.PubSub, i), nil },
+		NewSource: func(i int) (core.OpSource, error) { return pubsub.New(s.Workload.(core.PubSubSpec), i), nil },
 		Subscribe: b.Subscribe,
 		Emit:      c.emit,
 	})
@@ -219,7 +219,7 @@ func TestPubSubFailsWithoutEverySubscriber(t *testing.T) {
 	end := Run(context.Background(), Config{
 		Spec:      s,
 		Connect:   func(context.Context) (core.Conn, error) { return scriptConn{b.publish}, nil },
-		NewSource: func(i int) (core.OpSource, error) { return pubsub.New(*s.Workload.PubSub, i), nil },
+		NewSource: func(i int) (core.OpSource, error) { return pubsub.New(s.Workload.(core.PubSubSpec), i), nil },
 		Subscribe: func(ctx context.Context, ch [][]byte) (core.Subscription, error) {
 			mu.Lock()
 			defer mu.Unlock()

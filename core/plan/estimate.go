@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 // PhaseOverhead is what an estimate adds to each phase for what happens around it:
@@ -19,10 +18,6 @@ import (
 // measurement; the checks after a load (counting keys, a restart) take longer, and
 // grow with the data.
 const PhaseOverhead = 3 * time.Second
-
-// hashedKeyDigits is the most digits the number of a hashed YCSB key has (the
-// absolute value of an int64); nine keys in ten have that many.
-const hashedKeyDigits = 19
 
 // Estimate is what one system's phases of a plan take, worked out before they run.
 type Estimate struct {
@@ -168,47 +163,26 @@ func phaseOps(s core.PhaseSpec) (int64, bool) {
 }
 
 // newData is how many bytes a phase adds to the server (ops of them, when known),
-// and whether it inserts an unknown number of records. written holds the key
-// ranges earlier phases wrote.
+// and whether it inserts an unknown number of records; what its workload says it
+// writes (core.Footprint), nothing for kinds that do not say. written holds the
+// key ranges earlier phases wrote.
 func newData(s core.PhaseSpec, ops int64, known bool, written keyRanges) (int64, bool) {
-	if m := s.Workload.Memtier; m != nil && m.SetRatio > 0 {
-		fresh := written.add("memtier "+m.KeyPrefix, m.KeyMin, m.KeyMax)
-		if known {
-			fresh = min(fresh, int64(math.Round(float64(ops)*float64(m.SetRatio)/float64(m.SetRatio+m.GetRatio))))
-		}
-		key := len(m.KeyPrefix) + len(strconv.FormatInt(m.KeyMax, 10))
-		value := float64(m.ValueMin+m.ValueMax) / 2 // sizes are uniform in [min, max]
-		return int64(math.Round(float64(fresh) * (float64(key) + value))), false
-	}
-	y := s.Workload.YCSB
-	switch {
-	case y == nil:
+	f, ok := s.Workload.(core.Footprint)
+	if !ok {
 		return 0, false
-	case s.Kind == core.PhaseLoad:
-		fresh := written.add("ycsb "+y.InsertOrder+" "+y.KeyPrefix, 0, y.RecordCount-1)
-		return fresh * recordBytes(y, y.RecordCount-1), false
-	case y.Insert == 0:
-		return 0, false // reads and updates: updates overwrite
-	case !known:
-		return 0, true
 	}
-	// Every phase inserts from a record number of its own (Build's insertStride).
-	n := int64(math.Round(float64(ops) * y.Insert))
-	return n * recordBytes(y, y.InsertStart+n-1), false
-}
-
-// recordBytes is a YCSB record as sent, at most: its key (that of record last, the
-// longest of those written) and every field's name and value.
-func recordBytes(y *core.YCSBSpec, last int64) int64 {
-	key := len(y.KeyPrefix) + hashedKeyDigits
-	if y.InsertOrder != core.InsertHashed {
-		key = len(ycsb.Key(nil, y, last))
+	w := f.Footprint(s.Kind, ops, known)
+	if w.Unknown || w.First > w.Last {
+		return 0, w.Unknown
 	}
-	n := int64(key)
-	for i := range y.FieldCount {
-		n += int64(len(ycsb.FieldName(i)) + y.FieldLength)
+	fresh := w.Last - w.First + 1
+	if w.Space != "" {
+		fresh = written.add(w.Space, w.First, w.Last)
 	}
-	return n
+	if w.Bounded {
+		fresh = min(fresh, w.Max)
+	}
+	return int64(math.Round(float64(fresh) * (w.KeyBytes + w.ValueBytes))), false
 }
 
 // keyRanges are the key ranges written so far, by key space (a prefix), merged.

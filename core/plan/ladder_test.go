@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
@@ -105,12 +106,12 @@ func TestLatencySuiteShape(t *testing.T) {
 		if l.Name == "" {
 			continue
 		}
-		if l.StopAfterNS != 1 || st.Spec.Duration != 20*time.Second || st.Spec.Workload.Memtier.ValueMax != 256 || st.Spec.Workload.Memtier.KeyMax != 1_000_000 {
+		if l.StopAfterNS != 1 || st.Spec.Duration != 20*time.Second || st.Spec.Workload.(memtier.Spec).ValueMax != 256 || st.Spec.Workload.(memtier.Spec).KeyMax != 1_000_000 {
 			t.Errorf("step %s: %+v %+v", st.Spec.Name, l, st.Spec)
 		}
 		g := got[l.Name]
 		if g == nil {
-			g = &ladder{conns: st.Spec.Connections, ratio: fmt.Sprintf("%d:%d", st.Spec.Workload.Memtier.SetRatio, st.Spec.Workload.Memtier.GetRatio), first: st.Spec.Rate}
+			g = &ladder{conns: st.Spec.Connections, ratio: fmt.Sprintf("%d:%d", st.Spec.Workload.(memtier.Spec).SetRatio, st.Spec.Workload.(memtier.Spec).GetRatio), first: st.Spec.Rate}
 			got[l.Name] = g
 		}
 		g.last = st.Spec.Rate
@@ -145,8 +146,8 @@ func TestPubSubSuiteShape(t *testing.T) {
 	}
 	var rates []float64
 	for _, st := range p.Steps {
-		ps := st.Spec.Workload.PubSub
-		if ps == nil || *ps != (core.PubSubSpec{Channels: 100, Subscribers: 100, PayloadSize: 128, ChannelPrefix: core.DefaultChannelPrefix}) ||
+		ps, ok := st.Spec.Workload.(core.PubSubSpec)
+		if !ok || ps != (core.PubSubSpec{Channels: 100, Subscribers: 100, PayloadSize: 128, ChannelPrefix: core.DefaultChannelPrefix}) ||
 			st.Spec.Connections != 64 || st.Spec.Probe != nil || st.Spec.Duration != 20*time.Second || st.Ladder.Name != "pubsub" {
 			t.Fatalf("step %s: %+v %+v", st.Spec.Name, st.Spec, ps)
 		}

@@ -98,13 +98,8 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 			}
 			for r := range reps {
 				spec := ph
-				if y := ph.Workload.YCSB; y != nil && y.Insert > 0 && ph.Kind != core.PhaseLoad {
-					yy := *y
-					if yy.InsertStart == 0 {
-						yy.InsertStart = int64(i+1) * insertStride
-					}
-					yy.InsertStart += int64(r) * repetitionStride
-					spec.Workload.YCSB = &yy
+				if w, ok := ph.Workload.(core.Inserter); ok && ph.Kind != core.PhaseLoad {
+					spec.Workload = w.ShiftInserts(int64(i+1)*insertStride, int64(r)*repetitionStride)
 				}
 				var checks Checks
 				if i < len(suite.Checks) {
@@ -121,27 +116,28 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	return p, nil
 }
 
-// scaleFits reports a phase whose durations, op counts or key ranges --scale would
-// take past what they can hold.
+// scaleFits reports a phase whose durations, op counts or workload sizes --scale
+// would take past what they can hold.
 func scaleFits(p core.PhaseSpec, scale float64) error {
 	const limit = float64(math.MaxInt64) / 2
 	n := max(float64(p.Duration), float64(p.Ops))
-	if m := p.Workload.Memtier; m != nil {
-		n = max(n, float64(m.KeyMax))
-	}
-	if y := p.Workload.YCSB; y != nil {
-		n = max(n, float64(y.RecordCount))
-	}
+	err := error(nil)
 	if n*scale > limit {
-		return fmt.Errorf("phase %q: --scale %g is too large for it (its durations, op counts or key ranges would overflow)", p.Name, scale)
+		err = errors.New("its durations or op counts would overflow")
+	} else if w, ok := p.Workload.(core.Scalable); ok {
+		_, err = w.Scale(p, scale)
+	}
+	if err != nil {
+		return fmt.Errorf("phase %q: --scale %g is too large for it (%v)", p.Name, scale, err)
 	}
 	return nil
 }
 
 // scalePhase applies --scale. Durations keep at least a second, op counts at least
-// one op, key ranges at least one key per connection; a load still writes its whole
-// (scaled) range exactly once, and its duration, the bound on how long that may
-// take, is not scaled: a smaller load needs less time, not a tighter bound.
+// one op, the workload's sizes what its kind keeps (core.Scalable: a key per
+// connection; a load still writes its whole scaled range exactly once); a load's
+// duration, the bound on how long it may take, is not scaled: a smaller load
+// needs less time, not a tighter bound. scaleFits has checked it.
 func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
 	if scale == 1 {
 		return p
@@ -149,31 +145,13 @@ func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
 	if p.Kind != core.PhaseLoad || p.Ops == 0 {
 		p.Duration = max(time.Second, time.Duration(float64(p.Duration)*scale))
 	}
-	if m := p.Workload.Memtier; m != nil {
-		mm := *m
-		keys := max(int64(p.Connections), int64(math.Round(float64(m.Keys())*scale)))
-		mm.KeyMax = mm.KeyMin + keys - 1
-		if mm.GaussMedian != 0 {
-			mm.GaussMedian = float64(mm.KeyMin) + (m.GaussMedian-float64(m.KeyMin))*scale
+	if w, ok := p.Workload.(core.Scalable); ok {
+		if scaled, err := w.Scale(p, scale); err == nil {
+			return scaled
 		}
-		mm.GaussStddev *= scale
-		if p.Kind == core.PhaseLoad && p.Ops == m.Keys() {
-			p.Ops = mm.Keys()
-		} else if p.Ops > 0 {
-			p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
-		}
-		p.Workload.Memtier = &mm
-	} else if y := p.Workload.YCSB; y != nil {
-		yy := *y
-		yy.RecordCount = max(int64(p.Connections), int64(math.Round(float64(y.RecordCount)*scale)))
-		if p.Kind == core.PhaseLoad {
-			p.Ops = yy.RecordCount
-		} else if p.Ops > 0 {
-			p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
-		}
-		p.Workload.YCSB = &yy
-	} else if p.Ops > 0 {
-		p.Ops = max(1, int64(math.Round(float64(p.Ops)*scale)))
+	}
+	if p.Ops > 0 {
+		p.Ops = core.Scaled(p.Ops, scale, 1)
 	}
 	return p
 }

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/keys"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 	"github.com/cmpbench/cmpbench/workloads/suites"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 func TestBuiltinSuitesParse(t *testing.T) {
@@ -41,7 +44,7 @@ func TestSmokeSuiteShape(t *testing.T) {
 		}
 	}
 	load := s.Phases[0]
-	if load.Kind != core.PhaseLoad || load.Ops != 10_000 || load.Workload.Memtier.SetPattern != core.PatternPartitioned {
+	if load.Kind != core.PhaseLoad || load.Ops != 10_000 || load.Workload.(memtier.Spec).SetPattern != keys.PatternPartitioned {
 		t.Fatalf("load phase %+v", load)
 	}
 	if total > 30*time.Second {
@@ -60,7 +63,7 @@ func TestMemtierSuiteMixes(t *testing.T) {
 	}
 	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
 	for i, w := range want {
-		m := s.Phases[i+1].Workload.Memtier
+		m := s.Phases[i+1].Workload.(memtier.Spec)
 		if m.SetRatio != w[0] || m.GetRatio != w[1] || m.MissFraction != 0.1 || m.ValueMin != 1024 || m.ValueMax != 4096 || s.Phases[i+1].Duration != 300*time.Second {
 			t.Errorf("phase %d: %+v", i+1, m)
 		}
@@ -82,7 +85,7 @@ func TestSoakSuiteShape(t *testing.T) {
 	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
 	for i, w := range want {
 		p := s.Phases[i+1]
-		m := p.Workload.Memtier
+		m := p.Workload.(memtier.Spec)
 		if p.Kind != core.PhaseMeasured || p.Rate != 100_000 || p.Duration != 30*time.Minute || m.SetRatio != w[0] || m.GetRatio != w[1] ||
 			m.MissFraction != 0.1 || p.Probe == nil || p.Probe.Rate != 200 || p.Probe.Stall != time.Second {
 			t.Errorf("phase %s: %+v %+v %+v", p.Name, p, m, p.Probe)
@@ -105,8 +108,8 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	load, run := p.Phases[0], p.Phases[1]
-	if load.Workload.Memtier.Keys() != 1000 || load.Ops != 1000 {
-		t.Fatalf("scaled load: %d keys, %d ops", load.Workload.Memtier.Keys(), load.Ops)
+	if load.Workload.(memtier.Spec).Keys() != 1000 || load.Ops != 1000 {
+		t.Fatalf("scaled load: %d keys, %d ops", load.Workload.(memtier.Spec).Keys(), load.Ops)
 	}
 	if run.Duration != time.Second {
 		t.Fatalf("300 s at scale 0.001 gave %s, want the 1 s floor", run.Duration)
@@ -274,11 +277,11 @@ phases:
 	if a.Connections != 3 || b.Connections != 5 {
 		t.Errorf("connections %d, %d", a.Connections, b.Connections)
 	}
-	if a.Workload.Memtier.ValueMax != 4096 || b.Workload.Memtier.ValueMax != 64 || b.Workload.Memtier.KeyMax != 100 {
-		t.Errorf("workloads %+v %+v", a.Workload.Memtier, b.Workload.Memtier)
+	if a.Workload.(memtier.Spec).ValueMax != 4096 || b.Workload.(memtier.Spec).ValueMax != 64 || b.Workload.(memtier.Spec).KeyMax != 100 {
+		t.Errorf("workloads %+v %+v", a.Workload.(memtier.Spec), b.Workload.(memtier.Spec))
 	}
-	if a.Workload.Memtier.KeyPrefix != "" || b.Workload.Memtier.SetRatio != 1 || b.Workload.Memtier.GetRatio != 10 {
-		t.Errorf("defaults not applied: %+v", b.Workload.Memtier)
+	if a.Workload.(memtier.Spec).KeyPrefix != "" || b.Workload.(memtier.Spec).SetRatio != 1 || b.Workload.(memtier.Spec).GetRatio != 10 {
+		t.Errorf("defaults not applied: %+v", b.Workload.(memtier.Spec))
 	}
 }
 
@@ -344,9 +347,9 @@ phases:
 	}
 	// YCSB's CoreWorkload defaults requestdistribution to uniform; its workload
 	// files a, b and c say zipfian and d says latest.
-	want := []string{core.DistUniform, core.DistZipfian, core.DistZipfian, core.DistZipfian, core.DistLatest, core.DistUniform}
+	want := []string{ycsb.DistUniform, ycsb.DistZipfian, ycsb.DistZipfian, ycsb.DistZipfian, ycsb.DistLatest, ycsb.DistUniform}
 	for i, w := range want {
-		if got := s.Phases[i].Workload.YCSB.Distribution; got != w {
+		if got := s.Phases[i].Workload.(ycsb.Spec).Distribution; got != w {
 			t.Errorf("phase %s: request distribution %q, want %q", s.Phases[i].Name, got, w)
 		}
 	}
@@ -392,9 +395,9 @@ phases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Phases[0].Workload.YCSB.WriteAllFields || !s.Phases[1].Workload.YCSB.WriteAllFields {
+	if s.Phases[0].Workload.(ycsb.Spec).WriteAllFields || !s.Phases[1].Workload.(ycsb.Spec).WriteAllFields {
 		t.Fatalf("write_all_fields: default %v (want false, as YCSB), given true %v",
-			s.Phases[0].Workload.YCSB.WriteAllFields, s.Phases[1].Workload.YCSB.WriteAllFields)
+			s.Phases[0].Workload.(ycsb.Spec).WriteAllFields, s.Phases[1].Workload.(ycsb.Spec).WriteAllFields)
 	}
 	// The built-in ycsb suite mimics the published comparison, which ran with
 	// writeallfields=true (seeds 003): it must keep doing so, and say it.
@@ -407,7 +410,7 @@ phases:
 		t.Fatal(err)
 	}
 	for _, p := range y.Phases {
-		if p.Kind != core.PhaseLoad && !p.Workload.YCSB.WriteAllFields {
+		if p.Kind != core.PhaseLoad && !p.Workload.(ycsb.Spec).WriteAllFields {
 			t.Errorf("ycsb suite phase %s updates one field", p.Name)
 		}
 	}

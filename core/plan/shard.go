@@ -90,16 +90,16 @@ func (p *Plan) ForShard(s Shard) error {
 // so that the parts together issue exactly the operations of the phase: a P or S
 // load writes every key once across all of them. Rates and op counts are split in
 // proportion to connections (op counts exactly as the connections' quotas are);
-// the side probe runs in part 0 only; YCSB inserts of part s come from a range of
-// their own, s*stride/N on from the phase's, where stride separates the inserts
-// of the phase's repetitions. Pub/sub phases and phases with fewer connections
-// (or ops) than parts cannot be split.
+// the side probe runs in part 0 only; the inserts (core.Inserter) of part s come
+// from a range of their own, s*stride/N on from the phase's, where stride
+// separates the inserts of the phase's repetitions. Pub/sub phases and phases
+// with fewer connections (or ops) than parts cannot be split.
 func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, error) {
 	if s.Count <= 1 {
 		return spec, nil
 	}
 	switch {
-	case spec.Workload.PubSub != nil:
+	case isPubSub(spec.Workload):
 		return spec, errors.New("pub/sub phases are not split yet (each subscriber expects every publisher's messages)")
 	case spec.Connections < s.Count:
 		return spec, fmt.Errorf("it has %d connections, fewer than the %d parts", spec.Connections, s.Count)
@@ -124,10 +124,13 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 	if s.Index != 0 {
 		out.Probe = nil
 	}
-	if y := spec.Workload.YCSB; y != nil && y.Insert > 0 && spec.Kind != core.PhaseLoad {
-		yy := *y
-		yy.InsertStart += int64(s.Index) * (stride / int64(s.Count))
-		out.Workload.YCSB = &yy
+	if w, ok := spec.Workload.(core.Inserter); ok && spec.Kind != core.PhaseLoad {
+		out.Workload = w.ShiftInserts(0, int64(s.Index)*(stride/int64(s.Count)))
 	}
 	return out, nil
+}
+
+func isPubSub(w core.Workload) bool {
+	_, ok := w.(core.PubSubSpec)
+	return ok
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/plan"
-	"github.com/cmpbench/cmpbench/workloads"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 const shardSuite = `
@@ -39,12 +39,12 @@ func shardPlan(t *testing.T, s plan.Shard) *plan.Plan {
 // each when the phase has no count bound) and calls fn with every key.
 func opsOf(t *testing.T, spec core.PhaseSpec, n int64, fn func(global int, key string)) {
 	t.Helper()
-	streams := workloads.NewPhase(spec)
+	streams, err := core.NewStreams(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range spec.Connections {
-		src, err := streams.Source(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := streams.Source(spec.ConnBase + i)
 		quota := n
 		if spec.Ops > 0 {
 			_, quota = core.Split(spec.Ops, spec.Connections, i)
@@ -142,7 +142,7 @@ func TestShardsTogetherAreTheWholePlan(t *testing.T) {
 		if n > 1 {
 			starts := map[int64]bool{}
 			for _, sp := range shards {
-				starts[sp.Steps[3].Spec.Workload.YCSB.InsertStart] = true
+				starts[sp.Steps[3].Spec.Workload.(ycsb.Spec).InsertStart] = true
 			}
 			if len(starts) != n {
 				t.Errorf("N=%d: YCSB insert starts %v are not one per shard", n, starts)

@@ -3,7 +3,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -14,17 +16,12 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
+	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for suites
 )
 
-// Defaults for fields a suite leaves out; memtier's where memtier has one.
-const (
-	DefaultConnections = 50
-	DefaultRatio       = "1:10"
-	DefaultKeyPattern  = "R:R"
-	DefaultKeyMin      = 1
-	DefaultKeyPrefix   = "kv_"
-	DefaultValueSize   = "32"
-)
+// DefaultConnections is a phase's connections when the suite gives none:
+// memtier_benchmark's --clients default.
+const DefaultConnections = 50
 
 // Suite is a named, ordered list of phases.
 type Suite struct {
@@ -131,61 +128,33 @@ type phaseDoc struct {
 	Restart     bool            `yaml:"restart"`
 	Ladder      *ladderDoc      `yaml:"ladder"`
 	Sweep       *sweepDoc       `yaml:"sweep"`
-	Memtier     *memtierDoc     `yaml:"memtier"`
-	YCSB        *ycsbDoc        `yaml:"ycsb"`
-	PubSub      *pubsubDoc      `yaml:"pubsub"`
+	// work holds the phase's workload sections by kind (core.RegisterWorkload):
+	// keys of the phase (and the defaults) that name a registered kind.
+	work map[string]core.WorkloadDoc
 }
 
-// pubsubDoc is a pub/sub workload as a suite writes it; the phase's connections
-// are the publishers.
-type pubsubDoc struct {
-	Subscribers   int     `yaml:"subscribers"`
-	Channels      int     `yaml:"channels"`     // default: one per subscriber
-	PayloadSize   int     `yaml:"payload_size"` // default 128 B, the seed's
-	ChannelPrefix *string `yaml:"channel_prefix"`
-}
-
-func (d pubsubDoc) spec() core.PubSubSpec {
-	ps := core.PubSubSpec{Subscribers: d.Subscribers, Channels: d.Channels, PayloadSize: d.PayloadSize, ChannelPrefix: core.DefaultChannelPrefix}
-	if ps.Channels == 0 {
-		ps.Channels = ps.Subscribers
+// decodeWorkloads decodes the workload sections of a phase (or the defaults)
+// mapping n into d.work, on top of what is there already (the defaults').
+func (d *phaseDoc) decodeWorkloads(file string, n *yaml.Node) []error {
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		kind, ok := core.LookupWorkload(k.Value)
+		if !ok {
+			continue
+		}
+		if d.work == nil {
+			d.work = map[string]core.WorkloadDoc{}
+		}
+		doc := d.work[k.Value]
+		if doc == nil {
+			doc = kind.Doc()
+			d.work[k.Value] = doc
+		}
+		errs = append(errs, config.DecodeStrict(file, v, doc)...)
 	}
-	if ps.PayloadSize == 0 {
-		ps.PayloadSize = core.DefaultPayloadSize
-	}
-	if d.ChannelPrefix != nil {
-		ps.ChannelPrefix = *d.ChannelPrefix
-	}
-	return ps
+	return errs
 }
-
-// ycsbDoc is YCSB's core workload as a suite writes it; names follow YCSB's
-// properties.
-type ycsbDoc struct {
-	Workload            string   `yaml:"workload"` // A, B, C or D: YCSB's mixes
-	RecordCount         int64    `yaml:"record_count"`
-	FieldCount          int      `yaml:"field_count"`
-	FieldLength         int      `yaml:"field_length"`
-	Read                *float64 `yaml:"read_proportion"`
-	Update              *float64 `yaml:"update_proportion"`
-	Insert              *float64 `yaml:"insert_proportion"`
-	Scan                *float64 `yaml:"scan_proportion"`
-	WriteAllFields      bool     `yaml:"write_all_fields"` // false: an UPDATE writes one field, as YCSB
-	RequestDistribution string   `yaml:"request_distribution"`
-	InsertOrder         string   `yaml:"insert_order"`
-	KeyPrefix           *string  `yaml:"key_prefix"`
-	InsertStart         int64    `yaml:"insert_start"`
-	MaxScanLength       int      `yaml:"max_scan_length"`
-}
-
-// YCSB defaults, as YCSB's except the field length (the published comparisons used
-// 128 B; YCSB's default is 100).
-const (
-	DefaultFieldCount    = 10
-	DefaultFieldLength   = 128
-	DefaultYCSBKeyPrefix = "user"
-	DefaultMaxScanLength = 1000
-)
 
 // ladderDoc is a fixed-rate ladder as written: rates as a list, or from a rate to
 // another by a factor; each step lasts step (default the phase's duration).
@@ -255,19 +224,6 @@ type probeDoc struct {
 	Stall *config.Duration `yaml:"stall"`
 }
 
-type memtierDoc struct {
-	Ratio        string  `yaml:"ratio"`       // set:get, e.g. "1:10"
-	KeyPattern   string  `yaml:"key_pattern"` // set:get patterns, e.g. "R:R", or one letter for both
-	KeyMin       *int64  `yaml:"key_min"`
-	KeyMax       int64   `yaml:"key_max"`
-	KeyPrefix    *string `yaml:"key_prefix"`
-	KeyMedian    float64 `yaml:"key_median"`
-	KeyStddev    float64 `yaml:"key_stddev"`
-	KeyZipfExp   float64 `yaml:"key_zipf_exp"` // pattern Z's exponent (memtier --key-zipf-exp)
-	ValueSize    string  `yaml:"value_size"`   // "256" or "1024-4096"
-	MissFraction float64 `yaml:"miss_fraction"`
-}
-
 // ParseSuite reads a suite; every problem is reported at once with file:line.
 func ParseSuite(file string, data []byte) (*Suite, error) {
 	doc, err := config.Parse(file, data)
@@ -294,8 +250,10 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		var pd phaseDoc
 		if hasDefaults {
 			_ = f.Defaults.Decode(&pd) // its errors are reported once, above
+			_ = pd.decodeWorkloads(file, &f.Defaults)
 		}
-		errs = append(errs, config.DecodeStrict(file, &pn, &pd)...)
+		errs = append(errs, config.DecodeStrict(file, &pn, &pd, core.WorkloadKinds()...)...)
+		errs = append(errs, pd.decodeWorkloads(file, &pn)...)
 		at := fmt.Sprintf("%s:%d: phase %q", file, pn.Line, pd.Name)
 		if pd.Name == "" {
 			errs = append(errs, fmt.Errorf("%s:%d: phase has no name", file, pn.Line))
@@ -349,7 +307,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 				if pd.Ladder.StopAfterNS != nil {
 					stop = *pd.Ladder.StopAfterNS
 				}
-				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: or(pd.Ladder.Combine, core.LadderPooled)})
+				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: cmp.Or(pd.Ladder.Combine, core.LadderPooled)})
 				s.Sweeps = append(s.Sweeps, Sweep{})
 				s.KneeOf = append(s.KneeOf, "")
 			}
@@ -469,7 +427,8 @@ func (d phaseDoc) ladder(file string) ([]core.PhaseSpec, []error) {
 
 func checkKeys(file string, n *yaml.Node) []error {
 	var pd phaseDoc
-	return config.DecodeStrict(file, n, &pd)
+	errs := config.DecodeStrict(file, n, &pd, core.WorkloadKinds()...)
+	return append(errs, pd.decodeWorkloads(file, n)...)
 }
 
 // spec turns a phase as written into a phase specification and checks it.
@@ -500,108 +459,30 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	if d.Poisson && p.Rate <= 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
 	}
-	probeRead, probeWrite := core.OpGet, core.OpSet
-	given := 0
-	for _, w := range []bool{d.Memtier != nil, d.YCSB != nil, d.PubSub != nil} {
-		if w {
-			given++
-		}
-	}
-	switch {
-	case given > 1:
-		return p, append(errs, fmt.Errorf("more than one of memtier, ycsb and pubsub given: a phase has one workload"))
-	case d.Memtier != nil:
-		m, merrs := d.Memtier.spec()
-		errs = append(errs, merrs...)
-		p.Workload.Memtier = &m
-		if p.Kind == core.PhaseLoad {
-			if m.GetRatio != 0 {
-				errs = append(errs, fmt.Errorf("a load phase only writes: ratio must be N:0"))
-			}
-			if p.Ops == 0 {
-				p.Ops = m.Keys() // write each key of the range once (with pattern P or S)
-			}
-		}
-	case d.YCSB != nil:
-		y, yerrs := d.YCSB.spec(p.Kind == core.PhaseLoad)
-		errs = append(errs, yerrs...)
-		p.Workload.YCSB = &y
-		probeRead, probeWrite = core.OpRead, core.OpUpdate
-		if p.Kind == core.PhaseLoad {
-			if p.Ops != 0 && p.Ops != y.RecordCount {
-				errs = append(errs, fmt.Errorf("a ycsb load inserts record_count records; leave ops out"))
-			}
-			p.Ops = y.RecordCount
-		}
-	case d.PubSub != nil:
-		ps := d.PubSub.spec()
-		p.Workload.PubSub = &ps
+	switch len(d.work) {
+	case 0:
+		return p, append(errs, fmt.Errorf("no workload (one of %s)", strings.Join(core.WorkloadKinds(), ", ")))
+	case 1:
 	default:
-		return p, append(errs, fmt.Errorf("no workload (memtier:, ycsb: or pubsub:)"))
+		kinds := slices.Sorted(maps.Keys(d.work))
+		return p, append(errs, fmt.Errorf("%s given: a phase has one workload", strings.Join(kinds, " and ")))
 	}
-	probe, perr := d.Probe.spec(p.Kind, probeRead, probeWrite)
-	if perr != nil {
-		errs = append(errs, perr)
+	for _, doc := range d.work {
+		errs = append(errs, doc.Resolve(&p)...)
 	}
-	if d.PubSub != nil && d.Probe == nil {
-		probe = nil // its subscribers time every message; a probe asked for is an error
+	// Measured phases get the kind's default probe; a kind without one (pub/sub:
+	// its subscribers time every message) takes none.
+	if w, ok := p.Workload.(core.Probed); ok {
+		read, write := w.ProbeOps()
+		probe, perr := d.Probe.spec(p.Kind, read, write)
+		if perr != nil {
+			errs = append(errs, perr)
+		}
+		p.Probe = probe
+	} else if d.Probe != nil && (d.Probe.Rate == nil || *d.Probe.Rate != 0) {
+		errs = append(errs, fmt.Errorf("the %s workload has no side probe", p.Workload.Kind()))
 	}
-	p.Probe = probe
 	return p, append(errs, p.Validate()...)
-}
-
-func (d ycsbDoc) spec(load bool) (core.YCSBSpec, []error) {
-	var errs []error
-	y := core.YCSBSpec{
-		RecordCount: d.RecordCount, FieldCount: d.FieldCount, FieldLength: d.FieldLength, WriteAllFields: d.WriteAllFields,
-		Distribution: d.RequestDistribution, InsertOrder: or(d.InsertOrder, core.InsertHashed),
-		KeyPrefix: DefaultYCSBKeyPrefix, InsertStart: d.InsertStart, MaxScanLength: d.MaxScanLength,
-	}
-	if d.KeyPrefix != nil {
-		y.KeyPrefix = *d.KeyPrefix
-	}
-	if y.FieldCount == 0 {
-		y.FieldCount = DefaultFieldCount
-	}
-	if y.FieldLength == 0 {
-		y.FieldLength = DefaultFieldLength
-	}
-	if y.MaxScanLength == 0 {
-		y.MaxScanLength = DefaultMaxScanLength
-	}
-	if d.RecordCount == 0 {
-		errs = append(errs, fmt.Errorf("ycsb: record_count is required"))
-	}
-	if load {
-		// A load inserts every initial record once, whatever mix the defaults name.
-		y.Insert, y.Distribution = 1, core.DistUniform
-		return y, errs
-	}
-	if d.Workload != "" {
-		mix, ok := core.YCSBMixes[strings.ToUpper(d.Workload)]
-		if !ok {
-			errs = append(errs, fmt.Errorf("ycsb: workload %q is not A, B, C or D", d.Workload))
-		}
-		dist := y.Distribution
-		mix.Apply(&y)
-		if dist != "" {
-			y.Distribution = dist
-		}
-	}
-	for _, p := range []struct {
-		v   *float64
-		dst *float64
-	}{{d.Read, &y.Read}, {d.Update, &y.Update}, {d.Insert, &y.Insert}, {d.Scan, &y.Scan}} {
-		if p.v != nil {
-			*p.dst = *p.v
-		}
-	}
-	if y.Distribution == "" {
-		// YCSB CoreWorkload's requestdistribution default; the named workloads
-		// carry their own (zipfian for A, B and C, latest for D).
-		y.Distribution = core.DistUniform
-	}
-	return y, errs
 }
 
 // spec gives measured phases the default probe (200 reads/s: GET, or READ for ycsb)
@@ -635,67 +516,4 @@ func (d *probeDoc) spec(kind core.PhaseKind, read, write core.OpKind) (*core.Pro
 		return nil, nil
 	}
 	return p, nil
-}
-
-func (d memtierDoc) spec() (core.MemtierSpec, []error) {
-	var errs []error
-	m := core.MemtierSpec{KeyMin: DefaultKeyMin, KeyMax: d.KeyMax, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, ZipfExp: d.KeyZipfExp, MissFraction: d.MissFraction}
-	ratio := or(d.Ratio, DefaultRatio)
-	sets, gets, ok := pair(ratio, ":")
-	if !ok {
-		errs = append(errs, fmt.Errorf("ratio %q is not set:get such as 1:10", ratio))
-	} else {
-		m.SetRatio, m.GetRatio = sets, gets
-	}
-	pat := or(d.KeyPattern, DefaultKeyPattern)
-	sp, gp, found := strings.Cut(pat, ":")
-	if !found {
-		gp = sp
-	}
-	if p, err := core.ParseKeyPattern(sp); err != nil {
-		errs = append(errs, err)
-	} else {
-		m.SetPattern = p
-	}
-	if p, err := core.ParseKeyPattern(gp); err != nil {
-		errs = append(errs, err)
-	} else {
-		m.GetPattern = p
-	}
-	if d.KeyMin != nil {
-		m.KeyMin = *d.KeyMin
-	}
-	if d.KeyMax == 0 {
-		errs = append(errs, fmt.Errorf("memtier: key_max is required"))
-	}
-	m.KeyPrefix = DefaultKeyPrefix
-	if d.KeyPrefix != nil {
-		m.KeyPrefix = *d.KeyPrefix
-	}
-	vs := or(d.ValueSize, DefaultValueSize)
-	if lo, hi, ok := pair(vs, "-"); ok {
-		m.ValueMin, m.ValueMax = lo, hi
-	} else if n, err := strconv.Atoi(vs); err == nil {
-		m.ValueMin, m.ValueMax = n, n
-	} else {
-		errs = append(errs, fmt.Errorf("value_size %q is not a size in bytes (256) or a range (1024-4096)", vs))
-	}
-	return m, errs
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func pair(s, sep string) (int, int, bool) {
-	a, b, ok := strings.Cut(s, sep)
-	if !ok {
-		return 0, 0, false
-	}
-	x, err1 := strconv.Atoi(strings.TrimSpace(a))
-	y, err2 := strconv.Atoi(strings.TrimSpace(b))
-	return x, y, err1 == nil && err2 == nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 // scripted is a Driver whose phase sends the intervals it is given, ok counts by
@@ -62,7 +63,7 @@ func TestMultiMergesIntervalsInOrder(t *testing.T) {
 				drivers = append(drivers, p)
 			}
 			spec := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 7, Rate: 700, Duration: time.Second, Ops: 70,
-				Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, ValueMin: 1, ValueMax: 1}}}
+				Workload: memtier.Spec{SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, ValueMin: 1, ValueMax: 1}}
 			var got []int64
 			var counts []int64
 			end, err := NewMulti(drivers).RunPhase(context.Background(), spec, func(r core.IntervalReport) {

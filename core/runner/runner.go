@@ -820,7 +820,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	// refusing the phase (sdk RunPhase, core.Info.CanRun); the engine's features
 	// are the host's to check.
 	info := r.drv.Info()
-	if st.Spec.Workload.PubSub != nil && !slices.Contains(info.Capabilities, engine.CapPubSub) {
+	if _, ok := st.Spec.Workload.(core.PubSubSpec); ok && !slices.Contains(info.Capabilities, engine.CapPubSub) {
 		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: fmt.Sprintf("plugin %s was built with an engine that cannot run pub/sub workloads: rebuild it", info.Name), Started: time.Now(), Ended: time.Now()})
 	}
 	spec := st.Spec

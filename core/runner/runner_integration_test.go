@@ -94,7 +94,7 @@ phases:
 	}
 	// Record 17 is one of the samples; its field3 is what the load wrote.
 	load := p.Phases[0]
-	want := make([]byte, load.Workload.YCSB.FieldLength)
+	want := make([]byte, load.Workload.(ycsb.Spec).FieldLength)
 	ycsb.LoadValue(want, load.Seed, 17, 3)
 	obs := &corruptAfterLoad{srv: srv, want: want}
 	res := runner.Run(context.Background(), runner.Config{RunID: "t", Plan: p, Systems: systems, Launch: launch, Observer: obs, WorkDir: t.TempDir()})
@@ -104,7 +104,8 @@ phases:
 	if res.Status != core.RunFailed {
 		t.Fatalf("run status %s", res.Status)
 	}
-	key := string(ycsb.Key(nil, load.Workload.YCSB, 17))
+	y := load.Workload.(ycsb.Spec)
+	key := string(ycsb.Key(nil, &y, 17))
 	v := res.Validations[0]
 	if v.OK() || !strings.Contains(v.Problems[0], "record "+key) || !strings.Contains(v.Problems[0], "field field3 differs") {
 		t.Fatalf("validation %+v", v)

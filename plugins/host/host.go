@@ -157,7 +157,11 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 	}
 	streamCtx, cancelStream := context.WithCancel(context.Background())
 	defer cancelStream()
-	stream, err := d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: plugins.PhaseToProto(spec)})
+	phase, err := plugins.PhaseToProto(spec)
+	if err != nil {
+		return fail(err)
+	}
+	stream, err := d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: phase})
 	if err != nil {
 		return fail(err)
 	}
@@ -240,7 +244,11 @@ func (d *Driver) Flush(ctx context.Context) error {
 
 // Validate checks what a load phase wrote.
 func (d *Driver) Validate(ctx context.Context, load core.PhaseSpec, expected int64) (core.Validation, error) {
-	m, err := d.rpc.Validate(ctx, &pluginv1.ValidateRequest{Load: plugins.PhaseToProto(load), Expected: expected})
+	phase, err := plugins.PhaseToProto(load)
+	if err != nil {
+		return core.Validation{}, err
+	}
+	m, err := d.rpc.Validate(ctx, &pluginv1.ValidateRequest{Load: phase, Expected: expected})
 	if err != nil {
 		return core.Validation{}, d.explain(err)
 	}

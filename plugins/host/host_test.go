@@ -14,6 +14,7 @@ import (
 	"github.com/cmpbench/cmpbench/plugins"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 	"github.com/cmpbench/cmpbench/plugins/sdk"
+	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
 // fake is an adapter whose answers a test dictates: Open refuses a wrong password
@@ -134,7 +135,7 @@ func TestBoundaryInProcess(t *testing.T) {
 
 	// A phase runs in the plugin and its intervals and end stream back.
 	spec := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 2, Duration: 5 * time.Second, Ops: 1000, Interval: time.Second,
-		Workload: core.WorkloadSpec{Memtier: &core.MemtierSpec{GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}}}
+		Workload: memtier.Spec{GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}}
 	intervals := 0
 	end, err := d.RunPhase(ctx, spec, func(core.IntervalReport) { intervals++ })
 	if err != nil || end.Status != core.StatusOK || intervals == 0 || len(end.Totals) != 1 || end.Totals[0].OK != 1000 {
@@ -142,7 +143,7 @@ func TestBoundaryInProcess(t *testing.T) {
 	}
 	// A workload the adapter cannot run is refused by the plugin, naming the op.
 	set := spec
-	set.Workload.Memtier = &core.MemtierSpec{SetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}
+	set.Workload = memtier.Spec{SetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10, ValueMin: 1, ValueMax: 1}
 	if _, err := d.RunPhase(ctx, set, func(core.IntervalReport) {}); err == nil || !strings.Contains(err.Error(), "does not support SET") {
 		t.Errorf("RunPhase of SETs: %v", err)
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/cmpbench/cmpbench/core/engine"
 	"github.com/cmpbench/cmpbench/plugins"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
-	"github.com/cmpbench/cmpbench/workloads"
-	"github.com/cmpbench/cmpbench/workloads/ycsb"
+	// Every built-in workload, registered: the host sends any of them.
+	_ "github.com/cmpbench/cmpbench/workloads"
 )
 
 // Serve runs the plugin server for adapter until the host ends it. Nothing may be
@@ -139,9 +139,16 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 	if err != nil {
 		return err
 	}
-	spec := plugins.PhaseFromProto(req.GetPhase())
+	spec, err := plugins.PhaseFromProto(req.GetPhase())
+	if err != nil {
+		return plugins.ToStatus(err, codes.InvalidArgument)
+	}
 	info := s.adapter.Info()
 	if err := info.CanRun(spec.Workload); err != nil {
+		return plugins.ToStatus(err, codes.InvalidArgument)
+	}
+	streams, err := core.NewStreams(spec)
+	if err != nil {
 		return plugins.ToStatus(err, codes.InvalidArgument)
 	}
 	var subscribe func(context.Context, [][]byte) (core.Subscription, error)
@@ -158,14 +165,20 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 		s.stopPhase = nil
 		s.mu.Unlock()
 	}()
-	streams := workloads.NewPhase(spec)
 	var sendErr error
 	end := engine.Run(ctx, engine.Config{
-		Spec:           spec,
-		Connect:        t.Connect,
-		NewSource:      streams.Source,
-		NewProbeSource: streams.ProbeSource,
-		Subscribe:      subscribe,
+		Spec:    spec,
+		Connect: t.Connect,
+		NewSource: func(i int) (core.OpSource, error) {
+			return streams.Source(spec.ConnBase + i), nil
+		},
+		NewProbeSource: func() (core.OpSource, error) {
+			if src := streams.ProbeSource(spec.Probe.Op); src != nil {
+				return src, nil
+			}
+			return nil, fmt.Errorf("the %s workload has no side probe", spec.Workload.Kind())
+		},
+		Subscribe: subscribe,
 		Emit: func(r core.IntervalReport) {
 			if sendErr != nil {
 				return
@@ -241,13 +254,16 @@ func (s *Server) Flush(ctx context.Context, _ *pluginv1.FlushRequest) (*pluginv1
 }
 
 // Validate checks a load: the system's count against the load's successful inserts,
-// and for YCSB loads the sample records' fields against what the load wrote.
+// and, for workloads that can (core.SampleChecker: YCSB), sample records read back.
 func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*pluginv1.ValidateResponse, error) {
 	t, err := s.current()
 	if err != nil {
 		return nil, err
 	}
-	load := plugins.PhaseFromProto(req.GetLoad())
+	load, err := plugins.PhaseFromProto(req.GetLoad())
+	if err != nil {
+		return nil, plugins.ToStatus(err, codes.InvalidArgument)
+	}
 	v := core.Validation{Counted: -1, Expected: req.GetExpected()}
 	if c, ok := t.(core.Counter); ok {
 		if n, err := c.Count(ctx); err != nil {
@@ -262,9 +278,9 @@ func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*
 	} else {
 		v.CountError = "the adapter cannot count keys"
 	}
-	if y := load.Workload.YCSB; y != nil {
+	if w, ok := load.Workload.(core.SampleChecker); ok {
 		if r, ok := t.(core.RecordReader); ok {
-			samples, problems := ycsb.VerifySamples(ctx, r, *y, load.Seed)
+			samples, problems := w.CheckSamples(ctx, r, load.Seed)
 			v.Samples = samples
 			v.Problems = append(v.Problems, problems...)
 		} else {

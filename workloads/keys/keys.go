@@ -3,11 +3,50 @@
 package keys
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/cmpbench/cmpbench/core"
 )
+
+// Pattern is memtier's key pattern letter.
+type Pattern byte
+
+// Key patterns. S and P both cover the key range exactly once per pass across all
+// connections: S interleaves (connection k takes keys k, k+C, k+2C, ...), P gives each
+// connection a contiguous share. Neither has memtier's S:S bug, where every connection
+// walks the same keys.
+const (
+	PatternUniform     Pattern = 'R'
+	PatternGaussian    Pattern = 'G'
+	PatternSequential  Pattern = 'S'
+	PatternPartitioned Pattern = 'P'
+	// PatternZipf draws keys from a Zipf distribution over the range, the lowest
+	// key the most frequent, as memtier's Z.
+	PatternZipf Pattern = 'Z'
+)
+
+// MarshalText writes the pattern as its letter.
+func (p Pattern) MarshalText() ([]byte, error) { return []byte{byte(p)}, nil }
+
+// UnmarshalText reads a pattern letter.
+func (p *Pattern) UnmarshalText(b []byte) error {
+	v, err := ParsePattern(string(b))
+	*p = v
+	return err
+}
+
+// ParsePattern reads one pattern letter.
+func ParsePattern(s string) (Pattern, error) {
+	if len(s) == 1 {
+		switch p := Pattern(s[0]); p {
+		case PatternUniform, PatternGaussian, PatternSequential, PatternPartitioned, PatternZipf:
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("key pattern %q is not one of R (uniform), G (gaussian), S (sequential), P (partitioned), Z (zipf)", s)
+}
 
 // Chooser yields key indices.
 type Chooser interface {
@@ -20,15 +59,15 @@ func NewRand(seed uint64, worker int, stream uint64) *rand.Rand {
 }
 
 // New returns the chooser for a pattern over [min, max].
-func New(p core.KeyPattern, rng *rand.Rand, min, max int64, median, stddev, zipfExp float64, worker, workers int) Chooser {
+func New(p Pattern, rng *rand.Rand, min, max int64, median, stddev, zipfExp float64, worker, workers int) Chooser {
 	switch p {
-	case core.PatternZipf:
+	case PatternZipf:
 		return NewZipf(rng, min, max, zipfExp)
-	case core.PatternGaussian:
+	case PatternGaussian:
 		return NewGaussian(rng, min, max, median, stddev)
-	case core.PatternSequential:
+	case PatternSequential:
 		return NewSequential(min, max, worker, workers)
-	case core.PatternPartitioned:
+	case PatternPartitioned:
 		return NewPartitioned(min, max, worker, workers)
 	default:
 		return &Uniform{rng: rng, min: min, n: max - min + 1}

@@ -33,7 +33,7 @@ type Source struct {
 }
 
 // New returns the stream of worker (0-based) among workers, derived from seed.
-func New(spec core.MemtierSpec, seed uint64, worker, workers int) *Source {
+func New(spec Spec, seed uint64, worker, workers int) *Source {
 	rng := keys.NewRand(seed, worker, 1)
 	s := &Source{
 		rng:          rng,

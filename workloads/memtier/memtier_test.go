@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/keys"
 )
 
-func base() core.MemtierSpec {
-	return core.MemtierSpec{
+func base() Spec {
+	return Spec{
 		SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R',
 		KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256,
 	}
@@ -54,7 +55,7 @@ func TestRatioIsExact(t *testing.T) {
 
 func TestMissFraction(t *testing.T) {
 	for _, f := range []float64{0.1, 0.05, 0.5} {
-		for _, p := range []core.KeyPattern{'R', 'G'} {
+		for _, p := range []keys.Pattern{'R', 'G'} {
 			spec := base()
 			spec.SetRatio, spec.GetRatio = 0, 1
 			spec.GetPattern = p

@@ -48,3 +48,46 @@ func (s *Source) Next(op *core.Op) {
 	op.Kind, op.Key, op.Value = core.OpPublish, s.channels[c], s.payload
 	op.Fields, op.Values = nil, nil
 }
+
+func init() {
+	core.RegisterWorkload(core.WorkloadKind{
+		Name:   core.PubSubKind,
+		Doc:    func() core.WorkloadDoc { return &doc{} },
+		Decode: core.DecodeJSON[core.PubSubSpec],
+		Streams: func(p core.PhaseSpec) (core.Streams, error) {
+			return streams(p.Workload.(core.PubSubSpec)), nil
+		},
+	})
+}
+
+// streams are a phase's publishers; it has no side probe: its subscribers time
+// every message.
+type streams core.PubSubSpec
+
+func (s streams) Source(conn int) core.OpSource         { return New(core.PubSubSpec(s), conn) }
+func (s streams) ProbeSource(core.OpKind) core.OpSource { return nil }
+
+// doc is a pub/sub workload as a suite writes it; the phase's connections are
+// the publishers.
+type doc struct {
+	Subscribers   int     `yaml:"subscribers"`
+	Channels      int     `yaml:"channels"`     // default: one per subscriber
+	PayloadSize   int     `yaml:"payload_size"` // default 128 B, the seed's
+	ChannelPrefix *string `yaml:"channel_prefix"`
+}
+
+// Resolve implements core.WorkloadDoc.
+func (d *doc) Resolve(p *core.PhaseSpec) []error {
+	ps := core.PubSubSpec{Subscribers: d.Subscribers, Channels: d.Channels, PayloadSize: d.PayloadSize, ChannelPrefix: core.DefaultChannelPrefix}
+	if ps.Channels == 0 {
+		ps.Channels = ps.Subscribers
+	}
+	if ps.PayloadSize == 0 {
+		ps.PayloadSize = core.DefaultPayloadSize
+	}
+	if d.ChannelPrefix != nil {
+		ps.ChannelPrefix = *d.ChannelPrefix
+	}
+	p.Workload = ps
+	return nil
+}

@@ -94,44 +94,41 @@ func (z *zipfian) next(rng *rand.Rand, itemCount int64) int64 {
 	return z.base + int64(float64(itemCount)*math.Pow(z.eta*u-z.eta+1, z.alpha))
 }
 
-// chooser picks the record number of a READ, UPDATE or SCAN.
-type chooser interface {
-	next(rng *rand.Rand) int64
-}
-
-type uniformChooser struct{ n int64 }
-
-func (u uniformChooser) next(rng *rand.Rand) int64 { return rng.Int64N(u.n) }
+// The record number of a READ, UPDATE or SCAN comes from a keys.Chooser, as
+// every workload's keys do: keys.Uniform, or YCSB's own generators below, which
+// draw from the worker's random source as keys' choosers do.
 
 // scrambledZipfian is YCSB's ScrambledZipfianGenerator: zipfian popularity with the
 // popular records spread over the key space by hashing.
 type scrambledZipfian struct {
-	z *zipfian
-	n int64
+	rng *rand.Rand
+	z   *zipfian
+	n   int64
 }
 
-func newScrambledZipfian(n int64) *scrambledZipfian {
-	return &scrambledZipfian{z: newZipfian(0, scrambledItems, scrambledZetan), n: n}
+func newScrambledZipfian(rng *rand.Rand, n int64) *scrambledZipfian {
+	return &scrambledZipfian{rng: rng, z: newZipfian(0, scrambledItems, scrambledZetan), n: n}
 }
 
-func (s *scrambledZipfian) next(rng *rand.Rand) int64 {
-	return FNVHash64(s.z.next(rng, s.z.items)) % s.n
+func (s *scrambledZipfian) Next() int64 {
+	return FNVHash64(s.z.next(s.rng, s.z.items)) % s.n
 }
 
 // latest is YCSB's SkewedLatestGenerator: zipfian popularity by recency over the
 // initial records and the phase's acknowledged inserts (of every worker), the most
 // recent first. Each worker has its own; they share the insert counter.
 type latest struct {
+	rng      *rand.Rand
 	z        *zipfian
 	initial  int64
 	inserted func(i int64) int64 // record number of the phase's i-th insert
 	inserts  *insertCounter
 }
 
-func (l *latest) next(rng *rand.Rand) int64 {
+func (l *latest) Next() int64 {
 	acked := l.inserts.acked.Load()
 	total := l.initial + acked
-	r := l.z.next(rng, total) // 0 = most recent
+	r := l.z.next(l.rng, total) // 0 = most recent
 	if r >= total {
 		r = total - 1
 	}

@@ -14,7 +14,7 @@ import (
 // VerifySamples reads back the sample records of a load (core.SampleRecords) and
 // compares every field with what the load wrote; each problem names the record's key
 // and the field.
-func VerifySamples(ctx context.Context, r core.RecordReader, spec core.YCSBSpec, seed uint64) ([]core.SampleCheck, []string) {
+func VerifySamples(ctx context.Context, r core.RecordReader, spec Spec, seed uint64) ([]core.SampleCheck, []string) {
 	var checks []core.SampleCheck
 	var problems []string
 	want := make([]byte, spec.FieldLength)
@@ -37,7 +37,7 @@ func VerifySamples(ctx context.Context, r core.RecordReader, spec core.YCSBSpec,
 	return checks, problems
 }
 
-func compare(fields map[string][]byte, key []byte, n int64, spec core.YCSBSpec, seed uint64, want []byte) string {
+func compare(fields map[string][]byte, key []byte, n int64, spec Spec, seed uint64, want []byte) string {
 	if len(fields) == 0 {
 		return fmt.Sprintf("record %s (number %d) is missing", key, n)
 	}

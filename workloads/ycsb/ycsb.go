@@ -10,12 +10,13 @@ import (
 	"strconv"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/workloads/keys"
 )
 
 // Key writes the key of record n into buf.
-func Key(buf []byte, spec *core.YCSBSpec, n int64) []byte {
+func Key(buf []byte, spec *Spec, n int64) []byte {
 	buf = append(buf[:0], spec.KeyPrefix...)
-	if spec.InsertOrder == core.InsertHashed {
+	if spec.InsertOrder == InsertHashed {
 		n = FNVHash64(n)
 	}
 	return strconv.AppendInt(buf, n, 10)
@@ -69,7 +70,7 @@ func fill(dst []byte, state uint64) uint64 {
 // share one insert counter: inserts are numbered across the phase's workers, and
 // the latest distribution reads the acknowledged ones of every worker.
 type Phase struct {
-	spec    core.YCSBSpec
+	spec    Spec
 	seed    uint64
 	workers int
 	load    bool
@@ -77,11 +78,11 @@ type Phase struct {
 }
 
 // NewPhase returns the streams of a phase of workers; load selects the load streams.
-func NewPhase(spec core.YCSBSpec, seed uint64, workers int, load bool) *Phase {
+func NewPhase(spec Spec, seed uint64, workers int, load bool) *Phase {
 	p := &Phase{spec: spec, seed: seed, workers: workers, load: load}
 	if !load {
 		window := 0
-		if spec.Distribution == core.DistLatest && spec.Insert > 0 {
+		if spec.Distribution == DistLatest && spec.Insert > 0 {
 			window = ackWindow
 		}
 		p.inserts = newInsertCounter(window)
@@ -98,10 +99,10 @@ func (p *Phase) insertRecord(i int64) int64 { return p.spec.InsertStart + i }
 // UPDATE, INSERT and SCAN. It does not allocate after Phase.Source.
 type Source struct {
 	phase      *Phase
-	spec       core.YCSBSpec
+	spec       Spec
 	seed       uint64
 	rng        *rand.Rand
-	choose     chooser
+	choose     keys.Chooser
 	load       bool
 	next, last int64 // load: the next and the last record of this worker's share
 	pending    int64 // run: the number of the insert in flight, or -1
@@ -137,12 +138,12 @@ func (p *Phase) Source(worker int) *Source {
 	s.valueState = s.rng.Uint64()
 	s.oneField, s.oneValue = make([][]byte, 1), make([][]byte, 1)
 	switch spec.Distribution {
-	case core.DistZipfian:
-		s.choose = newScrambledZipfian(spec.RecordCount)
-	case core.DistLatest:
-		s.choose = &latest{z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: p.insertRecord, inserts: p.inserts}
+	case DistZipfian:
+		s.choose = newScrambledZipfian(s.rng, spec.RecordCount)
+	case DistLatest:
+		s.choose = &latest{rng: s.rng, z: newZipfian(0, spec.RecordCount-1, 0), initial: spec.RecordCount, inserted: p.insertRecord, inserts: p.inserts}
 	default:
-		s.choose = uniformChooser{spec.RecordCount}
+		s.choose = keys.NewUniform(s.rng, 0, spec.RecordCount-1)
 	}
 	return s
 }
@@ -182,9 +183,9 @@ func (s *Source) Next(op *core.Op) {
 	switch op.Kind = s.mix.pick(s.rng.Float64()); op.Kind {
 	case core.OpRead:
 		op.Values = nil
-		n = s.choose.next(s.rng)
+		n = s.choose.Next()
 	case core.OpUpdate:
-		n = s.choose.next(s.rng)
+		n = s.choose.Next()
 		if s.spec.WriteAllFields {
 			op.Values, op.WholeRecord = s.randomValues(), true
 			break
@@ -200,7 +201,7 @@ func (s *Source) Next(op *core.Op) {
 		op.Values = s.randomValues()
 	default:
 		op.Values = nil
-		n = s.choose.next(s.rng)
+		n = s.choose.Next()
 		op.ScanCount = 1 + s.rng.IntN(s.spec.MaxScanLength)
 	}
 	op.Key = Key(s.keyBuf, &s.spec, n)
@@ -215,7 +216,7 @@ type mix struct {
 	kinds [4]core.OpKind
 }
 
-func newMix(spec *core.YCSBSpec) mix {
+func newMix(spec *Spec) mix {
 	var m mix
 	cum := 0.0
 	for _, p := range [...]struct {

@@ -20,8 +20,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden op streams")
 
-func spec(w core.YCSBMix) core.YCSBSpec {
-	s := core.YCSBSpec{RecordCount: 1000, FieldCount: 10, FieldLength: 128, InsertOrder: core.InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000}
+func spec(w Mix) Spec {
+	s := Spec{RecordCount: 1000, FieldCount: 10, FieldLength: 128, InsertOrder: InsertHashed, KeyPrefix: "user", InsertStart: 2_000_000_000}
 	w.Apply(&s)
 	return s
 }
@@ -43,7 +43,7 @@ func TestFNVHash64MatchesYCSB(t *testing.T) {
 
 // TestGoldenOpStreams pins the first operations of worker 0 of 2 of each workload.
 func TestGoldenOpStreams(t *testing.T) {
-	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
+	for _, w := range []Mix{WorkloadA, WorkloadB, WorkloadC, WorkloadD} {
 		t.Run(w.Name, func(t *testing.T) {
 			var b bytes.Buffer
 			s := NewPhase(spec(w), 42, 2, false).Source(0)
@@ -75,7 +75,7 @@ func TestGoldenOpStreams(t *testing.T) {
 }
 
 func TestMixProportions(t *testing.T) {
-	for _, w := range []core.YCSBMix{core.YCSBA, core.YCSBB, core.YCSBC, core.YCSBD} {
+	for _, w := range []Mix{WorkloadA, WorkloadB, WorkloadC, WorkloadD} {
 		s := NewPhase(spec(w), 7, 1, false).Source(0)
 		counts := map[core.OpKind]int{}
 		var op core.Op
@@ -96,7 +96,7 @@ func TestMixProportions(t *testing.T) {
 }
 
 func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
-	sp := spec(core.YCSBC)
+	sp := spec(WorkloadC)
 	sp.RecordCount = 1001
 	seen := map[string]bool{}
 	for w := range 7 {
@@ -135,7 +135,7 @@ func TestLoadWritesEveryRecordOnceWithCheckableValues(t *testing.T) {
 func TestInsertsOfPhasesAndWorkersNeverCollide(t *testing.T) {
 	keys := map[string]bool{}
 	for _, start := range []int64{2_000_000_000, 4_000_000_000} {
-		sp := spec(core.YCSBD)
+		sp := spec(WorkloadD)
 		sp.InsertStart = start
 		ph := NewPhase(sp, 1, 4, false)
 		for w := range 4 {
@@ -155,8 +155,8 @@ func TestInsertsOfPhasesAndWorkersNeverCollide(t *testing.T) {
 }
 
 func TestUniformReadsOnlyInitialRecords(t *testing.T) {
-	sp := spec(core.YCSBD)
-	sp.Distribution = core.DistUniform // the seed's D-Uniform
+	sp := spec(WorkloadD)
+	sp.Distribution = DistUniform // the seed's D-Uniform
 	initial := map[string]bool{}
 	for n := range sp.RecordCount {
 		initial[string(Key(nil, &sp, n))] = true
@@ -172,12 +172,11 @@ func TestUniformReadsOnlyInitialRecords(t *testing.T) {
 }
 
 func TestZipfianIsSkewedAndScrambled(t *testing.T) {
-	z := newScrambledZipfian(1000)
-	rng := rand.New(rand.NewPCG(1, 2))
+	z := newScrambledZipfian(rand.New(rand.NewPCG(1, 2)), 1000)
 	counts := make([]int, 1000)
 	const n = 200_000
 	for range n {
-		counts[z.next(rng)]++
+		counts[z.Next()]++
 	}
 	sorted := append([]int(nil), counts...)
 	sort.Sort(sort.Reverse(sort.IntSlice(sorted)))
@@ -228,7 +227,7 @@ func TestZipfianFollowsZipfsLaw(t *testing.T) {
 }
 
 func TestLatestFavoursRecentInserts(t *testing.T) {
-	sp := spec(core.YCSBD)
+	sp := spec(WorkloadD)
 	s := NewPhase(sp, 11, 1, false).Source(0)
 	var op core.Op
 	inserted := map[string]int{}
@@ -253,7 +252,7 @@ func TestLatestFavoursRecentInserts(t *testing.T) {
 }
 
 func BenchmarkNextRead(b *testing.B) {
-	s := NewPhase(spec(core.YCSBB), 1, 1, false).Source(0)
+	s := NewPhase(spec(WorkloadB), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -262,7 +261,7 @@ func BenchmarkNextRead(b *testing.B) {
 }
 
 func BenchmarkNextLoad(b *testing.B) {
-	sp := spec(core.YCSBC)
+	sp := spec(WorkloadC)
 	sp.RecordCount = 1 << 40
 	s := NewPhase(sp, 1, 1, true).Source(0)
 	var op core.Op
@@ -276,7 +275,7 @@ func BenchmarkNextLoad(b *testing.B) {
 // last kind with a share takes what rounding leaves, so a kind with no share (here
 // SCAN, which adapters reject) is never chosen.
 func TestNoOpWithoutAShare(t *testing.T) {
-	sp := spec(core.YCSBB)
+	sp := spec(WorkloadB)
 	sp.Read, sp.Update = 0.99999, 0 // the shares leave 1e-5 unassigned
 	sp.MaxScanLength = 10
 	s := NewPhase(sp, 3, 1, false).Source(0)
@@ -293,7 +292,7 @@ func TestNoOpWithoutAShare(t *testing.T) {
 // pseudo-random printable text, as YCSB's RandomByteIterator, not a window of a
 // small pool that engines which compress or deduplicate would shrink.
 func TestRunValuesAreFreshRandomBytes(t *testing.T) {
-	s := NewPhase(spec(core.YCSBA), 5, 1, false).Source(0)
+	s := NewPhase(spec(WorkloadA), 5, 1, false).Source(0)
 	var op core.Op
 	var all bytes.Buffer
 	chunks := map[string]bool{}
@@ -325,7 +324,7 @@ func TestRunValuesAreFreshRandomBytes(t *testing.T) {
 }
 
 func BenchmarkNextUpdateHeavy(b *testing.B) {
-	s := NewPhase(spec(core.YCSBA), 1, 1, false).Source(0)
+	s := NewPhase(spec(WorkloadA), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
@@ -334,7 +333,7 @@ func BenchmarkNextUpdateHeavy(b *testing.B) {
 }
 
 func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
-	sp := spec(core.YCSBA)
+	sp := spec(WorkloadA)
 	s := NewPhase(sp, 13, 1, false).Source(0)
 	var op core.Op
 	seen := map[string]int{}
@@ -373,7 +372,7 @@ func TestUpdateWritesOneRandomFieldByDefault(t *testing.T) {
 // for all client threads, a worker's latest reads favour the records any worker
 // inserted, once those inserts are acknowledged, and never one that is not.
 func TestLatestIsSharedByTheWorkersOfAPhase(t *testing.T) {
-	sp := spec(core.YCSBD)
+	sp := spec(WorkloadD)
 	ph := NewPhase(sp, 17, 2, false)
 	writer, reader := ph.Source(0), ph.Source(1)
 	var op core.Op
@@ -468,11 +467,23 @@ func TestInsertCounterConcurrently(t *testing.T) {
 }
 
 func BenchmarkNextLatest(b *testing.B) {
-	s := NewPhase(spec(core.YCSBD), 1, 1, false).Source(0)
+	s := NewPhase(spec(WorkloadD), 1, 1, false).Source(0)
 	var op core.Op
 	b.ReportAllocs()
 	for b.Loop() {
 		s.Next(&op)
 		s.Acknowledge()
+	}
+}
+
+func TestYCSBDescribeSaysWhatAnUpdateWrites(t *testing.T) {
+	y := Spec{RecordCount: 10, FieldCount: 10, FieldLength: 128, Distribution: DistZipfian}
+	WorkloadA.Apply(&y)
+	if got, want := y.Describe(), "ycsb read 0.5 update 0.5 (1 field) zipfian, 10x128B, 10 records"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	y.WriteAllFields = true
+	if got := y.Describe(); !strings.Contains(got, "update 0.5 (all fields)") {
+		t.Errorf("%q", got)
 	}
 }

@@ -859,355 +859,6 @@ func (x *StatsResponse) GetStats() map[string]string {
 	return nil
 }
 
-type MemtierSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SetRatio      int32                  `protobuf:"varint,1,opt,name=set_ratio,json=setRatio,proto3" json:"set_ratio,omitempty"`
-	GetRatio      int32                  `protobuf:"varint,2,opt,name=get_ratio,json=getRatio,proto3" json:"get_ratio,omitempty"`
-	SetPattern    string                 `protobuf:"bytes,3,opt,name=set_pattern,json=setPattern,proto3" json:"set_pattern,omitempty"`
-	GetPattern    string                 `protobuf:"bytes,4,opt,name=get_pattern,json=getPattern,proto3" json:"get_pattern,omitempty"`
-	KeyMin        int64                  `protobuf:"varint,5,opt,name=key_min,json=keyMin,proto3" json:"key_min,omitempty"`
-	KeyMax        int64                  `protobuf:"varint,6,opt,name=key_max,json=keyMax,proto3" json:"key_max,omitempty"`
-	KeyPrefix     string                 `protobuf:"bytes,7,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
-	GaussMedian   float64                `protobuf:"fixed64,8,opt,name=gauss_median,json=gaussMedian,proto3" json:"gauss_median,omitempty"`
-	GaussStddev   float64                `protobuf:"fixed64,9,opt,name=gauss_stddev,json=gaussStddev,proto3" json:"gauss_stddev,omitempty"`
-	ValueMin      int32                  `protobuf:"varint,10,opt,name=value_min,json=valueMin,proto3" json:"value_min,omitempty"`
-	ValueMax      int32                  `protobuf:"varint,11,opt,name=value_max,json=valueMax,proto3" json:"value_max,omitempty"`
-	MissFraction  float64                `protobuf:"fixed64,12,opt,name=miss_fraction,json=missFraction,proto3" json:"miss_fraction,omitempty"`
-	ZipfExp       float64                `protobuf:"fixed64,13,opt,name=zipf_exp,json=zipfExp,proto3" json:"zipf_exp,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *MemtierSpec) Reset() {
-	*x = MemtierSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[14]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *MemtierSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*MemtierSpec) ProtoMessage() {}
-
-func (x *MemtierSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[14]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use MemtierSpec.ProtoReflect.Descriptor instead.
-func (*MemtierSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
-}
-
-func (x *MemtierSpec) GetSetRatio() int32 {
-	if x != nil {
-		return x.SetRatio
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetGetRatio() int32 {
-	if x != nil {
-		return x.GetRatio
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetSetPattern() string {
-	if x != nil {
-		return x.SetPattern
-	}
-	return ""
-}
-
-func (x *MemtierSpec) GetGetPattern() string {
-	if x != nil {
-		return x.GetPattern
-	}
-	return ""
-}
-
-func (x *MemtierSpec) GetKeyMin() int64 {
-	if x != nil {
-		return x.KeyMin
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetKeyMax() int64 {
-	if x != nil {
-		return x.KeyMax
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetKeyPrefix() string {
-	if x != nil {
-		return x.KeyPrefix
-	}
-	return ""
-}
-
-func (x *MemtierSpec) GetGaussMedian() float64 {
-	if x != nil {
-		return x.GaussMedian
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetGaussStddev() float64 {
-	if x != nil {
-		return x.GaussStddev
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetValueMin() int32 {
-	if x != nil {
-		return x.ValueMin
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetValueMax() int32 {
-	if x != nil {
-		return x.ValueMax
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetMissFraction() float64 {
-	if x != nil {
-		return x.MissFraction
-	}
-	return 0
-}
-
-func (x *MemtierSpec) GetZipfExp() float64 {
-	if x != nil {
-		return x.ZipfExp
-	}
-	return 0
-}
-
-type YCSBSpec struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	RecordCount    int64                  `protobuf:"varint,1,opt,name=record_count,json=recordCount,proto3" json:"record_count,omitempty"`
-	FieldCount     int32                  `protobuf:"varint,2,opt,name=field_count,json=fieldCount,proto3" json:"field_count,omitempty"`
-	FieldLength    int32                  `protobuf:"varint,3,opt,name=field_length,json=fieldLength,proto3" json:"field_length,omitempty"`
-	Read           float64                `protobuf:"fixed64,4,opt,name=read,proto3" json:"read,omitempty"`
-	Update         float64                `protobuf:"fixed64,5,opt,name=update,proto3" json:"update,omitempty"`
-	Insert         float64                `protobuf:"fixed64,6,opt,name=insert,proto3" json:"insert,omitempty"`
-	Scan           float64                `protobuf:"fixed64,7,opt,name=scan,proto3" json:"scan,omitempty"`
-	Distribution   string                 `protobuf:"bytes,8,opt,name=distribution,proto3" json:"distribution,omitempty"`
-	InsertOrder    string                 `protobuf:"bytes,9,opt,name=insert_order,json=insertOrder,proto3" json:"insert_order,omitempty"`
-	KeyPrefix      string                 `protobuf:"bytes,10,opt,name=key_prefix,json=keyPrefix,proto3" json:"key_prefix,omitempty"`
-	InsertStart    int64                  `protobuf:"varint,11,opt,name=insert_start,json=insertStart,proto3" json:"insert_start,omitempty"`
-	MaxScanLength  int32                  `protobuf:"varint,12,opt,name=max_scan_length,json=maxScanLength,proto3" json:"max_scan_length,omitempty"`
-	WriteAllFields bool                   `protobuf:"varint,13,opt,name=write_all_fields,json=writeAllFields,proto3" json:"write_all_fields,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
-}
-
-func (x *YCSBSpec) Reset() {
-	*x = YCSBSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *YCSBSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*YCSBSpec) ProtoMessage() {}
-
-func (x *YCSBSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use YCSBSpec.ProtoReflect.Descriptor instead.
-func (*YCSBSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
-}
-
-func (x *YCSBSpec) GetRecordCount() int64 {
-	if x != nil {
-		return x.RecordCount
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetFieldCount() int32 {
-	if x != nil {
-		return x.FieldCount
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetFieldLength() int32 {
-	if x != nil {
-		return x.FieldLength
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetRead() float64 {
-	if x != nil {
-		return x.Read
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetUpdate() float64 {
-	if x != nil {
-		return x.Update
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetInsert() float64 {
-	if x != nil {
-		return x.Insert
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetScan() float64 {
-	if x != nil {
-		return x.Scan
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetDistribution() string {
-	if x != nil {
-		return x.Distribution
-	}
-	return ""
-}
-
-func (x *YCSBSpec) GetInsertOrder() string {
-	if x != nil {
-		return x.InsertOrder
-	}
-	return ""
-}
-
-func (x *YCSBSpec) GetKeyPrefix() string {
-	if x != nil {
-		return x.KeyPrefix
-	}
-	return ""
-}
-
-func (x *YCSBSpec) GetInsertStart() int64 {
-	if x != nil {
-		return x.InsertStart
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetMaxScanLength() int32 {
-	if x != nil {
-		return x.MaxScanLength
-	}
-	return 0
-}
-
-func (x *YCSBSpec) GetWriteAllFields() bool {
-	if x != nil {
-		return x.WriteAllFields
-	}
-	return false
-}
-
-// A pub/sub workload (capabilities "pubsub" and "engine.pubsub").
-type PubSubSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Channels      int32                  `protobuf:"varint,1,opt,name=channels,proto3" json:"channels,omitempty"`
-	Subscribers   int32                  `protobuf:"varint,2,opt,name=subscribers,proto3" json:"subscribers,omitempty"`
-	PayloadSize   int32                  `protobuf:"varint,3,opt,name=payload_size,json=payloadSize,proto3" json:"payload_size,omitempty"`
-	ChannelPrefix string                 `protobuf:"bytes,4,opt,name=channel_prefix,json=channelPrefix,proto3" json:"channel_prefix,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *PubSubSpec) Reset() {
-	*x = PubSubSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *PubSubSpec) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*PubSubSpec) ProtoMessage() {}
-
-func (x *PubSubSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use PubSubSpec.ProtoReflect.Descriptor instead.
-func (*PubSubSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
-}
-
-func (x *PubSubSpec) GetChannels() int32 {
-	if x != nil {
-		return x.Channels
-	}
-	return 0
-}
-
-func (x *PubSubSpec) GetSubscribers() int32 {
-	if x != nil {
-		return x.Subscribers
-	}
-	return 0
-}
-
-func (x *PubSubSpec) GetPayloadSize() int32 {
-	if x != nil {
-		return x.PayloadSize
-	}
-	return 0
-}
-
-func (x *PubSubSpec) GetChannelPrefix() string {
-	if x != nil {
-		return x.ChannelPrefix
-	}
-	return ""
-}
-
 type PhaseSpec struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1228,20 +879,16 @@ type PhaseSpec struct {
 	ConnTotal int32 `protobuf:"varint,13,opt,name=conn_total,json=connTotal,proto3" json:"conn_total,omitempty"`
 	// The wall-clock time at which the phase clock starts, ns since the Unix
 	// epoch; 0 = at once.
-	StartAtUnixNs int64 `protobuf:"varint,14,opt,name=start_at_unix_ns,json=startAtUnixNs,proto3" json:"start_at_unix_ns,omitempty"`
-	// Types that are valid to be assigned to Workload:
-	//
-	//	*PhaseSpec_Memtier
-	//	*PhaseSpec_Ycsb
-	//	*PhaseSpec_Pubsub
-	Workload      isPhaseSpec_Workload `protobuf_oneof:"workload"`
+	StartAtUnixNs int64  `protobuf:"varint,14,opt,name=start_at_unix_ns,json=startAtUnixNs,proto3" json:"start_at_unix_ns,omitempty"`
+	WorkloadKind  string `protobuf:"bytes,23,opt,name=workload_kind,json=workloadKind,proto3" json:"workload_kind,omitempty"`
+	WorkloadSpec  []byte `protobuf:"bytes,24,opt,name=workload_spec,json=workloadSpec,proto3" json:"workload_spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PhaseSpec) Reset() {
 	*x = PhaseSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +900,7 @@ func (x *PhaseSpec) String() string {
 func (*PhaseSpec) ProtoMessage() {}
 
 func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +913,7 @@ func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
 func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PhaseSpec) GetName() string {
@@ -1367,61 +1014,19 @@ func (x *PhaseSpec) GetStartAtUnixNs() int64 {
 	return 0
 }
 
-func (x *PhaseSpec) GetWorkload() isPhaseSpec_Workload {
+func (x *PhaseSpec) GetWorkloadKind() string {
 	if x != nil {
-		return x.Workload
+		return x.WorkloadKind
+	}
+	return ""
+}
+
+func (x *PhaseSpec) GetWorkloadSpec() []byte {
+	if x != nil {
+		return x.WorkloadSpec
 	}
 	return nil
 }
-
-func (x *PhaseSpec) GetMemtier() *MemtierSpec {
-	if x != nil {
-		if x, ok := x.Workload.(*PhaseSpec_Memtier); ok {
-			return x.Memtier
-		}
-	}
-	return nil
-}
-
-func (x *PhaseSpec) GetYcsb() *YCSBSpec {
-	if x != nil {
-		if x, ok := x.Workload.(*PhaseSpec_Ycsb); ok {
-			return x.Ycsb
-		}
-	}
-	return nil
-}
-
-func (x *PhaseSpec) GetPubsub() *PubSubSpec {
-	if x != nil {
-		if x, ok := x.Workload.(*PhaseSpec_Pubsub); ok {
-			return x.Pubsub
-		}
-	}
-	return nil
-}
-
-type isPhaseSpec_Workload interface {
-	isPhaseSpec_Workload()
-}
-
-type PhaseSpec_Memtier struct {
-	Memtier *MemtierSpec `protobuf:"bytes,20,opt,name=memtier,proto3,oneof"`
-}
-
-type PhaseSpec_Ycsb struct {
-	Ycsb *YCSBSpec `protobuf:"bytes,21,opt,name=ycsb,proto3,oneof"`
-}
-
-type PhaseSpec_Pubsub struct {
-	Pubsub *PubSubSpec `protobuf:"bytes,22,opt,name=pubsub,proto3,oneof"`
-}
-
-func (*PhaseSpec_Memtier) isPhaseSpec_Workload() {}
-
-func (*PhaseSpec_Ycsb) isPhaseSpec_Workload() {}
-
-func (*PhaseSpec_Pubsub) isPhaseSpec_Workload() {}
 
 type RunPhaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1432,7 +1037,7 @@ type RunPhaseRequest struct {
 
 func (x *RunPhaseRequest) Reset() {
 	*x = RunPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1049,7 @@ func (x *RunPhaseRequest) String() string {
 func (*RunPhaseRequest) ProtoMessage() {}
 
 func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1062,7 @@ func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPhaseRequest.ProtoReflect.Descriptor instead.
 func (*RunPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
@@ -1485,7 +1090,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1102,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1115,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Latency) GetHdr() []byte {
@@ -1592,7 +1197,7 @@ type OpInterval struct {
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1209,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1222,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1711,7 +1316,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1328,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1341,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1794,7 +1399,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1411,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1424,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1881,7 +1486,7 @@ type PhaseEnd struct {
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +1498,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +1511,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -2001,7 +1606,7 @@ type PubSubCounts struct {
 
 func (x *PubSubCounts) Reset() {
 	*x = PubSubCounts{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +1618,7 @@ func (x *PubSubCounts) String() string {
 func (*PubSubCounts) ProtoMessage() {}
 
 func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +1631,7 @@ func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PubSubCounts.ProtoReflect.Descriptor instead.
 func (*PubSubCounts) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PubSubCounts) GetPublished() int64 {
@@ -2091,7 +1696,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +1708,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +1721,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -2169,7 +1774,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +1786,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +1799,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -2212,7 +1817,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +1829,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +1842,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 type CountRequest struct {
@@ -2248,7 +1853,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +1865,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +1878,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 type CountResponse struct {
@@ -2285,7 +1890,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2297,7 +1902,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2310,7 +1915,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -2328,7 +1933,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +1945,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +1958,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 type FlushResponse struct {
@@ -2364,7 +1969,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +1981,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +1994,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 type ValidateRequest struct {
@@ -2402,7 +2007,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2019,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2032,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -2457,7 +2062,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2074,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2087,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -2532,7 +2137,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[34]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2149,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[34]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2162,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{34}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2596,7 +2201,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[35]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2213,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[35]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2621,7 +2226,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{35}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
 }
 
 type CloseResponse struct {
@@ -2632,7 +2237,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[36]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2249,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[36]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2262,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{36}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2735,48 +2340,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"StatsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9a\x03\n" +
-	"\vMemtierSpec\x12\x1b\n" +
-	"\tset_ratio\x18\x01 \x01(\x05R\bsetRatio\x12\x1b\n" +
-	"\tget_ratio\x18\x02 \x01(\x05R\bgetRatio\x12\x1f\n" +
-	"\vset_pattern\x18\x03 \x01(\tR\n" +
-	"setPattern\x12\x1f\n" +
-	"\vget_pattern\x18\x04 \x01(\tR\n" +
-	"getPattern\x12\x17\n" +
-	"\akey_min\x18\x05 \x01(\x03R\x06keyMin\x12\x17\n" +
-	"\akey_max\x18\x06 \x01(\x03R\x06keyMax\x12\x1d\n" +
-	"\n" +
-	"key_prefix\x18\a \x01(\tR\tkeyPrefix\x12!\n" +
-	"\fgauss_median\x18\b \x01(\x01R\vgaussMedian\x12!\n" +
-	"\fgauss_stddev\x18\t \x01(\x01R\vgaussStddev\x12\x1b\n" +
-	"\tvalue_min\x18\n" +
-	" \x01(\x05R\bvalueMin\x12\x1b\n" +
-	"\tvalue_max\x18\v \x01(\x05R\bvalueMax\x12#\n" +
-	"\rmiss_fraction\x18\f \x01(\x01R\fmissFraction\x12\x19\n" +
-	"\bzipf_exp\x18\r \x01(\x01R\azipfExp\"\xa4\x03\n" +
-	"\bYCSBSpec\x12!\n" +
-	"\frecord_count\x18\x01 \x01(\x03R\vrecordCount\x12\x1f\n" +
-	"\vfield_count\x18\x02 \x01(\x05R\n" +
-	"fieldCount\x12!\n" +
-	"\ffield_length\x18\x03 \x01(\x05R\vfieldLength\x12\x12\n" +
-	"\x04read\x18\x04 \x01(\x01R\x04read\x12\x16\n" +
-	"\x06update\x18\x05 \x01(\x01R\x06update\x12\x16\n" +
-	"\x06insert\x18\x06 \x01(\x01R\x06insert\x12\x12\n" +
-	"\x04scan\x18\a \x01(\x01R\x04scan\x12\"\n" +
-	"\fdistribution\x18\b \x01(\tR\fdistribution\x12!\n" +
-	"\finsert_order\x18\t \x01(\tR\vinsertOrder\x12\x1d\n" +
-	"\n" +
-	"key_prefix\x18\n" +
-	" \x01(\tR\tkeyPrefix\x12!\n" +
-	"\finsert_start\x18\v \x01(\x03R\vinsertStart\x12&\n" +
-	"\x0fmax_scan_length\x18\f \x01(\x05R\rmaxScanLength\x12(\n" +
-	"\x10write_all_fields\x18\r \x01(\bR\x0ewriteAllFields\"\x94\x01\n" +
-	"\n" +
-	"PubSubSpec\x12\x1a\n" +
-	"\bchannels\x18\x01 \x01(\x05R\bchannels\x12 \n" +
-	"\vsubscribers\x18\x02 \x01(\x05R\vsubscribers\x12!\n" +
-	"\fpayload_size\x18\x03 \x01(\x05R\vpayloadSize\x12%\n" +
-	"\x0echannel_prefix\x18\x04 \x01(\tR\rchannelPrefix\"\xc1\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfd\x03\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -2796,12 +2360,9 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tconn_base\x18\f \x01(\x05R\bconnBase\x12\x1d\n" +
 	"\n" +
 	"conn_total\x18\r \x01(\x05R\tconnTotal\x12'\n" +
-	"\x10start_at_unix_ns\x18\x0e \x01(\x03R\rstartAtUnixNs\x12;\n" +
-	"\amemtier\x18\x14 \x01(\v2\x1f.cmpbench.plugin.v1.MemtierSpecH\x00R\amemtier\x122\n" +
-	"\x04ycsb\x18\x15 \x01(\v2\x1c.cmpbench.plugin.v1.YCSBSpecH\x00R\x04ycsb\x128\n" +
-	"\x06pubsub\x18\x16 \x01(\v2\x1e.cmpbench.plugin.v1.PubSubSpecH\x00R\x06pubsubB\n" +
-	"\n" +
-	"\bworkload\"F\n" +
+	"\x10start_at_unix_ns\x18\x0e \x01(\x03R\rstartAtUnixNs\x12#\n" +
+	"\rworkload_kind\x18\x17 \x01(\tR\fworkloadKind\x12#\n" +
+	"\rworkload_spec\x18\x18 \x01(\fR\fworkloadSpecJ\x04\b\x14\x10\x15J\x04\b\x15\x10\x16J\x04\b\x16\x10\x17R\amemtierR\x04ycsbR\x06pubsub\"F\n" +
 	"\x0fRunPhaseRequest\x123\n" +
 	"\x05phase\x18\x01 \x01(\v2\x1d.cmpbench.plugin.v1.PhaseSpecR\x05phase\"\xc1\x01\n" +
 	"\aLatency\x12\x10\n" +
@@ -2921,7 +2482,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),       // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2937,84 +2498,78 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*CaptureResponse)(nil),        // 11: cmpbench.plugin.v1.CaptureResponse
 	(*StatsRequest)(nil),           // 12: cmpbench.plugin.v1.StatsRequest
 	(*StatsResponse)(nil),          // 13: cmpbench.plugin.v1.StatsResponse
-	(*MemtierSpec)(nil),            // 14: cmpbench.plugin.v1.MemtierSpec
-	(*YCSBSpec)(nil),               // 15: cmpbench.plugin.v1.YCSBSpec
-	(*PubSubSpec)(nil),             // 16: cmpbench.plugin.v1.PubSubSpec
-	(*PhaseSpec)(nil),              // 17: cmpbench.plugin.v1.PhaseSpec
-	(*RunPhaseRequest)(nil),        // 18: cmpbench.plugin.v1.RunPhaseRequest
-	(*Latency)(nil),                // 19: cmpbench.plugin.v1.Latency
-	(*OpInterval)(nil),             // 20: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),            // 21: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),               // 22: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),               // 23: cmpbench.plugin.v1.PhaseEnd
-	(*PubSubCounts)(nil),           // 24: cmpbench.plugin.v1.PubSubCounts
-	(*PhaseEvent)(nil),             // 25: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),       // 26: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil),      // 27: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),           // 28: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),          // 29: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),           // 30: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),          // 31: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),        // 32: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),            // 33: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),       // 34: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),           // 35: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),          // 36: cmpbench.plugin.v1.CloseResponse
-	nil,                            // 37: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                            // 38: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                            // 39: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*PhaseSpec)(nil),              // 14: cmpbench.plugin.v1.PhaseSpec
+	(*RunPhaseRequest)(nil),        // 15: cmpbench.plugin.v1.RunPhaseRequest
+	(*Latency)(nil),                // 16: cmpbench.plugin.v1.Latency
+	(*OpInterval)(nil),             // 17: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),            // 18: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),               // 19: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),               // 20: cmpbench.plugin.v1.PhaseEnd
+	(*PubSubCounts)(nil),           // 21: cmpbench.plugin.v1.PubSubCounts
+	(*PhaseEvent)(nil),             // 22: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),       // 23: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil),      // 24: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),           // 25: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),          // 26: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),           // 27: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),          // 28: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),        // 29: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),            // 30: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),       // 31: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),           // 32: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),          // 33: cmpbench.plugin.v1.CloseResponse
+	nil,                            // 34: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                            // 35: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                            // 36: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.DescribeResponse.options:type_name -> cmpbench.plugin.v1.OptionSpec
 	7,  // 1: cmpbench.plugin.v1.ValidateSystemRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
 	5,  // 2: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	6,  // 3: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	37, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	34, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	7,  // 5: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	38, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	39, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
-	14, // 8: cmpbench.plugin.v1.PhaseSpec.memtier:type_name -> cmpbench.plugin.v1.MemtierSpec
-	15, // 9: cmpbench.plugin.v1.PhaseSpec.ycsb:type_name -> cmpbench.plugin.v1.YCSBSpec
-	16, // 10: cmpbench.plugin.v1.PhaseSpec.pubsub:type_name -> cmpbench.plugin.v1.PubSubSpec
-	17, // 11: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	19, // 12: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
-	19, // 13: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
-	19, // 14: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
-	20, // 15: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	21, // 16: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	20, // 17: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	24, // 18: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
-	22, // 19: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	23, // 20: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	17, // 21: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	33, // 22: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 23: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	8,  // 24: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	10, // 25: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	12, // 26: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	18, // 27: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	26, // 28: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	35, // 29: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	28, // 30: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	30, // 31: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	32, // 32: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	3,  // 33: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
-	1,  // 34: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	9,  // 35: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	11, // 36: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	13, // 37: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	25, // 38: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	27, // 39: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	36, // 40: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	29, // 41: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	31, // 42: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	34, // 43: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	4,  // 44: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
-	34, // [34:45] is the sub-list for method output_type
-	23, // [23:34] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	35, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	36, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	14, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
+	16, // 9: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
+	16, // 10: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
+	16, // 11: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
+	17, // 12: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	18, // 13: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	17, // 14: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	21, // 15: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	19, // 16: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	20, // 17: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	14, // 18: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	30, // 19: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 20: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	8,  // 21: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	10, // 22: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	12, // 23: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	15, // 24: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	23, // 25: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	32, // 26: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	25, // 27: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	27, // 28: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	29, // 29: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	3,  // 30: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
+	1,  // 31: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	9,  // 32: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	11, // 33: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	13, // 34: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	22, // 35: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	24, // 36: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	33, // 37: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	26, // 38: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	28, // 39: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	31, // 40: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	4,  // 41: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
+	31, // [31:42] is the sub-list for method output_type
+	20, // [20:31] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -3022,12 +2577,7 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[17].OneofWrappers = []any{
-		(*PhaseSpec_Memtier)(nil),
-		(*PhaseSpec_Ycsb)(nil),
-		(*PhaseSpec_Pubsub)(nil),
-	}
-	file_v1_adapter_proto_msgTypes[25].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[22].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -3037,7 +2587,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
