@@ -178,15 +178,18 @@ type SystemConfig struct {
 	Concurrency int
 }
 
-// TLSConfig says how to reach a system over TLS.
+// TLSConfig says how to reach a system over TLS: the systems file's `tls:`
+// section as written, one shape from the YAML to the adapter (the plugin
+// boundary's TLS message mirrors it, plugins/convert.go). Verification is on
+// unless InsecureSkipVerify.
 type TLSConfig struct {
-	Enabled            bool
-	CAFile             string
-	CertFile           string
-	KeyFile            string
-	ServerName         string
-	MinVersion         string // "1.2" or "1.3"; empty is 1.2
-	InsecureSkipVerify bool
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"` // client certificate, for mutual TLS
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"` // SNI and the name verified; default the endpoint's host
+	MinVersion         string `yaml:"min_version"` // "1.2" (default) or "1.3"
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
 // AuthConfig holds credentials, expanded from ${ENV} references.

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // ClientConfig builds the tls.Config for reaching host: verification on unless
@@ -41,4 +42,23 @@ func (t TLSConfig) ClientConfig(host string) (*tls.Config, error) {
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// Summary says how TLS is set up, for the manifest and the report, e.g.
+// "verified, server name x, TLS 1.3 or later"; never a file's path.
+func (t TLSConfig) Summary() string {
+	parts := []string{"verified"}
+	if t.InsecureSkipVerify {
+		parts[0] = "NOT VERIFIED (insecure_skip_verify)"
+	}
+	if t.ServerName != "" {
+		parts = append(parts, "server name "+t.ServerName)
+	}
+	if t.CertFile != "" {
+		parts = append(parts, "client certificate")
+	}
+	if t.MinVersion != "" {
+		parts = append(parts, "TLS "+t.MinVersion+" or later")
+	}
+	return strings.Join(parts, ", ")
 }

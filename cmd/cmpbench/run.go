@@ -485,7 +485,7 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 		s, _ := systems.Get(n)
 		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster}
 		if t := s.TLS; t != nil && t.Enabled {
-			si.TLS = tlsSummary(t)
+			si.TLS = t.Summary()
 		}
 		if s.Cost != nil {
 			si.CostPerMonth = s.Cost.USDPerMonth
@@ -493,24 +493,6 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 		h.Systems = append(h.Systems, si)
 	}
 	return h
-}
-
-// tlsSummary says how a system's TLS is set up, for the manifest and the report.
-func tlsSummary(t *config.TLS) string {
-	parts := []string{"verified"}
-	if t.InsecureSkipVerify {
-		parts[0] = "NOT VERIFIED (insecure_skip_verify)"
-	}
-	if t.ServerName != "" {
-		parts = append(parts, "server name "+t.ServerName)
-	}
-	if t.CertFile != "" {
-		parts = append(parts, "client certificate")
-	}
-	if t.MinVersion != "" {
-		parts = append(parts, "TLS "+t.MinVersion+" or later")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // launcher starts adapters through the catalog, built-in or third-party alike:

@@ -63,7 +63,7 @@ type System struct {
 	Profile     string            `yaml:"profile"`
 	Endpoint    string            `yaml:"endpoint"`
 	Provision   *Provision        `yaml:"provision"`
-	TLS         *TLS              `yaml:"tls"`
+	TLS         *core.TLSConfig   `yaml:"tls"`
 	Auth        *Auth             `yaml:"auth"`
 	Timeout     Duration          `yaml:"timeout"`
 	Options     map[string]string `yaml:"options"`
@@ -131,17 +131,6 @@ type Provision struct {
 	Files map[string]string `yaml:"files"`
 }
 
-// TLS settings; verification is on unless insecure_skip_verify is set.
-type TLS struct {
-	Enabled            bool   `yaml:"enabled"`
-	CAFile             string `yaml:"ca_file"`
-	CertFile           string `yaml:"cert_file"` // client certificate, for mutual TLS
-	KeyFile            string `yaml:"key_file"`
-	ServerName         string `yaml:"server_name"` // SNI and the name verified; default the endpoint's host
-	MinVersion         string `yaml:"min_version"` // "1.2" (default) or "1.3"
-	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
-}
-
 // Auth credentials; the password must be a ${ENV_VAR} reference.
 type Auth struct {
 	Username string `yaml:"username"`
@@ -207,8 +196,7 @@ func (s *System) SystemConfig(endpoint string) core.SystemConfig {
 		c.Options["namespace"] = s.Namespace
 	}
 	if t := s.TLS; t != nil {
-		c.TLS = core.TLSConfig{Enabled: t.Enabled, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
-			ServerName: t.ServerName, MinVersion: t.MinVersion, InsecureSkipVerify: t.InsecureSkipVerify}
+		c.TLS = *t
 	}
 	if a := s.Auth; a != nil {
 		c.Auth = core.AuthConfig{Username: a.Username, Password: a.Password}
