@@ -299,7 +299,7 @@ func (l *loop) wait(now, timeout int64) int {
 
 // poll takes the ready events without blocking.
 func (l *loop) poll() int {
-	n, err := rawPoll(l.epfd, l.events)
+	n, err := unix.EpollWait(l.epfd, l.events, 0)
 	if err != nil {
 		return 0
 	}
@@ -352,7 +352,7 @@ func (l *loop) send(c *rconn) {
 // can take the rest.
 func (l *loop) flush(c *rconn) {
 	for c.woff < len(c.wbuf) {
-		n, err := rawWrite(c.fd, c.wbuf[c.woff:])
+		n, err := unix.Write(c.fd, c.wbuf[c.woff:])
 		switch {
 		case err == unix.EAGAIN:
 			if !c.wantOut {
@@ -381,7 +381,7 @@ func (l *loop) readable(c *rconn) {
 		if c.rlen == len(c.rbuf) {
 			c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
 		}
-		n, err := rawRead(c.fd, c.rbuf[c.rlen:])
+		n, err := unix.Read(c.fd, c.rbuf[c.rlen:])
 		switch {
 		case err == unix.EAGAIN:
 			return
