@@ -7,7 +7,9 @@ package archive
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -205,6 +207,9 @@ type PhaseInfo struct {
 	// registered it, core.RegisterWorkload); nil when this binary does not know
 	// the kind an archive holds.
 	Spec core.Workload `json:"-"`
+	// unknown holds the keys read that are neither PhaseInfo's nor a registered
+	// kind's, written back as they were.
+	unknown map[string]json.RawMessage
 	// Messages is what a pub/sub phase's messages did.
 	Messages  *core.PubSubCounts `json:"messages,omitempty"`
 	ProbeRate float64            `json:"probe_rate,omitempty"`
@@ -275,28 +280,39 @@ func (p PhaseInfo) StallThreshold() time.Duration {
 	return core.DefaultStallThreshold
 }
 
-// MarshalJSON writes the phase with its workload under the kind's key.
+// MarshalJSON writes the phase with its workload under the kind's key, and
+// keys it read that this binary does not know (a workload kind it does not
+// register, fields of a newer cmpbench), so that rewriting a manifest (merge)
+// loses nothing.
 func (p PhaseInfo) MarshalJSON() ([]byte, error) {
 	type plain PhaseInfo
 	b, err := json.Marshal(plain(p))
-	if err != nil || p.Spec == nil {
-		return b, err
-	}
-	kind := p.Spec.Kind()
-	if phaseKeys()[kind] {
-		return nil, fmt.Errorf("phase %s: workload kind %q is also the name of a phase field in the archive", p.Name, kind)
-	}
-	spec, err := json.Marshal(p.Spec)
 	if err != nil {
-		return nil, fmt.Errorf("phase %s: workload %s: %w", p.Name, kind, err)
+		return nil, err
 	}
-	key, _ := json.Marshal(kind)
-	out := append(b[:len(b)-1:len(b)-1], ',')
-	out = append(append(append(out, key...), ':'), spec...)
+	more := map[string]json.RawMessage{}
+	for k, v := range p.unknown {
+		more[k] = v
+	}
+	if p.Spec != nil {
+		kind := p.Spec.Kind()
+		if phaseKeys()[kind] {
+			return nil, fmt.Errorf("phase %s: workload kind %q is also the name of a phase field in the archive", p.Name, kind)
+		}
+		if more[kind], err = json.Marshal(p.Spec); err != nil {
+			return nil, fmt.Errorf("phase %s: workload %s: %w", p.Name, kind, err)
+		}
+	}
+	out := b[: len(b)-1 : len(b)-1]
+	for _, k := range slices.Sorted(maps.Keys(more)) {
+		key, _ := json.Marshal(k)
+		out = append(append(append(append(out, ','), key...), ':'), more[k]...)
+	}
 	return append(out, '}'), nil
 }
 
-// UnmarshalJSON reads a phase and its workload, by the kind's key.
+// UnmarshalJSON reads a phase and its workload, by the kind's key; at most one
+// registered kind's key may be there.
 func (p *PhaseInfo) UnmarshalJSON(b []byte) error {
 	type plain PhaseInfo
 	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
@@ -306,20 +322,33 @@ func (p *PhaseInfo) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	for _, kind := range core.WorkloadKinds() {
-		if v, ok := raw[kind]; ok && string(v) != "null" {
-			w, err := core.DecodeWorkload(kind, v)
-			if err != nil {
-				return fmt.Errorf("phase %s: %w", p.Name, err)
-			}
-			p.Spec = w
+	p.Spec, p.unknown = nil, nil
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		v := raw[k]
+		if phaseKeys()[k] || string(v) == "null" {
+			continue
 		}
+		if _, ok := core.LookupWorkload(k); !ok {
+			if p.unknown == nil {
+				p.unknown = map[string]json.RawMessage{}
+			}
+			p.unknown[k] = v
+			continue
+		}
+		if p.Spec != nil {
+			return fmt.Errorf("phase %s: two workloads, %s and %s", p.Name, p.Spec.Kind(), k)
+		}
+		w, err := core.DecodeWorkload(k, v, false)
+		if err != nil {
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+		p.Spec = w
 	}
 	return nil
 }
 
 // phaseKeys are the JSON keys of PhaseInfo's own fields, which no workload kind
-// may take.
+// may take (reserved in init).
 var phaseKeys = sync.OnceValue(func() map[string]bool {
 	keys := map[string]bool{}
 	t := reflect.TypeFor[PhaseInfo]()
@@ -330,3 +359,7 @@ var phaseKeys = sync.OnceValue(func() map[string]bool {
 	}
 	return keys
 })
+
+func init() {
+	core.ReserveWorkloadNames("an archived phase (archive.PhaseInfo)", slices.Sorted(maps.Keys(phaseKeys()))...)
+}

@@ -104,7 +104,7 @@ func jsonSchema(b *strings.Builder, prefix string, t reflect.Type, seen map[refl
 			// Archived under its kind's key (PhaseInfo.MarshalJSON): every
 			// registered kind's fields.
 			for _, kind := range core.WorkloadKinds() {
-				w, err := core.DecodeWorkload(kind, []byte("{}"))
+				w, err := core.DecodeWorkload(kind, []byte("{}"), false)
 				if err != nil {
 					panic(err)
 				}

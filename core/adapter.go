@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -117,6 +119,10 @@ type Info struct {
 	// what else cmpbench may ask of it follows from the interfaces its target
 	// implements (Counter, RecordReader, Flusher, Subscriber) and from Ops.
 	Capabilities []string
+	// Workloads are the workload kinds a plugin's engine runs (those its build
+	// registers, core.RegisterWorkload), set by the SDK as Capabilities are; empty
+	// when not said (a built-in adapter, in the binary that reads the suite).
+	Workloads []string
 	// Options are the adapter-specific settings it reads from
 	// SystemConfig.Options; cmpbench refuses any other before a run.
 	Options []Option
@@ -136,6 +142,9 @@ func (i Info) Supports(k OpKind) bool {
 func (i Info) CanRun(w Workload) error {
 	if w == nil {
 		return nil
+	}
+	if len(i.Workloads) > 0 && !slices.Contains(i.Workloads, w.Kind()) {
+		return fmt.Errorf("plugin %s was built without the %s workload (it has %s): rebuild it with that workload's package imported", i.Name, w.Kind(), strings.Join(i.Workloads, ", "))
 	}
 	for _, k := range w.OpKinds() {
 		if k.Issued() && !i.Supports(k) {

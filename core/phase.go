@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -152,12 +153,14 @@ func (p PhaseSpec) Validate() []error {
 		if p.Rate <= 0 {
 			add("a pub/sub phase needs a rate: publishing is open loop, so that delivery latency is not hidden by a publisher waiting")
 		}
-		if p.Probe != nil {
-			add("a pub/sub phase has no side probe: its subscribers time every message")
-		}
 	}
 	if p.Workload == nil {
-		return append(errs, fmt.Errorf("no workload"))
+		return append(errs, fmt.Errorf("no workload (one of %s)", strings.Join(WorkloadKinds(), ", ")))
+	}
+	if p.Probe != nil {
+		if err := ProbeError(p.Workload); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	errs = append(errs, p.Workload.Validate(p.AllConnections())...)
 	return errs

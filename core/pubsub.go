@@ -50,6 +50,11 @@ const PubSubKind = "pubsub"
 // Kind implements Workload.
 func (p PubSubSpec) Kind() string { return PubSubKind }
 
+// Unsplittable implements Unsplittable.
+func (p PubSubSpec) Unsplittable() string {
+	return "pub/sub phases are not split yet (each subscriber expects every publisher's messages)"
+}
+
 // OpKinds implements Workload: publishes, and their deliveries.
 func (p PubSubSpec) OpKinds() []OpKind { return []OpKind{OpPublish, OpDeliver} }
 

@@ -1,10 +1,10 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -61,7 +61,29 @@ type (
 	SampleChecker interface {
 		CheckSamples(ctx context.Context, r RecordReader, seed uint64) ([]SampleCheck, []string)
 	}
+	// Unsplittable workloads cannot be split over shards or plugin processes
+	// (run --shard, --processes); Unsplittable says why. Others are split by
+	// connection: every connection's stream is its own (Streams.Source).
+	Unsplittable interface {
+		Unsplittable() string
+	}
 )
+
+// ProbeError says why a phase of workload w cannot have a side probe (w is not
+// Probed), or returns nil.
+func ProbeError(w Workload) error {
+	if _, ok := w.(Probed); ok || w == nil {
+		return nil
+	}
+	why := ""
+	if _, ok := w.(PubSubSpec); ok {
+		why = ": its subscribers time every message"
+	}
+	return fmt.Errorf("the %s workload has no side probe%s", w.Kind(), why)
+}
+
+// NothingWritten is a Footprint's answer for a phase that adds no data.
+var NothingWritten = KeysWritten{First: 1, Last: 0}
 
 // Scaled is n scaled by --scale's f, rounded, at least least: what a count
 // (keys, records, ops) becomes at another scale.
@@ -92,7 +114,7 @@ type WorkloadKind struct {
 	// defaults first, then the phase) and calls Resolve.
 	Doc func() WorkloadDoc
 	// Decode reads a spec from its JSON (the archive's and the plugin boundary's
-	// form), refusing unknown fields.
+	// form); DecodeWorkload checks for fields the spec does not have.
 	Decode func(data []byte) (Workload, error)
 	// Streams makes a phase's operation streams.
 	Streams func(p PhaseSpec) (Streams, error)
@@ -123,12 +145,39 @@ var workloadKinds = struct {
 
 var kindName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// reservedKinds are names no kind may take: the keys beside a workload's in a
+// suite's phase and in an archived phase (ReserveWorkloadNames).
+var reservedKinds = struct {
+	sync.Mutex
+	m map[string]string // name -> what reserved it
+}{m: map[string]string{}}
+
+// ReserveWorkloadNames keeps names from being kinds: a package whose format puts
+// a workload's section beside keys of its own (a suite's phase, an archived
+// phase) reserves those keys in its init. It panics if a registered kind has one.
+func ReserveWorkloadNames(by string, names ...string) {
+	reservedKinds.Lock()
+	defer reservedKinds.Unlock()
+	for _, n := range names {
+		if _, ok := LookupWorkload(n); ok {
+			panic(fmt.Sprintf("core.ReserveWorkloadNames: workload kind %q is also a key of %s", n, by))
+		}
+		reservedKinds.m[n] = by
+	}
+}
+
 // RegisterWorkload makes a kind of workload known; call it from the kind's
 // package init. It panics on a bad or repeated name or a missing function, as
 // database/sql's Register does.
 func RegisterWorkload(k WorkloadKind) {
 	if !kindName.MatchString(k.Name) || k.Doc == nil || k.Decode == nil || k.Streams == nil {
 		panic(fmt.Sprintf("core.RegisterWorkload: kind %q needs a lower-case name and Doc, Decode and Streams", k.Name))
+	}
+	reservedKinds.Lock()
+	by, reserved := reservedKinds.m[k.Name]
+	reservedKinds.Unlock()
+	if reserved {
+		panic(fmt.Sprintf("core.RegisterWorkload: kind %q is a key of %s", k.Name, by))
 	}
 	workloadKinds.Lock()
 	defer workloadKinds.Unlock()
@@ -158,30 +207,62 @@ func WorkloadKinds() []string {
 	return names
 }
 
-// DecodeWorkload reads a spec of the named kind from its JSON.
-func DecodeWorkload(kind string, data []byte) (Workload, error) {
+// DecodeWorkload reads a spec of the named kind from its JSON. Strict, as at
+// the plugin boundary, a field the spec does not have is an error: one side's
+// cmpbench knows a setting the other would silently drop. Archives are read
+// leniently, as the rest of a manifest is.
+func DecodeWorkload(kind string, data []byte, strict bool) (Workload, error) {
 	k, ok := LookupWorkload(kind)
 	if !ok {
 		return nil, fmt.Errorf("workload kind %q is not known here (known: %s)", kind, strings.Join(WorkloadKinds(), ", "))
 	}
 	w, err := k.Decode(data)
+	if err == nil && strict {
+		err = unknownField(data, reflect.TypeOf(w))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", kind, err)
 	}
 	return w, nil
 }
 
-// DecodeJSON is a Decode for kinds whose spec is a plain struct T: strict, so
-// that a field one side knows and the other does not is an error, never a
-// setting silently dropped.
+// DecodeJSON is a Decode for kinds whose spec is a struct T.
 func DecodeJSON[T Workload](data []byte) (Workload, error) {
 	var t T
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&t); err != nil {
+	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// unknownField reports the first top-level key of a JSON object that struct
+// type t has no field for, matching names as encoding/json does.
+func unknownField(data []byte, t reflect.Type) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var raw map[string]json.RawMessage
+	if t == nil || t.Kind() != reflect.Struct || json.Unmarshal(data, &raw) != nil {
+		return nil
+	}
+	var known []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || name == "-":
+		case name == "":
+			known = append(known, f.Name)
+		default:
+			known = append(known, name)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.ContainsFunc(known, func(n string) bool { return strings.EqualFold(n, k) }) {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return nil
 }
 
 // NewStreams makes the operation streams of a phase, by its workload's kind.
@@ -207,7 +288,7 @@ func DescribeWorkload(w Workload) string {
 // UnmarshalRenamed decodes b into v, a pointer to a struct with JSON names,
 // accepting for each field its Go name as well (case-insensitively, as
 // encoding/json matches names): what a struct archived before it had JSON names
-// was written with. Any other key is an error, as in DecodeJSON.
+// was written with.
 func UnmarshalRenamed(b []byte, v any) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -235,7 +316,5 @@ func UnmarshalRenamed(b []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	d := json.NewDecoder(bytes.NewReader(renamed))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
+	return json.Unmarshal(renamed, v)
 }

@@ -17,7 +17,7 @@ func InfoToProto(i core.Info, sdkVersion string) *pluginv1.DescribeResponse {
 	for n, o := range i.Ops {
 		ops[n] = uint32(o)
 	}
-	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion}
+	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion, Workloads: i.Workloads}
 	for _, o := range i.Options {
 		m.Options = append(m.Options, &pluginv1.OptionSpec{Name: o.Name, Type: string(o.Type), DefaultValue: o.Default, Doc: o.Doc,
 			Required: o.Required, Values: o.Values, TopLevel: o.TopLevel})
@@ -31,7 +31,7 @@ func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
 	for n, o := range m.GetOps() {
 		ops[n] = core.OpKind(o)
 	}
-	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities()}
+	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities(), Workloads: m.GetWorkloads()}
 	for _, o := range m.GetOptions() {
 		i.Options = append(i.Options, core.Option{Name: o.GetName(), Type: core.OptionType(o.GetType()), Default: o.GetDefaultValue(), Doc: o.GetDoc(),
 			Required: o.GetRequired(), Values: o.GetValues(), TopLevel: o.GetTopLevel()})
@@ -123,7 +123,7 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) (core.PhaseSpec, error) {
 		p.Probe = &core.ProbeSpec{Rate: m.GetProbeRate(), Op: core.OpKind(m.GetProbeOp())}
 	}
 	if kind := m.GetWorkloadKind(); kind != "" {
-		w, err := core.DecodeWorkload(kind, m.GetWorkloadSpec())
+		w, err := core.DecodeWorkload(kind, m.GetWorkloadSpec(), true)
 		if err != nil {
 			return p, fmt.Errorf("phase %q: %w", p.Name, err)
 		}

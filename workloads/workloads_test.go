@@ -186,6 +186,32 @@ phases:
 	if err := json.Unmarshal(b, &back); err != nil || back.Spec != got.Workload {
 		t.Fatalf("read back %+v: %v", back.Spec, err)
 	}
+	// Archives are read leniently: a field of a newer cmpbench is ignored, and a
+	// kind this binary does not know is kept as it was when the phase is
+	// written again (a merge).
+	newer := strings.Replace(string(b), `"value_size":16`, `"value_size":16,"burst":3`, 1)
+	newer = strings.Replace(newer, `"name":"hammer"`, `"name":"hammer","later_kind":{"x":1}`, 1)
+	if err := json.Unmarshal([]byte(newer), &back); err != nil || back.Spec != got.Workload {
+		t.Fatalf("a newer archive: %+v: %v", back.Spec, err)
+	}
+	if again, err := json.Marshal(back); err != nil || !strings.Contains(string(again), `"later_kind":{"x":1}`) {
+		t.Fatalf("written again: %s %v", again, err)
+	}
+	two := strings.Replace(string(b), `"name":"hammer"`, `"name":"hammer","memtier":{"key_max":1}`, 1)
+	if err := json.Unmarshal([]byte(two), &back); err == nil || !strings.Contains(err.Error(), "two workloads") {
+		t.Fatalf("two workloads in a phase: %v", err)
+	}
+
+	// A plugin says which kinds its build runs; one without this kind is
+	// refused before the run.
+	info := core.Info{Name: "old", Ops: []core.OpKind{core.OpGet, core.OpSet}, Workloads: []string{"memtier", "ycsb"}}
+	if err := info.CanRun(got.Workload); err == nil || !strings.Contains(err.Error(), "plugin old was built without the hotkeys workload") {
+		t.Fatalf("a plugin without the kind: %v", err)
+	}
+	info.Workloads = append(info.Workloads, "hotkeys")
+	if err := info.CanRun(got.Workload); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestKindsAreRegisteredOnce: the built-ins are there, and a second kind of a
@@ -206,6 +232,17 @@ func TestKindsAreRegisteredOnce(t *testing.T) {
 		core.RegisterWorkload(core.WorkloadKind{Name: "memtier", Doc: func() core.WorkloadDoc { return nil },
 			Decode: core.DecodeJSON[hotKeys], Streams: func(core.PhaseSpec) (core.Streams, error) { return nil, nil }})
 	}()
+	for name, owner := range map[string]string{"status": "an archived phase", "probe": "a suite's phase"} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "is a key of "+owner) {
+					t.Errorf("registering %s: %v", name, r)
+				}
+			}()
+			core.RegisterWorkload(core.WorkloadKind{Name: name, Doc: func() core.WorkloadDoc { return nil },
+				Decode: core.DecodeJSON[hotKeys], Streams: func(core.PhaseSpec) (core.Streams, error) { return nil, nil }})
+		}()
+	}
 	if _, err := json.Marshal(archive.PhaseInfo{Spec: named("status")}); err == nil || !strings.Contains(err.Error(), `kind "status" is also the name of a phase field`) {
 		t.Errorf("a kind named like a phase field: %v", err)
 	}

@@ -572,7 +572,7 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 		if st.KneeOf != "" {
 			shape = "closed loop, the knee of " + st.KneeOf
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), s.Workload.Describe(), s.Seed)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), core.DescribeWorkload(s.Workload), s.Seed)
 	}
 	tw.Flush()
 }

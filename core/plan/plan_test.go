@@ -415,3 +415,27 @@ phases:
 		}
 	}
 }
+
+// A phase that takes its workload from another through a YAML merge key (or an
+// alias) has it, as it has the other's other keys.
+func TestWorkloadSectionsFollowMergeKeys(t *testing.T) {
+	s, err := ParseSuite("m.yaml", []byte(`name: m
+defaults:
+  duration: 1s
+phases:
+  - &a
+    name: a
+    connections: 2
+    memtier: {key_max: 100, value_size: "64"}
+  - <<: *a
+    name: b
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Phases {
+		if m, ok := p.Workload.(memtier.Spec); !ok || m.KeyMax != 100 || m.ValueMax != 64 || p.Connections != 2 {
+			t.Errorf("phase %s: %+v, %d connections", p.Name, p.Workload, p.Connections)
+		}
+	}
+}

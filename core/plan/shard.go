@@ -99,8 +99,8 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 		return spec, nil
 	}
 	switch {
-	case isPubSub(spec.Workload):
-		return spec, errors.New("pub/sub phases are not split yet (each subscriber expects every publisher's messages)")
+	case unsplittable(spec.Workload) != "":
+		return spec, errors.New(unsplittable(spec.Workload))
 	case spec.Connections < s.Count:
 		return spec, fmt.Errorf("it has %d connections, fewer than the %d parts", spec.Connections, s.Count)
 	}
@@ -130,7 +130,10 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 	return out, nil
 }
 
-func isPubSub(w core.Workload) bool {
-	_, ok := w.(core.PubSubSpec)
-	return ok
+// unsplittable says why w cannot be split, or "".
+func unsplittable(w core.Workload) string {
+	if u, ok := w.(core.Unsplittable); ok {
+		return u.Unsplittable()
+	}
+	return ""
 }

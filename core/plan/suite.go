@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,25 +134,41 @@ type phaseDoc struct {
 	work map[string]core.WorkloadDoc
 }
 
+func init() {
+	var keys []string
+	t := reflect.TypeFor[phaseDoc]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	core.ReserveWorkloadNames("a suite's phase", keys...)
+}
+
 // decodeWorkloads decodes the workload sections of a phase (or the defaults)
 // mapping n into d.work, on top of what is there already (the defaults').
+// Merge keys (<<: *base) and aliases count, as they do for the phase's own keys.
 func (d *phaseDoc) decodeWorkloads(file string, n *yaml.Node) []error {
+	var sections map[string]yaml.Node
+	if n.Decode(&sections) != nil {
+		return nil // not a mapping: DecodeStrict says so
+	}
 	var errs []error
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		kind, ok := core.LookupWorkload(k.Value)
+	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		kind, ok := core.LookupWorkload(name)
 		if !ok {
 			continue
 		}
 		if d.work == nil {
 			d.work = map[string]core.WorkloadDoc{}
 		}
-		doc := d.work[k.Value]
+		doc := d.work[name]
 		if doc == nil {
 			doc = kind.Doc()
-			d.work[k.Value] = doc
+			d.work[name] = doc
 		}
-		errs = append(errs, config.DecodeStrict(file, v, doc)...)
+		v := sections[name]
+		errs = append(errs, config.DecodeStrict(file, &v, doc)...)
 	}
 	return errs
 }
@@ -480,7 +497,7 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 		}
 		p.Probe = probe
 	} else if d.Probe != nil && (d.Probe.Rate == nil || *d.Probe.Rate != 0) {
-		errs = append(errs, fmt.Errorf("the %s workload has no side probe", p.Workload.Kind()))
+		errs = append(errs, core.ProbeError(p.Workload))
 	}
 	return p, append(errs, p.Validate()...)
 }

@@ -72,10 +72,12 @@ type Server struct {
 func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} }
 
 // Describe implements the protocol. The capabilities are the engine's own
-// features, so that a host can tell what a plugin built with an older sdk lacks.
+// features and the workloads the kinds this build registers, so that a host can
+// tell, before a run, what a plugin built with another cmpbench lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	info := s.adapter.Info()
 	info.Capabilities = slices.Clone(engine.Capabilities)
+	info.Workloads = core.WorkloadKinds()
 	return plugins.InfoToProto(info, core.SDKVersion()), nil
 }
 

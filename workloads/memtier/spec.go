@@ -157,7 +157,7 @@ func (m Spec) Scale(p core.PhaseSpec, f float64) (core.PhaseSpec, error) {
 // the SET share of ops of them, values of the average size.
 func (m Spec) Footprint(_ core.PhaseKind, ops int64, known bool) core.KeysWritten {
 	if m.SetRatio == 0 {
-		return core.KeysWritten{First: 1}
+		return core.NothingWritten
 	}
 	w := core.KeysWritten{
 		Space: "memtier " + m.KeyPrefix, First: m.KeyMin, Last: m.KeyMax,

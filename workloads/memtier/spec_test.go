@@ -34,7 +34,7 @@ func TestSpecRefusesFieldsItDoesNotKnow(t *testing.T) {
 		`{"set_ratio":1,"get_ratio":10,"key_max":100,"value_min":8,"value_max":8,"key_zipf":2}`,
 		`{"SetRatio":1,"Bogus":2}`,
 	} {
-		if _, err := core.DecodeWorkload(Kind, []byte(in)); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		if _, err := core.DecodeWorkload(Kind, []byte(in), true); err == nil || !strings.Contains(err.Error(), "unknown field") {
 			t.Errorf("%s: %v, want an unknown field", in, err)
 		}
 	}

@@ -207,9 +207,11 @@ func (y Spec) Footprint(k core.PhaseKind, ops int64, known bool) core.KeysWritte
 		return core.KeysWritten{Space: "ycsb " + y.InsertOrder + " " + y.KeyPrefix, First: 0, Last: y.RecordCount - 1,
 			KeyBytes: y.keyBytes(y.RecordCount - 1), ValueBytes: float64(y.FieldCount * y.FieldLength)}
 	case y.Insert == 0:
-		return core.KeysWritten{First: 1}
+		return core.NothingWritten
 	case !known:
-		return core.KeysWritten{First: 1, Unknown: true}
+		w := core.NothingWritten
+		w.Unknown = true
+		return w
 	}
 	n := int64(math.Round(float64(ops) * y.Insert))
 	return core.KeysWritten{First: y.InsertStart, Last: y.InsertStart + n - 1,

@@ -1,4 +1,4 @@
-// The cmpbench adapter plugin protocol, version 1.
+// The cmpbench adapter plugin protocol, version 2 (plugins.ProtocolVersion).
 //
 // The boundary is coarse on purpose: the plugin process runs the whole data plane
 // (workers, pacing, recording) and streams one message per reporting interval, so
@@ -71,6 +71,7 @@ type DescribeResponse struct {
 	Capabilities  []string               `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	SdkVersion    string                 `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"` // cmpbench version the plugin was built with
 	Options       []*OptionSpec          `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`                         // the adapter-specific settings it reads (core.Option)
+	Workloads     []string               `protobuf:"bytes,7,rep,name=workloads,proto3" json:"workloads,omitempty"`                     // the workload kinds the plugin's engine runs (core.Info.Workloads)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +144,13 @@ func (x *DescribeResponse) GetSdkVersion() string {
 func (x *DescribeResponse) GetOptions() []*OptionSpec {
 	if x != nil {
 		return x.Options
+	}
+	return nil
+}
+
+func (x *DescribeResponse) GetWorkloads() []string {
+	if x != nil {
+		return x.Workloads
 	}
 	return nil
 }
@@ -2270,7 +2278,7 @@ var File_v1_adapter_proto protoreflect.FileDescriptor
 const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"\x10v1/adapter.proto\x12\x12cmpbench.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xd1\x01\n" +
+	"\x0fDescribeRequest\"\xef\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -2278,7 +2286,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x128\n" +
-	"\aoptions\x18\x06 \x03(\v2\x1e.cmpbench.plugin.v1.OptionSpecR\aoptions\"\xbc\x01\n" +
+	"\aoptions\x18\x06 \x03(\v2\x1e.cmpbench.plugin.v1.OptionSpecR\aoptions\x12\x1c\n" +
+	"\tworkloads\x18\a \x03(\tR\tworkloads\"\xbc\x01\n" +
 	"\n" +
 	"OptionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +

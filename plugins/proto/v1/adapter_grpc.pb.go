@@ -1,4 +1,4 @@
-// The cmpbench adapter plugin protocol, version 1.
+// The cmpbench adapter plugin protocol, version 2 (plugins.ProtocolVersion).
 //
 // The boundary is coarse on purpose: the plugin process runs the whole data plane
 // (workers, pacing, recording) and streams one message per reporting interval, so

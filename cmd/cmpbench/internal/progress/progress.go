@@ -173,7 +173,7 @@ func (p *Progress) PhaseStarted(st plan.Step, _ int) {
 	if p.quiet {
 		return
 	}
-	text := fmt.Sprintf("%s: %s (%s; %s; %s)", st.System, st.Spec.Name, st.Spec.Workload.Describe(), plan.Shape(st.Spec), plan.Bound(st.Spec))
+	text := fmt.Sprintf("%s: %s (%s; %s; %s)", st.System, st.Spec.Name, core.DescribeWorkload(st.Spec.Workload), plan.Shape(st.Spec), plan.Bound(st.Spec))
 	if p.bars == nil {
 		text += where // the bars show it
 	}
