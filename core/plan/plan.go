@@ -72,11 +72,11 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	p := &Plan{Suite: suite, Systems: systems, Scale: scale, Seed: seed, Repeat: repeat}
 	var errs []error
 	for i, ph := range suite.Phases {
-		if err := scaleFits(ph, scale); err != nil {
+		ph, err := scalePhase(ph, scale)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		ph = scalePhase(ph, scale)
 		ph.Seed = phaseSeed(seed, i)
 		for _, err := range ph.Validate() {
 			errs = append(errs, fmt.Errorf("phase %q after --scale %g: %w", ph.Name, scale, err))
@@ -116,44 +116,36 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	return p, nil
 }
 
-// scaleFits reports a phase whose durations, op counts or workload sizes --scale
-// would take past what they can hold.
-func scaleFits(p core.PhaseSpec, scale float64) error {
-	const limit = float64(math.MaxInt64) / 2
-	n := max(float64(p.Duration), float64(p.Ops))
-	err := error(nil)
-	if n*scale > limit {
-		err = errors.New("its durations or op counts would overflow")
-	} else if w, ok := p.Workload.(core.Scalable); ok {
-		_, err = w.Scale(p, scale)
-	}
-	if err != nil {
-		return fmt.Errorf("phase %q: --scale %g is too large for it (%v)", p.Name, scale, err)
-	}
-	return nil
-}
-
 // scalePhase applies --scale. Durations keep at least a second, op counts at least
 // one op, the workload's sizes what its kind keeps (core.Scalable: a key per
 // connection; a load still writes its whole scaled range exactly once); a load's
 // duration, the bound on how long it may take, is not scaled: a smaller load
-// needs less time, not a tighter bound. scaleFits has checked it.
-func scalePhase(p core.PhaseSpec, scale float64) core.PhaseSpec {
+// needs less time, not a tighter bound. A scale that would take durations, op
+// counts or the workload's sizes past what they hold is an error.
+func scalePhase(p core.PhaseSpec, scale float64) (core.PhaseSpec, error) {
 	if scale == 1 {
-		return p
+		return p, nil
+	}
+	tooLarge := func(why error) (core.PhaseSpec, error) {
+		return p, fmt.Errorf("phase %q: --scale %g is too large for it (%v)", p.Name, scale, why)
+	}
+	if max(float64(p.Duration), float64(p.Ops))*scale > float64(math.MaxInt64)/2 {
+		return tooLarge(errors.New("its durations or op counts would overflow"))
 	}
 	if p.Kind != core.PhaseLoad || p.Ops == 0 {
 		p.Duration = max(time.Second, time.Duration(float64(p.Duration)*scale))
 	}
 	if w, ok := p.Workload.(core.Scalable); ok {
-		if scaled, err := w.Scale(p, scale); err == nil {
-			return scaled
+		scaled, err := w.Scale(p, scale)
+		if err != nil {
+			return tooLarge(err)
 		}
+		return scaled, nil
 	}
 	if p.Ops > 0 {
 		p.Ops = core.Scaled(p.Ops, scale, 1)
 	}
-	return p
+	return p, nil
 }
 
 // phaseSeed derives a phase's seed (splitmix64 of the run seed and phase index).

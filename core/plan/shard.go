@@ -98,10 +98,10 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 	if s.Count <= 1 {
 		return spec, nil
 	}
-	switch {
-	case unsplittable(spec.Workload) != "":
-		return spec, errors.New(unsplittable(spec.Workload))
-	case spec.Connections < s.Count:
+	if u, ok := spec.Workload.(core.Unsplittable); ok {
+		return spec, errors.New(u.Unsplittable())
+	}
+	if spec.Connections < s.Count {
 		return spec, fmt.Errorf("it has %d connections, fewer than the %d parts", spec.Connections, s.Count)
 	}
 	n := spec.Connections
@@ -128,12 +128,4 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 		out.Workload = w.ShiftInserts(0, int64(s.Index)*(stride/int64(s.Count)))
 	}
 	return out, nil
-}
-
-// unsplittable says why w cannot be split, or "".
-func unsplittable(w core.Workload) string {
-	if u, ok := w.(core.Unsplittable); ok {
-		return u.Unsplittable()
-	}
-	return ""
 }

@@ -5,6 +5,7 @@
 package sdk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +179,7 @@ func (s *Server) RunPhase(req *pluginv1.RunPhaseRequest, stream pluginv1.Adapter
 			if src := streams.ProbeSource(spec.Probe.Op); src != nil {
 				return src, nil
 			}
-			return nil, fmt.Errorf("the %s workload has no side probe", spec.Workload.Kind())
+			return nil, cmp.Or(core.ProbeError(spec.Workload), fmt.Errorf("the %s workload gave no side probe stream", spec.Workload.Kind()))
 		},
 		Subscribe: subscribe,
 		Emit: func(r core.IntervalReport) {
