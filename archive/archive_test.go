@@ -29,6 +29,54 @@ func write(t *testing.T, red *redact.Redactor) string {
 	return dir
 }
 
+// The machine's load during a phase reaches the manifest, and its flag the summary
+// table, which verify holds to the manifest.
+func TestHostLoadRoundTrip(t *testing.T) {
+	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{HostSaturated: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := archive.Verify(dir); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saturated := 0
+	for _, p := range a.Manifest.Phases {
+		if p.HostSaturated != (p.Host != nil) || (p.Host != nil && (p.System != "slow" || p.Host.Cores != 2 || len(p.Host.Others) != 2 || p.Host.Others[0].Name != "bash")) {
+			t.Errorf("%s %s: host_saturated %v, host %+v", p.System, p.Name, p.HostSaturated, p.Host)
+		}
+		if p.HostSaturated {
+			saturated++
+		}
+	}
+	if saturated == 0 {
+		t.Fatal("no phase ran on a saturated host")
+	}
+	for _, r := range a.Summary {
+		if want := r.System == "slow" && r.Phase != "load"; r.HostSaturated != want || (want && (r.HostCores != 2 || r.HostBusyCores != 1.97)) {
+			t.Errorf("%s %s %s: host_saturated %v, host_cores %d, host_busy_cores %g", r.System, r.Phase, r.Op, r.HostSaturated, r.HostCores, r.HostBusyCores)
+		}
+	}
+	// A hand-edited flag is caught.
+	b, err := os.ReadFile(filepath.Join(dir, archive.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"host_saturated": true`, `"host_saturated": false`, 1)
+	if edited == string(b) {
+		t.Fatal("the manifest has no host_saturated")
+	}
+	if err := os.WriteFile(filepath.Join(dir, archive.ManifestFile), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if errs := archive.Verify(dir); !strings.Contains(fmt.Sprint(errs), "host_saturated") {
+		t.Errorf("verify missed the edited flag: %v", errs)
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	dir := write(t, nil)
 	if errs := archive.Verify(dir); len(errs) > 0 {

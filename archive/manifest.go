@@ -234,6 +234,12 @@ type PhaseInfo struct {
 	// ClientLagged: the client's own send delay was a material share of the
 	// response time (core.ClientLagged).
 	ClientLagged bool `json:"client_lagged,omitempty"`
+	// Host is what the machine the client ran on did during the phase (absent in
+	// archives from before it, and for phases too short to tell).
+	// HostSaturated is Host.Saturated; a merged phase sets it when a shard's host
+	// was, and has no Host of its own (its shards each have theirs).
+	Host          *core.HostLoad `json:"host,omitempty"`
+	HostSaturated bool           `json:"host_saturated,omitempty"`
 	// Partial marks a phase recovered from a run that died during it.
 	Partial bool `json:"partial,omitempty"`
 	// Notes are facts about the phase worth a line (the open-file limit, ...).
@@ -268,6 +274,8 @@ type ShardPhase struct {
 	CoresAllowed   int              `json:"cores_allowed"`
 	ClientBound    bool             `json:"client_bound"`
 	ClientLagged   bool             `json:"client_lagged,omitempty"`
+	Host           *core.HostLoad   `json:"host,omitempty"`
+	HostSaturated  bool             `json:"host_saturated,omitempty"`
 	Notes          []string         `json:"notes,omitempty"`
 }
 

@@ -276,7 +276,8 @@ func shardPhases(m *Manifest, p *PhaseInfo) []ShardPhase {
 	return []ShardPhase{{
 		Shard: m.Shard.Shards[0], Connections: p.Connections, Rate: p.Rate, Ops: p.Ops, Status: p.Status, Error: p.Error,
 		ScheduledStart: p.ScheduledStart, Started: p.Started, ElapsedNs: p.ElapsedNs,
-		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound, ClientLagged: p.ClientLagged, Notes: p.Notes,
+		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound, ClientLagged: p.ClientLagged,
+		Host: p.Host, HostSaturated: p.HostSaturated, Notes: p.Notes,
 	}}
 }
 
@@ -306,7 +307,7 @@ func mergePhases(archives []*Archive, shards []int, complete bool) ([]PhaseInfo,
 		slices.SortFunc(m.Shards, func(a, b ShardPhase) int { return a.Shard - b.Shard })
 		m.Connections, m.Rate, m.Ops = 0, 0, 0
 		m.CPUUserNs, m.CPUSystemNs, m.HostCPUNs, m.ClientCores, m.CoresAllowed = 0, 0, 0, 0, 0
-		m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart = nil, "", nil, nil
+		m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart, m.Host = nil, "", nil, nil, nil
 		m.Status = core.StatusOK
 		var errs []string
 		first, last := time.Time{}, time.Time{}
@@ -324,6 +325,7 @@ func mergePhases(archives []*Archive, shards []int, complete bool) ([]PhaseInfo,
 			m.CoresAllowed += p.CoresAllowed
 			m.ClientBound = m.ClientBound || p.ClientBound
 			m.ClientLagged = m.ClientLagged || p.ClientLagged
+			m.HostSaturated = m.HostSaturated || p.HostSaturated
 			m.Partial = m.Partial || p.Partial
 			m.ElapsedNs = max(m.ElapsedNs, p.ElapsedNs)
 			m.Intervals = max(m.Intervals, p.Intervals)

@@ -13,6 +13,7 @@ import (
 
 // shardArchive writes shard index of count: one fixed-rate phase of its share of
 // the target rate, one second long, in which ok GETs succeeded at latency lat.
+// Shard 1's machine was saturated.
 func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate float64, ok int64, lat int64) string {
 	t.Helper()
 	h := Header{RunID: fmt.Sprintf("shard%dof%d-seed%d", index, count, seed), Seed: seed, Scale: 1, Repeat: 1, Started: time.Unix(1_780_000_000, 0).UTC(),
@@ -49,6 +50,9 @@ func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate 
 	}
 	p.End = core.PhaseEnd{Status: core.StatusOK, Started: h.Started.Add(time.Duration(index) * time.Millisecond), Ended: h.Started.Add(time.Second), Elapsed: time.Second}
 	p.Intervals, p.Totals = 1, []core.OpInterval{get}
+	if index == 1 {
+		p.Host = &core.HostLoad{Cores: 2, BusyCores: 1.95, Saturated: true}
+	}
 	if err := w.PhaseEnded(p); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +136,12 @@ func TestMergeDecidesNSOnTheSum(t *testing.T) {
 			p := m.Manifest.Phases[0]
 			if p.Connections != 4 || len(p.Shards) != 2 || p.StartSkewNs != int64(time.Millisecond) {
 				t.Errorf("merged phase: %d connections, %d shards, skew %d", p.Connections, len(p.Shards), p.StartSkewNs)
+			}
+			// A shard's saturated machine marks the merged phase; the machines'
+			// loads stay with their shards.
+			if !p.HostSaturated || p.Host != nil || !r.HostSaturated || len(p.Shards) != 2 ||
+				p.Shards[0].HostSaturated || p.Shards[0].Host != nil || !p.Shards[1].HostSaturated || p.Shards[1].Host == nil || p.Shards[1].Host.Cores != 2 {
+				t.Errorf("merged host load: saturated %v (row %v), host %+v, shards %+v", p.HostSaturated, r.HostSaturated, p.Host, p.Shards)
 			}
 		})
 	}

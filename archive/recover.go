@@ -86,6 +86,10 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 			pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
 			pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
 			pi.ClientLagged, pi.ClientBound = r.ClientLagged, r.ClientBound
+			pi.HostSaturated = r.HostSaturated
+			if r.HostCores > 0 {
+				pi.Host = &core.HostLoad{Cores: int(r.HostCores), BusyCores: r.HostBusyCores}
+			}
 			if pi.Error == "" {
 				pi.Error = "recovered: the phase ended and its results reached the disk, but not how it ended (errors, intervals, CPU)"
 			}

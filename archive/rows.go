@@ -95,6 +95,11 @@ type SummaryRow struct {
 	LagHDR       []byte  `parquet:"lag_hdr,optional"`
 	ClientLagged bool    `parquet:"client_lagged,optional"` // see core.ClientLagged
 	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
+	// The machine the client ran on (core.HostLoad): its CPUs, how many were busy
+	// on average (every process), and whether that saturated it.
+	HostCores     int64   `parquet:"host_cores,optional"`
+	HostBusyCores float64 `parquet:"host_busy_cores,optional"`
+	HostSaturated bool    `parquet:"host_saturated,optional"`
 }
 
 // IntervalRow is one phase x interval x op of intervals.parquet. StartNs and EndNs
@@ -167,6 +172,10 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 			ClientCPUS: float64(pi.CPUUserNs+pi.CPUSystemNs) / 1e9, ClientBound: pi.ClientBound,
 			ClientLagged: pi.ClientLagged, HostCPUS: float64(pi.HostCPUNs) / 1e9,
 		}
+		if h := pi.Host; h != nil {
+			r.HostCores, r.HostBusyCores = int64(h.Cores), h.BusyCores+h.StealCores
+		}
+		r.HostSaturated = pi.HostSaturated
 		if !open {
 			r.SvcHDR = nil // equal to resp_hdr
 		}

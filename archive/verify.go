@@ -285,6 +285,7 @@ func (c *checker) summary() {
 		same("status", r.Status, string(p.Status))
 		same("client_bound", r.ClientBound, p.ClientBound)
 		same("client_lagged", r.ClientLagged, p.ClientLagged)
+		same("host_saturated", r.HostSaturated, p.HostSaturated)
 		if d := math.Abs(r.DurationS*1e9 - float64(p.ElapsedNs)); d > 1000 {
 			c.add("%s: %s: duration_s %g, %s says elapsed_ns %d", SummaryFile, ref, r.DurationS, ManifestFile, p.ElapsedNs)
 		}

@@ -264,7 +264,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
-		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Partial: p.Partial, Notes: p.End.Notes,
+		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Host: p.Host, HostSaturated: p.Host != nil && p.Host.Saturated, Partial: p.Partial, Notes: p.End.Notes,
 		Messages: p.End.PubSub,
 	}
 	if pr := s.Probe; pr != nil {

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // RunStatus is how a whole run ended.
 type RunStatus string
@@ -85,10 +89,61 @@ type PhaseRun struct {
 	// ClientLagged is set when the client's own send delay is a material share of
 	// the response time (see ClientLagged).
 	ClientLagged bool
+	// Host is what the whole machine did during the phase (nil when it could not
+	// be read): the servers under test share it with the client on loopback.
+	Host *HostLoad
 	// Partial is set on a phase recovered from a run that died during it: its
 	// numbers cover the intervals that reached the disk.
 	Partial bool
 }
+
+// HostLoad is the CPU use of the machine the load generator ran on over a phase,
+// in cores averaged over the phase.
+type HostLoad struct {
+	Cores      int     `json:"cores"`
+	BusyCores  float64 `json:"busy_cores"` // every process and the kernel
+	StealCores float64 `json:"steal_cores,omitempty"`
+	// Others are the busiest processes that were not the client's own (the host
+	// process and its plugins), the servers under test among them: at most three,
+	// each named by its process name (never its command line, which may hold a
+	// password), from 0.05 cores up.
+	Others []ProcessCPU `json:"others,omitempty"`
+	// Saturated: the CPUs were busy (or stolen by a hypervisor) above
+	// HostSaturatedFraction of the time, so the client and any server on the
+	// machine waited for a CPU, and the numbers describe the shared machine. (An
+	// archive records it beside the load, as it does client-bound.)
+	Saturated bool `json:"-"`
+}
+
+// ProcessCPU is one process's CPU use over a phase, in cores.
+type ProcessCPU struct {
+	Name  string  `json:"name"`
+	Pid   int     `json:"pid"`
+	Cores float64 `json:"cores"`
+}
+
+// String says how busy the machine was and who kept it busy, for a caveat:
+// "1.98 of 2 cores busy (0.05 stolen by the hypervisor); other processes: bash
+// (pid 4711) 0.91, redis-server (pid 4702) 0.44".
+func (h HostLoad) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.2f of %d cores busy", h.BusyCores+h.StealCores, h.Cores)
+	if h.StealCores >= 0.01 {
+		fmt.Fprintf(&b, " (%.2f stolen by the hypervisor)", h.StealCores)
+	}
+	for i, o := range h.Others {
+		sep := ", "
+		if i == 0 {
+			sep = "; other processes: "
+		}
+		fmt.Fprintf(&b, "%s%s (pid %d) %.2f", sep, o.Name, o.Pid, o.Cores)
+	}
+	return b.String()
+}
+
+// HostSaturatedFraction of the machine's cores, busy on average, marks a phase
+// host-saturated.
+const HostSaturatedFraction = 0.9
 
 // LagFloor is the send lag below which a phase is never called client-lagged: on
 // loopback, scheduling noise alone reaches tens of microseconds.

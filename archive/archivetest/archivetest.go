@@ -30,6 +30,9 @@ type Options struct {
 	// Lagged makes the second system's client send late in its fixed-rate phase:
 	// a send lag above its service time.
 	Lagged bool
+	// HostSaturated makes the second system's measured phases run on a saturated
+	// machine, a busy shell loop beside its server.
+	HostSaturated bool
 	// Systems names the two systems (default fast and slow); the second misses its
 	// fixed rate and gets OOM errors.
 	Systems []string
@@ -345,6 +348,10 @@ func generate(opt Options) (*generated, archive.Header) {
 					}
 					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
 					p.ClientCores, p.CoresAllowed = 0.5, 2
+					if opt.HostSaturated && si == 1 {
+						p.Host = &core.HostLoad{Cores: 2, BusyCores: 1.97, Saturated: true, Others: []core.ProcessCPU{
+							{Name: "bash", Pid: 4711, Cores: 0.88}, {Name: "redis-server", Pid: 4702, Cores: 0.55}}}
+					}
 				}
 				res.phases = append(res.phases, genPhase{p, intervals})
 			}

@@ -103,6 +103,7 @@ func (d *data) markdown(charts []chart) []byte {
 	w("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
 	w("**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
 	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
+	w("**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
 	w("**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
 	if m.Repeat > 1 {
 		w(" Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", m.Repeat)
@@ -339,6 +340,12 @@ func (d *data) tables(b *strings.Builder) {
 			for _, r := range reps {
 				if r.info.ClientLagged {
 					rate += " (client-lagged)"
+					break
+				}
+			}
+			for _, r := range reps {
+				if r.info.HostSaturated {
+					rate += " (host-saturated)"
 					break
 				}
 			}
@@ -689,6 +696,13 @@ func (d *data) caveats() []string {
 						}
 					}
 					out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
+				}
+				if r.info.HostSaturated {
+					how := "a shard's machine was (the shards' caveats say how busy)"
+					if h := r.info.Host; h != nil {
+						how = h.String()
+					}
+					out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, how, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
 				}
 				if r.info.Partial {
 					out = append(out, fmt.Sprintf("%s was cut short when cmpbench stopped, and recovered: it covers the %d intervals that reached the disk.", where, r.info.Intervals))

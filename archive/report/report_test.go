@@ -159,20 +159,38 @@ func svgTexts(t *testing.T, path string) string {
 	return strings.Join(texts, "|")
 }
 
-func TestClientLaggedPhaseIsFlaggedAndExplained(t *testing.T) {
-	_, files, tables := renderRun(t, archivetest.Options{Lagged: true})
-	md := string(files[0].Data)
-	for _, want := range []string{
-		"| slow | **NS** 4,498 of 5,000 (client-lagged) |",
-		"slow, rate-5000 was client-lagged: the client's send lag p99 (1.988 ms) exceeded the service time p99 (0.298 ms)",
-		"**client-lagged** marks a fixed-rate phase",
+// A phase's flags show beside its rate in the tables and are explained, with
+// their numbers, in the caveats; only the flagged system's phase carries them.
+func TestPhaseFlagsAreShownAndExplained(t *testing.T) {
+	for _, tc := range []struct {
+		flag      string
+		opt       archivetest.Options
+		want      []string
+		notOnFast string
+	}{
+		{"client-lagged", archivetest.Options{Lagged: true}, []string{
+			"| slow | **NS** 4,498 of 5,000 (client-lagged) |",
+			"slow, rate-5000 was client-lagged: the client's send lag p99 (1.988 ms) exceeded the service time p99 (0.298 ms)",
+			"**client-lagged** marks a fixed-rate phase",
+		}, "fast, rate-5000 was client-lagged"},
+		{"host-saturated", archivetest.Options{HostSaturated: true}, []string{
+			"| slow | **NS** 4,498 of 5,000 (host-saturated) |",
+			"slow, rate-5000 ran on a saturated host: 1.97 of 2 cores busy; other processes: bash (pid 4711) 0.88, redis-server (pid 4702) 0.55. The client itself used 0.50 cores.",
+			"**host-saturated** marks a phase",
+		}, "fast, rate-5000 ran on a saturated host"},
 	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-	if strings.Contains(md, "fast, rate-5000 was client-lagged") || !strings.Contains(string(tables), "(client-lagged)") {
-		t.Error("client-lagged on the wrong system, or not in the console tables")
+		t.Run(tc.flag, func(t *testing.T) {
+			_, files, tables := renderRun(t, tc.opt)
+			md := string(files[0].Data)
+			for _, want := range tc.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+			if strings.Contains(md, tc.notOnFast) || !strings.Contains(string(tables), "("+tc.flag+")") {
+				t.Errorf("%s on the wrong system, or not in the console tables", tc.flag)
+			}
+		})
 	}
 }
 

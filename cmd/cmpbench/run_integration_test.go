@@ -201,8 +201,10 @@ func checkSamplers(t *testing.T, a *archive.Archive) {
 		t.Fatal(err)
 	}
 	procs := map[string]bool{}
+	ours := map[int]bool{}
 	for _, c := range clients {
 		procs[c.Process] = true
+		ours[c.Pid] = true
 		if c.RSSBytes <= 0 || c.CPUPercent < 0 {
 			t.Fatalf("client sample %+v", c)
 		}
@@ -214,6 +216,19 @@ func checkSamplers(t *testing.T, a *archive.Archive) {
 		// A phase shorter than 100 ms (a quick load) is too short to measure CPU in.
 		if p.CoresAllowed < 1 || p.ClientCores <= 0 && p.ElapsedNs >= int64(100*time.Millisecond) {
 			t.Errorf("%s %s: client cores %.2f of %d", p.System, p.Name, p.ClientCores, p.CoresAllowed)
+		}
+		// The machine's load: the server this test started is on it, and cmpbench's
+		// own processes are never among the others.
+		if p.ElapsedNs >= int64(100*time.Millisecond) {
+			if h := p.Host; h == nil || h.Cores < 1 || h.BusyCores <= 0 || h.BusyCores > float64(h.Cores) {
+				t.Errorf("%s %s: host load %+v", p.System, p.Name, h)
+			} else {
+				for _, o := range h.Others {
+					if ours[o.Pid] || o.Name == "" || o.Cores <= 0 {
+						t.Errorf("%s %s: other process %+v", p.System, p.Name, o)
+					}
+				}
+			}
 		}
 	}
 }

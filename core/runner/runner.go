@@ -884,7 +884,8 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	})
 
 	hostCPU0 := sampler.SelfCPU()
-	var covered time.Duration // how far the intervals received reach
+	machine0, _ := sampler.ReadHost() // nil when unreadable: the phase then has no host load
+	var covered time.Duration         // how far the intervals received reach
 	// Once the first interval arrives every connection is open: a stats sample then
 	// tells how many the server really had, even in a phase shorter than the stats
 	// interval.
@@ -925,6 +926,10 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	ended.Store(true)
 	mu.Unlock()
 	p.HostCPU = sampler.SelfCPU() - hostCPU0
+	var machine1 *sampler.Host
+	if machine0 != nil {
+		machine1, _ = sampler.ReadHost()
+	}
 	clientLoop.Stop()
 	statsLoop.Stop()
 	opened.Wait()
@@ -959,6 +964,10 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
 		p.CoresAllowed = sampler.CoresAllowed(pids...)
 		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
+		if machine1 != nil {
+			hl := machine0.HostLoad(machine1, append([]int{os.Getpid()}, pids...))
+			p.Host = &hl
+		}
 	case secs > 0:
 		// CPU time is counted in clock ticks: over a few milliseconds it says nothing.
 		p.CoresAllowed = sampler.CoresAllowed(pids...)

@@ -261,6 +261,9 @@ func endLine(st plan.Step, r *core.PhaseRun) string {
 	if r.ClientLagged {
 		parts = append(parts, "CLIENT-LAGGED: the client's own send delay is a material part of the response time")
 	}
+	if h := r.Host; h != nil && h.Saturated {
+		parts = append(parts, "HOST-SATURATED: "+h.String())
+	}
 	rate := 0.0
 	if s := r.End.Elapsed.Seconds(); s > 0 {
 		rate = float64(ok) / s

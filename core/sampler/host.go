@@ -1,0 +1,111 @@
+package sampler
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Host is a reading of the whole machine the load generator runs on: its CPU time
+// so far and every process's, so that the CPU spent between two readings can be
+// told apart by who spent it. Targets are on loopback, so the servers under test
+// share this machine with the client and with whatever else runs on it.
+type Host struct {
+	at        time.Time
+	cores     int
+	idle      float64 // seconds the CPUs were idle (or waiting for I/O), all CPUs
+	steal     float64 // seconds the hypervisor ran something else on these CPUs
+	processes map[int32]procTime
+}
+
+type procTime struct {
+	name    string
+	cpu     float64 // seconds, user + system
+	created int64   // ms since the epoch, to tell a reused pid
+}
+
+// ReadHost reads the machine now. The per-process part is best effort: processes
+// that come and go while it reads, or that this user may not read, are left out.
+func ReadHost() (*Host, error) {
+	at := time.Now()
+	times, err := cpu.Times(false)
+	if err == nil && len(times) == 0 {
+		err = errors.New("no CPU line")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the machine's CPU times: %w", err)
+	}
+	cores, err := cpu.Counts(true)
+	if err != nil {
+		return nil, fmt.Errorf("count the machine's CPUs: %w", err)
+	}
+	t := times[0]
+	// Busy time is what was not idle: the kernel measures idle periods exactly,
+	// while it counts user and system time by sampling at its tick, which a load
+	// paced in milliseconds can alias by tenths of a core over seconds.
+	h := &Host{at: at, cores: cores, idle: t.Idle + t.Iowait, steal: t.Steal, processes: map[int32]procTime{}}
+	procs, err := process.Processes()
+	if err != nil {
+		return h, nil
+	}
+	for _, p := range procs {
+		ct, err := p.Times()
+		if err != nil {
+			continue
+		}
+		created, _ := p.CreateTime()
+		name, _ := p.Name()
+		h.processes[p.Pid] = procTime{name: name, cpu: ct.User + ct.System, created: created}
+	}
+	return h, nil
+}
+
+// topOthers is how many of the busiest other processes HostLoad names, and
+// minOtherCores the least CPU one must have used to be named.
+const (
+	topOthers     = 3
+	minOtherCores = 0.05
+)
+
+// HostLoad is what the machine did from h to end: how busy its CPUs were, and the
+// busiest processes that are not the client's own (ours: cmpbench and its plugins).
+// Processes started in between count from their start; those that ended in
+// between are only in the machine's total.
+func (h *Host) HostLoad(end *Host, ours []int) core.HostLoad {
+	wall := end.at.Sub(h.at).Seconds()
+	if wall <= 0 {
+		return core.HostLoad{Cores: end.cores}
+	}
+	hl := core.HostLoad{Cores: end.cores, StealCores: max(0, end.steal-h.steal) / wall}
+	hl.BusyCores = min(float64(hl.Cores), max(0, float64(hl.Cores)-(end.idle-h.idle)/wall-hl.StealCores))
+	hl.Saturated = hl.Cores > 0 && hl.BusyCores+hl.StealCores > core.HostSaturatedFraction*float64(hl.Cores)
+	startMs := h.at.UnixMilli()
+	for pid, e := range end.processes {
+		if slices.Contains(ours, int(pid)) {
+			continue
+		}
+		used := e.cpu
+		if b, ok := h.processes[pid]; ok && b.created == e.created {
+			used -= b.cpu
+		} else if e.created < startMs-1000 {
+			continue // not readable at the start: what it used before is unknown
+		}
+		if c := used / wall; c >= minOtherCores {
+			hl.Others = append(hl.Others, core.ProcessCPU{Name: e.name, Pid: int(pid), Cores: c})
+		}
+	}
+	slices.SortFunc(hl.Others, func(a, b core.ProcessCPU) int {
+		return cmp.Or(cmp.Compare(b.Cores, a.Cores), cmp.Compare(a.Pid, b.Pid))
+	})
+	if len(hl.Others) > topOthers {
+		hl.Others = hl.Others[:topOthers]
+	}
+	return hl
+}

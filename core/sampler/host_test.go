@@ -1,0 +1,122 @@
+package sampler
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestHostLoad(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	startMs := t0.UnixMilli()
+	start := &Host{at: t0, cores: 2, idle: 100, steal: 1, processes: map[int32]procTime{
+		10: {name: "cmpbench", cpu: 5, created: startMs - 60_000},
+		11: {name: "redis-server", cpu: 50, created: startMs - 60_000},
+		12: {name: "bash", cpu: 1, created: startMs - 60_000},
+		13: {name: "sshd", cpu: 2, created: startMs - 60_000},
+		14: {name: "old", cpu: 9, created: startMs - 60_000}, // its pid is reused below
+	}}
+	end := func(idle, steal float64, procs map[int32]procTime) *Host {
+		return &Host{at: t0.Add(10 * time.Second), cores: 2, idle: idle, steal: steal, processes: procs}
+	}
+	tests := []struct {
+		name       string
+		end        *Host
+		saturated  bool
+		busy       float64
+		othersPids []int
+	}{
+		{
+			name: "a hog beside the server saturates the machine",
+			end: end(100.3, 1, map[int32]procTime{
+				10: {name: "cmpbench", cpu: 12, created: startMs - 60_000},     // ours: never named
+				11: {name: "redis-server", cpu: 55, created: startMs - 60_000}, // 0.5
+				12: {name: "bash", cpu: 10.1, created: startMs - 60_000},       // 0.91
+				13: {name: "sshd", cpu: 2.1, created: startMs - 60_000},        // 0.01: below the floor
+			}),
+			saturated: true, busy: 1.97, othersPids: []int{12, 11},
+		},
+		{
+			name:      "a quiet machine",
+			end:       end(115, 1, map[int32]procTime{11: {name: "redis-server", cpu: 53, created: startMs - 60_000}}),
+			saturated: false, busy: 0.5, othersPids: []int{11},
+		},
+		{
+			name:      "hypervisor steal counts toward saturation",
+			end:       end(101, 6, nil),
+			saturated: true, busy: 1.4,
+		},
+		{
+			name: "a process started during the phase counts from its start; a reused pid is a new process",
+			end: end(110, 1, map[int32]procTime{
+				14: {name: "new", cpu: 3, created: startMs + 2_000},     // 0.3 since its start
+				15: {name: "make", cpu: 6, created: startMs + 1_000},    // 0.6
+				16: {name: "unseen", cpu: 99, created: startMs - 9_000}, // there before, unreadable then: unknown
+			}),
+			saturated: false, busy: 1.0, othersPids: []int{15, 14},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hl := start.HostLoad(tt.end, []int{10})
+			if hl.Cores != 2 || hl.Saturated != tt.saturated || diff(hl.BusyCores, tt.busy) > 1e-9 {
+				t.Errorf("cores %d busy %.3f steal %.3f saturated %v, want busy %.3f saturated %v", hl.Cores, hl.BusyCores, hl.StealCores, hl.Saturated, tt.busy, tt.saturated)
+			}
+			var pids []int
+			for _, o := range hl.Others {
+				pids = append(pids, o.Pid)
+			}
+			if len(pids) != len(tt.othersPids) {
+				t.Fatalf("others %+v, want pids %v", hl.Others, tt.othersPids)
+			}
+			for i := range pids {
+				if pids[i] != tt.othersPids[i] {
+					t.Errorf("others %+v, want pids %v", hl.Others, tt.othersPids)
+				}
+			}
+		})
+	}
+}
+
+func diff(a, b float64) float64 { return max(a-b, b-a) }
+
+// A real busy process beside the test is found and named, and this process is not.
+func TestReadHostNamesABusyProcess(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to run a busy loop with")
+	}
+	hog := exec.Command(sh, "-c", "while :; do :; done")
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hog.Process.Kill(); _ = hog.Wait() }()
+	start, err := ReadHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	end, err := ReadHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := start.HostLoad(end, []int{os.Getpid()})
+	if hl.Cores < 1 || hl.BusyCores <= 0 {
+		t.Fatalf("host load %+v", hl)
+	}
+	found := false
+	for _, o := range hl.Others {
+		if o.Pid == os.Getpid() {
+			t.Errorf("this process is named among the others: %+v", hl.Others)
+		}
+		// It shares the machine with whatever else runs: a tenth of a core is
+		// still far more than an idle shell.
+		if o.Pid == hog.Process.Pid && o.Name == "sh" && o.Cores > 0.1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the busy loop (pid %d) is not among the others: %s", hog.Process.Pid, hl)
+	}
+}
