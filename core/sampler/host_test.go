@@ -120,3 +120,12 @@ func TestReadHostNamesABusyProcess(t *testing.T) {
 		t.Errorf("the busy loop (pid %d) is not among the others: %s", hog.Process.Pid, hl)
 	}
 }
+
+// What reading the machine costs the host process at each phase's start and end.
+func BenchmarkReadHost(b *testing.B) {
+	for b.Loop() {
+		if _, err := ReadHost(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
