@@ -122,7 +122,7 @@ print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of
 fi
 
 if command -v openssl >/dev/null; then
-  echo "== 1b. the same over TLS (rueidis connections, one goroutine each), alternating"
+  echo "== 1b. the same over TLS (the codec over crypto/tls, one goroutine per connection), alternating"
   examples/gen-certs.sh "$work/certs" >/dev/null
   tport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   redis-server --port 0 --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \

@@ -14,8 +14,10 @@ import (
 
 // A raw connection is a plain TCP socket that speaks RESP2 through the codec: the
 // engine's event loops drive it themselves (core.RawConn), one write and one read
-// per operation. TLS and cluster targets keep rueidis connections, which do TLS,
-// topology and redirections; so does `options: {driver: rueidis}`.
+// per operation. A TLS connection to one server (streamConn, stream.go) speaks the
+// same codec over crypto/tls in its worker's goroutine. Cluster targets keep
+// rueidis connections, which do topology and redirections; so does `options:
+// {driver: rueidis}`.
 
 // rawConn is one raw connection. Its Do is for callers that do not drive it (the
 // side probe, validation): blocking writes and reads with poll.
@@ -34,7 +36,7 @@ func (t *target) useRaw() bool {
 
 // dialRaw opens a socket, authenticates and hands over the descriptor.
 func (t *target) dialRaw(ctx context.Context) (*rawConn, error) {
-	c := &rawConn{t: t, fd: -1, codec: codec{profile: t.profile}, rbuf: make([]byte, 4<<10)}
+	c := &rawConn{t: t, fd: -1, codec: codec{profile: t.profile}, rbuf: make([]byte, readBufSize)}
 	return c, c.dial(ctx)
 }
 
@@ -69,16 +71,16 @@ func (c *rawConn) dial(ctx context.Context) error {
 		return err
 	}
 	c.fd = fd
-	if err := c.handshake(); err != nil {
+	if err := handshake(c.t.sys.Auth, &c.wbuf, c.roundTrip); err != nil {
 		c.closeFD()
 		return err
 	}
 	return nil
 }
 
-// handshake authenticates as the rueidis client does, over RESP2.
-func (c *rawConn) handshake() error {
-	auth := c.t.sys.Auth
+// handshake authenticates a codec connection as the rueidis client does, over
+// RESP2; roundTrip writes *wbuf and reads one reply.
+func handshake(auth core.AuthConfig, wbuf *[]byte, roundTrip func(*core.Op) error) error {
 	var args []string
 	switch {
 	case auth.Username != "":
@@ -87,24 +89,24 @@ func (c *rawConn) handshake() error {
 		args = []string{"AUTH", auth.Password}
 	}
 	if args != nil {
-		if err := c.command(args...); err != nil {
+		if err := command(wbuf, roundTrip, args...); err != nil {
 			return core.Refused(fmt.Errorf("AUTH: %w", err))
 		}
 	}
 	// Named like the control connection, for CLIENT LIST; a server without CLIENT
 	// SETNAME is fine.
-	_ = c.command("CLIENT", "SETNAME", "cmpbench")
+	_ = command(wbuf, roundTrip, "CLIENT", "SETNAME", "cmpbench")
 	return nil
 }
 
 // command sends one command and reads its reply, which must not be an error.
-func (c *rawConn) command(args ...string) error {
-	c.wbuf = appendHeader(c.wbuf[:0], len(args))
+func command(wbuf *[]byte, roundTrip func(*core.Op) error, args ...string) error {
+	*wbuf = appendHeader((*wbuf)[:0], len(args))
 	for _, a := range args {
-		c.wbuf = appendBulkString(c.wbuf, a)
+		*wbuf = appendBulkString(*wbuf, a)
 	}
 	var op core.Op
-	err := c.roundTrip(&op)
+	err := roundTrip(&op)
 	if errors.Is(err, core.ErrMiss) {
 		return nil
 	}
@@ -172,8 +174,8 @@ func (c *rawConn) roundTrip(op *core.Op) error {
 		if m == 0 {
 			continue
 		}
-		if core.ClassOf(opErr) == core.ErrClassProtocol && opErr != nil {
-			return c.fail(opErr)
+		if oe, ok := opErr.(*core.OpError); ok && oe.Class == core.ErrClassProtocol {
+			return c.fail(opErr) // a miss is a plain core.ErrMiss
 		}
 		return opErr
 	}

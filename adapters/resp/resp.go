@@ -214,12 +214,19 @@ type target struct {
 }
 
 // Connect opens one connection for one worker: a raw socket that the engine drives
-// itself (plain TCP to one server), else a rueidis connection dedicated to the
-// worker. A cluster worker sends each request on a pooled connection to the key's
+// itself (plain TCP to one server), a stream connection (TLS to one server), else
+// a rueidis connection dedicated to the worker. A cluster worker sends each request on a pooled connection to the key's
 // shard instead: a dedicated rueidis connection is bound to one slot.
 func (t *target) Connect(ctx context.Context) (core.Conn, error) {
-	if t.useRaw() {
+	switch {
+	case t.useRaw():
 		c, err := t.dialRaw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case t.useStream():
+		c, err := t.dialStream(ctx)
 		if err != nil {
 			return nil, err
 		}

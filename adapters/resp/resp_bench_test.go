@@ -14,9 +14,36 @@ import (
 // BenchmarkEngineRESP runs the engine's closed loop with this adapter against a real
 // redis-server: b.N operations over 50 connections, SET:GET 1:10, 256 B values. Run
 // with -cpuprofile to see where client CPU goes.
+// BenchmarkEngineRESP drives a local redis-server through the engine over each
+// data path: raw connections on the event loops, the codec over TLS in worker
+// goroutines, and rueidis, plain and over TLS.
 func BenchmarkEngineRESP(b *testing.B) {
-	srv := provisiontest.Redis(b)
-	tg, err := Adapter{}.Open(context.Background(), core.SystemConfig{Endpoint: srv.Endpoint()})
+	for _, tc := range []struct {
+		name   string
+		tls    bool
+		driver string
+	}{
+		{"raw", false, ""},
+		{"rueidis", false, "rueidis"},
+		{"tls", true, ""},
+		{"tls-rueidis", true, "rueidis"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			sys := core.SystemConfig{Options: map[string]string{"driver": tc.driver}}
+			if tc.tls {
+				files := provisiontest.TLS(b, b.TempDir())
+				sys.Endpoint = provisiontest.RedisTLS(b, files, false).Endpoint()
+				sys.TLS = core.TLSConfig{Enabled: true, CAFile: files.CA}
+			} else {
+				sys.Endpoint = provisiontest.Redis(b).Endpoint()
+			}
+			benchEngine(b, sys)
+		})
+	}
+}
+
+func benchEngine(b *testing.B, sys core.SystemConfig) {
+	tg, err := Adapter{}.Open(context.Background(), sys)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,53 @@
+package resp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+// A TLS connection to one server speaks the codec in its worker's goroutine; a
+// reply later than the timeout fails as a timeout, and the next operation opens a
+// new connection.
+func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
+	files := provisiontest.TLS(t, t.TempDir())
+	srv := provisiontest.RedisTLS(t, files, false)
+	sys := sysAt(srv.Endpoint())
+	sys.TLS = core.TLSConfig{Enabled: true, CAFile: files.CA}
+	sys.Timeout = 300 * time.Millisecond
+	ctx := context.Background()
+	tg, err := Adapter{}.Open(ctx, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(ctx)
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(*streamConn); !ok {
+		t.Fatalf("a TLS target to one server gave a %T", c)
+	}
+	if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	// Every client but the control connection's waits for a second.
+	rc := tg.(*target).client
+	if err := rc.Do(ctx, rc.B().ClientPause().Timeout(1000).All().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = c.Do(ctx, &core.Op{Kind: core.OpGet, Key: []byte("k")})
+	if took := time.Since(start); core.ClassOf(err) != core.ErrClassTimeout || took < 250*time.Millisecond || took > 900*time.Millisecond {
+		t.Fatalf("GET during the pause: %v (class %v) after %s; want a timeout after 300 ms", err, core.ClassOf(err), took)
+	}
+	time.Sleep(time.Second - time.Since(start) + 100*time.Millisecond)
+	get := &core.Op{Kind: core.OpGet, Key: []byte("k")}
+	if err := c.Do(ctx, get); err != nil || get.RespBytes != 1 {
+		t.Fatalf("GET after the pause, on a new connection: %v, %d bytes", err, get.RespBytes)
+	}
+}
