@@ -97,8 +97,9 @@ type PhaseRun struct {
 	Partial bool
 }
 
-// HostLoad is the CPU use of the machine the load generator ran on over a phase,
-// in cores averaged over the phase.
+// HostLoad is the CPU use of the machine the load generator ran on during a phase,
+// in cores averaged from its first interval (every connection open by then; from
+// its start when it had only one) to its end.
 type HostLoad struct {
 	Cores      int     `json:"cores"`
 	BusyCores  float64 `json:"busy_cores"` // every process and the kernel

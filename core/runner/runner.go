@@ -884,8 +884,12 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	})
 
 	hostCPU0 := sampler.SelfCPU()
+	// The machine is read now and again when the first interval arrives, by when
+	// every connection is open: a phase of thousands of connections spends
+	// seconds opening them, and its load is the load from its first interval on.
 	machine0, _ := sampler.ReadHost() // nil when unreadable: the phase then has no host load
-	var covered time.Duration         // how far the intervals received reach
+	var machineOpen *sampler.Host
+	var covered time.Duration // how far the intervals received reach
 	// Once the first interval arrives every connection is open: a stats sample then
 	// tells how many the server really had, even in a phase shorter than the stats
 	// interval.
@@ -916,6 +920,15 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		p.Intervals++
 		if p.Intervals == 1 {
 			opened.Go(duringSample)
+			if machine0 != nil {
+				opened.Go(func() {
+					if m, err := sampler.ReadHost(); err == nil {
+						mu.Lock()
+						machineOpen = m
+						mu.Unlock()
+					}
+				})
+			}
 		}
 		covered = max(covered, rep.End)
 		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
@@ -926,13 +939,16 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	ended.Store(true)
 	mu.Unlock()
 	p.HostCPU = sampler.SelfCPU() - hostCPU0
-	var machine1 *sampler.Host
-	if machine0 != nil {
-		machine1, _ = sampler.ReadHost()
-	}
 	clientLoop.Stop()
 	statsLoop.Stop()
 	opened.Wait()
+	var machine1 *sampler.Host
+	if machine0 != nil {
+		machine1, _ = sampler.ReadHost()
+		if machineOpen != nil && p.Intervals > 1 {
+			machine0 = machineOpen
+		}
+	}
 	slices.SortStableFunc(p.ServerStats, func(a, b core.StatsSample) int { return a.At.Compare(b.At) })
 	if err != nil {
 		end.Status = core.StatusFailed
