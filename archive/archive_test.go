@@ -442,6 +442,42 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 	}
 }
 
+// A phase whose rows reached the disk before the manifest said how it ended keeps
+// its machine's load and host-saturated flag, read back from its summary rows.
+func TestRecoverRestoresTheHostLoad(t *testing.T) {
+	out := t.TempDir()
+	opt := archivetest.Options{HostSaturated: true}
+	w, err := archive.Create(out, archivetest.Header(opt), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := archivetest.Feed(w, opt, -1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(w.Dir(), archive.ManifestFile)
+	b, _ := os.ReadFile(path)
+	var m archive.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	last := &m.Phases[len(m.Phases)-1]
+	if last.Host == nil || !last.HostSaturated {
+		t.Fatalf("the last phase has no host load to lose: %+v", last)
+	}
+	last.Status, last.ElapsedNs, last.Host, last.HostSaturated = core.StatusRunning, 0, nil, false
+	b, _ = json.Marshal(m)
+	os.WriteFile(path, b, 0o644)
+
+	a, err := archive.Open(recoverRun(t, w.Dir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Manifest.Phases[len(a.Manifest.Phases)-1]
+	if !p.HostSaturated || p.Host == nil || p.Host.Cores != 2 || p.Host.BusyCores != 1.97 {
+		t.Fatalf("recovered phase: host_saturated %v, host %+v", p.HostSaturated, p.Host)
+	}
+}
+
 func TestFailedFinalRenameLeavesNothingThatClaimsComplete(t *testing.T) {
 	out := t.TempDir()
 	h := archivetest.Header(archivetest.Options{})

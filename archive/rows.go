@@ -96,7 +96,8 @@ type SummaryRow struct {
 	ClientLagged bool    `parquet:"client_lagged,optional"` // see core.ClientLagged
 	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
 	// The machine the client ran on (core.HostLoad): its CPUs, how many were busy
-	// on average (every process), and whether that saturated it.
+	// on average (every process; a hypervisor's steal is not in it), and whether
+	// that, with the steal, saturated it.
 	HostCores     int64   `parquet:"host_cores,optional"`
 	HostBusyCores float64 `parquet:"host_busy_cores,optional"`
 	HostSaturated bool    `parquet:"host_saturated,optional"`
@@ -173,7 +174,7 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 			ClientLagged: pi.ClientLagged, HostCPUS: float64(pi.HostCPUNs) / 1e9,
 		}
 		if h := pi.Host; h != nil {
-			r.HostCores, r.HostBusyCores = int64(h.Cores), h.BusyCores+h.StealCores
+			r.HostCores, r.HostBusyCores = int64(h.Cores), h.BusyCores
 		}
 		r.HostSaturated = pi.HostSaturated
 		if !open {

@@ -286,6 +286,12 @@ func (c *checker) summary() {
 		same("client_bound", r.ClientBound, p.ClientBound)
 		same("client_lagged", r.ClientLagged, p.ClientLagged)
 		same("host_saturated", r.HostSaturated, p.HostSaturated)
+		if h := p.Host; h != nil {
+			same("host_cores", r.HostCores, int64(h.Cores))
+			if !agree(r.HostBusyCores, h.BusyCores) {
+				c.add("%s: %s: host_busy_cores %g, %s says %g", SummaryFile, ref, r.HostBusyCores, ManifestFile, h.BusyCores)
+			}
+		}
 		if d := math.Abs(r.DurationS*1e9 - float64(p.ElapsedNs)); d > 1000 {
 			c.add("%s: %s: duration_s %g, %s says elapsed_ns %d", SummaryFile, ref, r.DurationS, ManifestFile, p.ElapsedNs)
 		}

@@ -98,8 +98,8 @@ type PhaseRun struct {
 }
 
 // HostLoad is the CPU use of the machine the load generator ran on during a phase,
-// in cores averaged from its first interval (every connection open by then; from
-// its start when it had only one) to its end.
+// in cores averaged from its first interval (every connection open by then) to its
+// end, or over the whole phase when that leaves less than a second.
 type HostLoad struct {
 	Cores      int     `json:"cores"`
 	BusyCores  float64 `json:"busy_cores"` // every process and the kernel

@@ -75,6 +75,9 @@ func (c *rawConn) dial(ctx context.Context) error {
 		c.closeFD()
 		return err
 	}
+	if c.fd < 0 {
+		return errors.New("the connection failed during its handshake (CLIENT SETNAME)")
+	}
 	return nil
 }
 

@@ -46,7 +46,7 @@ func (Adapter) Info() core.Info {
 			{Name: "resp", Type: core.OptionInt, Values: []string{"2", "3"}, TopLevel: true,
 				Doc: "force the protocol version: 2 for servers that only speak RESP2; default RESP3 with fallback, or the profile's"},
 			{Name: "driver", Type: core.OptionString, Values: []string{"raw", "rueidis"}, Default: "raw",
-				Doc: "raw: the engine drives plain connections itself on its event loops; rueidis: every connection through rueidis (TLS and cluster always are)"},
+				Doc: "raw: the engine drives plain connections itself on its event loops, and TLS connections speak its codec over crypto/tls; rueidis: every connection through rueidis (cluster connections always are)"},
 		},
 	}
 }

@@ -58,6 +58,9 @@ func (c *streamConn) dial(ctx context.Context) error {
 		c.close()
 		return err
 	}
+	if c.nc == nil {
+		return errors.New("the connection failed during its handshake (CLIENT SETNAME)")
+	}
 	return nil
 }
 

@@ -32,8 +32,10 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 	if _, ok := c.(*streamConn); !ok {
 		t.Fatalf("a TLS target to one server gave a %T", c)
 	}
-	if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v")}); err != nil {
-		t.Fatal(err)
+	for _, kv := range [][2]string{{"k", "v"}, {"k2", "value-2"}} {
+		if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: []byte(kv[0]), Value: []byte(kv[1])}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Every client but the control connection's waits for a second.
 	rc := tg.(*target).client
@@ -45,9 +47,16 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 	if took := time.Since(start); core.ClassOf(err) != core.ErrClassTimeout || took < 250*time.Millisecond || took > 900*time.Millisecond {
 		t.Fatalf("GET during the pause: %v (class %v) after %s; want a timeout after 300 ms", err, core.ClassOf(err), took)
 	}
+	// Still paused: the reconnect's handshake (CLIENT SETNAME) times out, and the
+	// operation fails as a connection error.
+	if err := c.Do(ctx, &core.Op{Kind: core.OpGet, Key: []byte("k")}); core.ClassOf(err) != core.ErrClassConnection {
+		t.Fatalf("GET reconnecting during the pause: %v (class %v)", err, core.ClassOf(err))
+	}
 	time.Sleep(time.Second - time.Since(start) + 100*time.Millisecond)
-	get := &core.Op{Kind: core.OpGet, Key: []byte("k")}
-	if err := c.Do(ctx, get); err != nil || get.RespBytes != 1 {
+	// Another key, of another length: a connection that had kept the late reply
+	// to the first GET would answer with it.
+	get := &core.Op{Kind: core.OpGet, Key: []byte("k2")}
+	if err := c.Do(ctx, get); err != nil || get.RespBytes != len("value-2") {
 		t.Fatalf("GET after the pause, on a new connection: %v, %d bytes", err, get.RespBytes)
 	}
 }

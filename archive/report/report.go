@@ -697,12 +697,11 @@ func (d *data) caveats() []string {
 					}
 					out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
 				}
-				if r.info.HostSaturated {
-					how := "a shard's machine was (the shards' caveats say how busy)"
-					if h := r.info.Host; h != nil {
-						how = h.String()
-					}
-					out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, how, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
+				switch h := r.info.Host; {
+				case r.info.HostSaturated && h != nil:
+					out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, h, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
+				case r.info.HostSaturated:
+					out = append(out, fmt.Sprintf("%s ran on a saturated host (of a shard, whose caveat says how busy it was, or recorded only as a flag).", where))
 				}
 				if r.info.Partial {
 					out = append(out, fmt.Sprintf("%s was cut short when cmpbench stopped, and recovered: it covers the %d intervals that reached the disk.", where, r.info.Intervals))

@@ -40,7 +40,8 @@ func (d *data) shardLine() string {
 }
 
 // shardCaveats: an archive that is not the whole run, how far apart the shards'
-// phase clocks started, and each shard's own client-bound and client-lagged flags.
+// phase clocks started, and each shard's own client-bound, client-lagged and
+// host-saturated flags.
 func (d *data) shardCaveats() []string {
 	s := d.m.Shard
 	if s == nil {

@@ -27,7 +27,7 @@ func newMergeCmd(g *globals) *cobra.Command {
 scale, repetitions, systems and shard count; it refuses otherwise, naming what
 differs), then writes one archive under --out: counts and errors added up, latency
 histograms merged (never percentiles averaged), rates and NS decided on the sums
-against the whole target, each shard's client-bound and lag flags, host and start
+against the whole target, each shard's client-bound, lag and host-saturated flags and machine load, host and start
 skew kept per phase. A directory that is not itself an archive stands for every
 shard archive in it. Merging merges gives the merge of all. verify, report, compare
 and export accept the result; it is complete when it holds every shard.`,

@@ -945,7 +945,8 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	var machine1 *sampler.Host
 	if machine0 != nil {
 		machine1, _ = sampler.ReadHost()
-		if machineOpen != nil && p.Intervals > 1 {
+		// The kernel counts idle time in ticks: a window under a second says little.
+		if machineOpen != nil && machine1 != nil && machine1.At().Sub(machineOpen.At()) >= time.Second {
 			machine0 = machineOpen
 		}
 	}

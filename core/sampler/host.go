@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shirou/gopsutil/v4/cpu"
@@ -61,10 +63,31 @@ func ReadHost() (*Host, error) {
 			continue
 		}
 		created, _ := p.CreateTime()
-		name, _ := p.Name()
-		h.processes[p.Pid] = procTime{name: name, cpu: ct.User + ct.System, created: created}
+		h.processes[p.Pid] = procTime{name: commName(p.Pid), cpu: ct.User + ct.System, created: created}
 	}
 	return h, nil
+}
+
+// commName is the kernel's name of a process (/proc/PID/comm, at most 15 bytes),
+// never one read from its command line, which may hold a password (gopsutil's Name
+// reads the command line for longer names).
+func commName(pid int32) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// At is when h was read.
+func (h *Host) At() time.Time { return h.at }
+
+func init() {
+	// A process's start time is its start in clock ticks after boot plus the boot
+	// time, which gopsutil otherwise derives anew each time (from the uptime in a
+	// container, where it can move by a second between readings): one boot time
+	// keeps a process the same process from one reading to the next.
+	process.EnableBootTimeCache(true)
 }
 
 // topOthers is how many of the busiest other processes HostLoad names, and
