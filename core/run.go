@@ -90,7 +90,8 @@ type PhaseRun struct {
 	// the response time (see ClientLagged).
 	ClientLagged bool
 	// Host is what the whole machine did during the phase (nil when it could not
-	// be read): the servers under test share it with the client on loopback.
+	// be read, or the phase was shorter than a second): the servers under test
+	// share it with the client on loopback.
 	Host *HostLoad
 	// Partial is set on a phase recovered from a run that died during it: its
 	// numbers cover the intervals that reached the disk.

@@ -981,7 +981,9 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		p.ClientCores = (end.CPUUser + end.CPUSystem).Seconds() / secs
 		p.CoresAllowed = sampler.CoresAllowed(pids...)
 		p.ClientBound = p.CoresAllowed > 0 && p.ClientCores > core.ClientBoundFraction*float64(p.CoresAllowed)
-		if machine1 != nil {
+		// The kernel counts idle time in ticks (10 ms a CPU): under a second, that
+		// alone could tip the saturation mark.
+		if machine1 != nil && end.Elapsed >= time.Second {
 			hl := machine0.HostLoad(machine1, append([]int{os.Getpid()}, pids...))
 			p.Host = &hl
 		}
