@@ -102,6 +102,8 @@ type PhaseRun struct {
 // in cores averaged from its first interval (every connection open by then) to its
 // end, or over the whole phase when that leaves less than a second.
 type HostLoad struct {
+	// Cores are the CPUs counted: those the load generator may run on (all the
+	// machine's unless it is pinned), and BusyCores how many of them were busy.
 	Cores      int     `json:"cores"`
 	BusyCores  float64 `json:"busy_cores"` // every process and the kernel
 	StealCores float64 `json:"steal_cores,omitempty"`
@@ -129,7 +131,11 @@ type ProcessCPU struct {
 // (pid 4711) 0.91, redis-server (pid 4702) 0.44".
 func (h HostLoad) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%.2f of %d cores busy", h.BusyCores+h.StealCores, h.Cores)
+	unit := "cores"
+	if h.Cores == 1 {
+		unit = "core"
+	}
+	fmt.Fprintf(&b, "%.2f of %d %s busy", h.BusyCores+h.StealCores, h.Cores, unit)
 	if h.StealCores >= 0.01 {
 		fmt.Fprintf(&b, " (%.2f stolen by the hypervisor)", h.StealCores)
 	}

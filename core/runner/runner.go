@@ -984,7 +984,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		// The kernel counts idle time in ticks (10 ms a CPU): under a second, that
 		// alone could tip the saturation mark.
 		if machine1 != nil && end.Elapsed >= time.Second {
-			hl := machine0.HostLoad(machine1, append([]int{os.Getpid()}, pids...))
+			hl := machine0.HostLoad(machine1, append([]int{os.Getpid()}, pids...), sampler.CPUsAllowed(pids...))
 			p.Host = &hl
 		}
 	case secs > 0:

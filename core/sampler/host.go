@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,10 +22,13 @@ import (
 // share this machine with the client and with whatever else runs on it.
 type Host struct {
 	at        time.Time
-	cores     int
-	idle      float64 // seconds the CPUs were idle (or waiting for I/O), all CPUs
-	steal     float64 // seconds the hypervisor ran something else on these CPUs
+	cpus      map[int]cpuTime // by CPU number
 	processes map[int32]procTime
+}
+
+type cpuTime struct {
+	idle  float64 // seconds the CPU was idle (or waiting for I/O)
+	steal float64 // seconds the hypervisor ran something else on it
 }
 
 type procTime struct {
@@ -37,22 +41,24 @@ type procTime struct {
 // that come and go while it reads, or that this user may not read, are left out.
 func ReadHost() (*Host, error) {
 	at := time.Now()
-	times, err := cpu.Times(false)
-	if err == nil && len(times) == 0 {
-		err = errors.New("no CPU line")
-	}
+	times, err := cpu.Times(true)
 	if err != nil {
 		return nil, fmt.Errorf("read the machine's CPU times: %w", err)
 	}
-	cores, err := cpu.Counts(true)
-	if err != nil {
-		return nil, fmt.Errorf("count the machine's CPUs: %w", err)
-	}
-	t := times[0]
 	// Busy time is what was not idle: the kernel measures idle periods exactly,
 	// while it counts user and system time by sampling at its tick, which a load
 	// paced in milliseconds can alias by tenths of a core over seconds.
-	h := &Host{at: at, cores: cores, idle: t.Idle + t.Iowait, steal: t.Steal, processes: map[int32]procTime{}}
+	h := &Host{at: at, cpus: map[int]cpuTime{}, processes: map[int32]procTime{}}
+	for _, t := range times {
+		n, err := strconv.Atoi(strings.TrimPrefix(t.CPU, "cpu"))
+		if err != nil {
+			continue
+		}
+		h.cpus[n] = cpuTime{idle: t.Idle + t.Iowait, steal: t.Steal}
+	}
+	if len(h.cpus) == 0 {
+		return nil, errors.New("read the machine's CPU times: no CPU lines")
+	}
 	procs, err := process.Processes()
 	if err != nil {
 		return h, nil
@@ -97,17 +103,29 @@ const (
 	minOtherCores = 0.05
 )
 
-// HostLoad is what the machine did from h to end: how busy its CPUs were, and the
-// busiest processes that are not the client's own (ours: cmpbench and its plugins).
-// Processes started in between count from their start; those that ended in
-// between are only in the machine's total.
-func (h *Host) HostLoad(end *Host, ours []int) core.HostLoad {
+// HostLoad is what the machine did from h to end: how busy the CPUs the client may
+// run on were (cpus; every CPU when empty), and the busiest processes that are not
+// the client's own (ours: cmpbench and its plugins), wherever they ran. Processes
+// started in between count from their start; those that ended in between are only
+// in the CPUs' total.
+func (h *Host) HostLoad(end *Host, ours, cpus []int) core.HostLoad {
+	var hl core.HostLoad
 	wall := end.at.Sub(h.at).Seconds()
 	if wall <= 0 {
-		return core.HostLoad{Cores: end.cores}
+		return hl
 	}
-	hl := core.HostLoad{Cores: end.cores, StealCores: max(0, end.steal-h.steal) / wall}
-	hl.BusyCores = min(float64(hl.Cores), max(0, float64(hl.Cores)-(end.idle-h.idle)/wall-hl.StealCores))
+	var idle, steal float64
+	for n, e := range end.cpus {
+		b, ok := h.cpus[n]
+		if !ok || len(cpus) > 0 && !slices.Contains(cpus, n) {
+			continue
+		}
+		hl.Cores++
+		idle += e.idle - b.idle
+		steal += e.steal - b.steal
+	}
+	hl.StealCores = max(0, steal) / wall
+	hl.BusyCores = min(float64(hl.Cores), max(0, float64(hl.Cores)-idle/wall-hl.StealCores))
 	hl.Saturated = hl.Cores > 0 && hl.BusyCores+hl.StealCores > core.HostSaturatedFraction*float64(hl.Cores)
 	startMs := h.at.UnixMilli()
 	for pid, e := range end.processes {

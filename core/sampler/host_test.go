@@ -10,7 +10,8 @@ import (
 func TestHostLoad(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	startMs := t0.UnixMilli()
-	start := &Host{at: t0, cores: 2, idle: 100, steal: 1, processes: map[int32]procTime{
+	// Two CPUs; the totals below are split evenly between them.
+	start := &Host{at: t0, cpus: map[int]cpuTime{0: {idle: 50, steal: 0.5}, 1: {idle: 50, steal: 0.5}}, processes: map[int32]procTime{
 		10: {name: "cmpbench", cpu: 5, created: startMs - 60_000},
 		11: {name: "redis-server", cpu: 50, created: startMs - 60_000},
 		12: {name: "bash", cpu: 1, created: startMs - 60_000},
@@ -18,7 +19,8 @@ func TestHostLoad(t *testing.T) {
 		14: {name: "old", cpu: 9, created: startMs - 60_000}, // its pid is reused below
 	}}
 	end := func(idle, steal float64, procs map[int32]procTime) *Host {
-		return &Host{at: t0.Add(10 * time.Second), cores: 2, idle: idle, steal: steal, processes: procs}
+		c := cpuTime{idle: idle / 2, steal: steal / 2}
+		return &Host{at: t0.Add(10 * time.Second), cpus: map[int]cpuTime{0: c, 1: c}, processes: procs}
 	}
 	tests := []struct {
 		name       string
@@ -69,7 +71,7 @@ func TestHostLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hl := start.HostLoad(tt.end, []int{10})
+			hl := start.HostLoad(tt.end, []int{10}, nil)
 			if hl.Cores != 2 || hl.Saturated != tt.saturated || diff(hl.BusyCores, tt.busy) > 1e-9 {
 				t.Errorf("cores %d busy %.3f steal %.3f saturated %v, want busy %.3f saturated %v", hl.Cores, hl.BusyCores, hl.StealCores, hl.Saturated, tt.busy, tt.saturated)
 			}
@@ -91,6 +93,42 @@ func TestHostLoad(t *testing.T) {
 
 func diff(a, b float64) float64 { return max(a-b, b-a) }
 
+// A load generator pinned to two CPUs of four is judged on those two: they can be
+// saturated while the machine is half idle.
+func TestHostLoadOnTheClientsCPUs(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	start := &Host{at: t0, cpus: map[int]cpuTime{0: {}, 1: {}, 2: {}, 3: {}}}
+	end := &Host{at: t0.Add(10 * time.Second), cpus: map[int]cpuTime{0: {idle: 0.2}, 1: {idle: 0.3}, 2: {idle: 10}, 3: {idle: 9.5}}}
+	for _, tc := range []struct {
+		cpus      []int
+		cores     int
+		busy      float64
+		saturated bool
+	}{
+		{nil, 4, 1.95 + 0.05, false},
+		{[]int{0, 1}, 2, 1.95, true},
+		{[]int{2, 3}, 2, 0.05, false},
+		{[]int{1, 7}, 1, 0.97, true}, // a CPU the machine does not have is not counted
+	} {
+		hl := start.HostLoad(end, nil, tc.cpus)
+		if hl.Cores != tc.cores || diff(hl.BusyCores, tc.busy) > 1e-9 || hl.Saturated != tc.saturated {
+			t.Errorf("CPUs %v: %d cores, %.3f busy, saturated %v; want %d, %.3f, %v", tc.cpus, hl.Cores, hl.BusyCores, hl.Saturated, tc.cores, tc.busy, tc.saturated)
+		}
+	}
+}
+
+func TestCPUsAllowed(t *testing.T) {
+	cpus := CPUsAllowed(os.Getpid())
+	if len(cpus) == 0 || len(cpus) != CoresAllowed(os.Getpid()) {
+		t.Fatalf("CPUs %v, cores %d", cpus, CoresAllowed(os.Getpid()))
+	}
+	for i := 1; i < len(cpus); i++ {
+		if cpus[i] <= cpus[i-1] {
+			t.Fatalf("CPUs %v not in order", cpus)
+		}
+	}
+}
+
 // A real busy process beside the test is found and named, and this process is not.
 func TestReadHostNamesABusyProcess(t *testing.T) {
 	sh, err := exec.LookPath("sh")
@@ -111,7 +149,7 @@ func TestReadHostNamesABusyProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl := start.HostLoad(end, []int{os.Getpid()})
+	hl := start.HostLoad(end, []int{os.Getpid()}, nil)
 	if hl.Cores < 1 || hl.BusyCores <= 0 {
 		t.Fatalf("host load %+v", hl)
 	}

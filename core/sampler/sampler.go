@@ -105,17 +105,29 @@ func (s *Process) Sample(at time.Time) (core.ProcessSample, error) {
 
 // CoresAllowed is the number of CPUs the processes pids may run on, together.
 func CoresAllowed(pids ...int) int {
+	return len(CPUsAllowed(pids...))
+}
+
+// CPUsAllowed are the CPUs the processes pids may run on, together (none when one
+// cannot be read).
+func CPUsAllowed(pids ...int) []int {
 	var all unix.CPUSet
 	for _, pid := range pids {
 		var set unix.CPUSet
 		if err := unix.SchedGetaffinity(pid, &set); err != nil {
-			return 0
+			return nil
 		}
 		for i := range len(set) {
 			all[i] |= set[i]
 		}
 	}
-	return all.Count()
+	var cpus []int
+	for n := range len(all) * 64 {
+		if all.IsSet(n) {
+			cpus = append(cpus, n)
+		}
+	}
+	return cpus
 }
 
 // Pin restricts every thread of process pid to cpus; the threads it starts later
