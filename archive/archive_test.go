@@ -202,14 +202,46 @@ func TestCommitRefusesASecret(t *testing.T) {
 // unfinished writer.
 func fed(t *testing.T, out string, stopAfter int) *archive.Writer {
 	t.Helper()
-	w, err := archive.Create(out, archivetest.Header(archivetest.Options{}), nil)
+	return fedWith(t, out, archivetest.Options{}, stopAfter)
+}
+
+func fedWith(t *testing.T, out string, opt archivetest.Options, stopAfter int) *archive.Writer {
+	t.Helper()
+	w, err := archive.Create(out, archivetest.Header(opt), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := archivetest.Feed(w, archivetest.Options{}, stopAfter); err != nil {
+	if err := archivetest.Feed(w, opt, stopAfter); err != nil {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// lastPhaseStillRunning rewrites dir's manifest as if cmpbench died after the last
+// phase's rows reached the disk but before the manifest said how it ended; unsaid
+// clears what else that manifest would lack.
+func lastPhaseStillRunning(t *testing.T, dir string, unsaid func(*archive.PhaseInfo)) {
+	t.Helper()
+	path := filepath.Join(dir, archive.ManifestFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m archive.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	last := &m.Phases[len(m.Phases)-1]
+	last.Status, last.ElapsedNs = core.StatusRunning, 0
+	if unsaid != nil {
+		unsaid(last)
+	}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // assertInProgress checks that a directory does not claim to be a finished archive.
@@ -423,14 +455,7 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 	// that says the phase ended did.
 	out := t.TempDir()
 	w := fed(t, out, -1)
-	path := filepath.Join(w.Dir(), archive.ManifestFile)
-	b, _ := os.ReadFile(path)
-	var m archive.Manifest
-	json.Unmarshal(b, &m)
-	last := &m.Phases[len(m.Phases)-1]
-	last.Status, last.ElapsedNs = core.StatusRunning, 0
-	b, _ = json.Marshal(m)
-	os.WriteFile(path, b, 0o644)
+	lastPhaseStillRunning(t, w.Dir(), nil)
 
 	a, err := archive.Open(recoverRun(t, w.Dir()))
 	if err != nil {
@@ -445,28 +470,13 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 // A phase whose rows reached the disk before the manifest said how it ended keeps
 // its machine's load and host-saturated flag, read back from its summary rows.
 func TestRecoverRestoresTheHostLoad(t *testing.T) {
-	out := t.TempDir()
-	opt := archivetest.Options{HostSaturated: true}
-	w, err := archive.Create(out, archivetest.Header(opt), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := archivetest.Feed(w, opt, -1); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(w.Dir(), archive.ManifestFile)
-	b, _ := os.ReadFile(path)
-	var m archive.Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	last := &m.Phases[len(m.Phases)-1]
-	if last.Host == nil || !last.HostSaturated {
-		t.Fatalf("the last phase has no host load to lose: %+v", last)
-	}
-	last.Status, last.ElapsedNs, last.Host, last.HostSaturated = core.StatusRunning, 0, nil, false
-	b, _ = json.Marshal(m)
-	os.WriteFile(path, b, 0o644)
+	w := fedWith(t, t.TempDir(), archivetest.Options{HostSaturated: true}, -1)
+	lastPhaseStillRunning(t, w.Dir(), func(last *archive.PhaseInfo) {
+		if last.Host == nil || !last.HostSaturated {
+			t.Fatalf("the last phase has no host load to lose: %+v", last)
+		}
+		last.Host, last.HostSaturated = nil, false
+	})
 
 	a, err := archive.Open(recoverRun(t, w.Dir()))
 	if err != nil {

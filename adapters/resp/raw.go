@@ -40,17 +40,26 @@ func (t *target) dialRaw(ctx context.Context) (*rawConn, error) {
 	return c, c.dial(ctx)
 }
 
+// dialTCP opens a TCP connection to the target, without Nagle's delay.
+func (t *target) dialTCP(ctx context.Context) (*net.TCPConn, error) {
+	d := net.Dialer{Timeout: t.timeout, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", t.sys.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	tcp := nc.(*net.TCPConn)
+	_ = tcp.SetNoDelay(true)
+	return tcp, nil
+}
+
 func (c *rawConn) dial(ctx context.Context) error {
 	t := c.t
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	d := net.Dialer{Timeout: t.timeout, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", t.sys.Endpoint)
+	tcp, err := t.dialTCP(ctx)
 	if err != nil {
 		return err
 	}
-	tcp := nc.(*net.TCPConn)
-	_ = tcp.SetNoDelay(true)
 	// A descriptor of our own: closing the net.Conn takes the original out of Go's
 	// poller, which must not see this socket's events.
 	var fd int
@@ -59,7 +68,7 @@ func (c *rawConn) dial(ctx context.Context) error {
 	if err == nil {
 		err = rc.Control(func(orig uintptr) { fd, derr = unix.FcntlInt(orig, unix.F_DUPFD_CLOEXEC, 0) })
 	}
-	nc.Close()
+	tcp.Close()
 	if err == nil {
 		err = derr
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/engine"
-	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
@@ -18,27 +17,8 @@ import (
 // data path: raw connections on the event loops, the codec over TLS in worker
 // goroutines, and rueidis, plain and over TLS.
 func BenchmarkEngineRESP(b *testing.B) {
-	for _, tc := range []struct {
-		name   string
-		tls    bool
-		driver string
-	}{
-		{"raw", false, ""},
-		{"rueidis", false, "rueidis"},
-		{"tls", true, ""},
-		{"tls-rueidis", true, "rueidis"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			sys := core.SystemConfig{Options: map[string]string{"driver": tc.driver}}
-			if tc.tls {
-				files := provisiontest.TLS(b, b.TempDir())
-				sys.Endpoint = provisiontest.RedisTLS(b, files, false).Endpoint()
-				sys.TLS = core.TLSConfig{Enabled: true, CAFile: files.CA}
-			} else {
-				sys.Endpoint = provisiontest.Redis(b).Endpoint()
-			}
-			benchEngine(b, sys)
-		})
+	for _, dp := range dataPaths {
+		b.Run(dp.name, func(b *testing.B) { benchEngine(b, serverFor(b, dp.tls, dp.driver)) })
 	}
 }
 

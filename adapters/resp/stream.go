@@ -42,12 +42,10 @@ func (c *streamConn) dial(ctx context.Context) error {
 	t := c.t
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	d := net.Dialer{Timeout: t.timeout, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", t.sys.Endpoint)
+	nc, err := t.dialTCP(ctx)
 	if err != nil {
 		return err
 	}
-	_ = nc.(*net.TCPConn).SetNoDelay(true)
 	tc := tls.Client(nc, t.tls)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		nc.Close()
