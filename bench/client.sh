@@ -7,7 +7,10 @@
 #      CPU-seconds per million operations of cmpbench's whole process tree (host and
 #      plugin) and, when memtier_benchmark is on PATH, of memtier_benchmark -t 2 -c 25
 #      with the same parameters, alternating, ROUNDS times; then once more each with
-#      a CPU hog (a busy shell loop) sharing the cores;
+#      a CPU hog (a busy shell loop) sharing the cores, placed by the kernel, and once
+#      more with the same placement for both clients (redis-server alone on one CPU,
+#      the hog and the client on another; cmpbench also with GOMAXPROCS=2, as many
+#      threads as memtier's -t 2);
 #   2. a fixed 20,000 ops/s over 50 connections: response vs service p99, the send
 #      lag, and the side probe's lag by position within the interval;
 #   3. 1,000 connections at a fixed 50,000 ops/s (sustained?), and the plugin's
@@ -56,8 +59,9 @@ suite() { # name phases...
   local name=$1; shift
   { echo "name: $name"; echo "defaults:"; echo "  memtier: {key_prefix: kv_, value_size: 256}"; echo "phases:"; printf '  - %s\n' "$@"; } >"$work/$name.yaml"
 }
+pre=() # a command the clients run under (taskset, env)
 run() { # suite → archive path on stdout
-  ./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/$1.yaml" >"$work/$1.out" 2>"$work/$1.err" || {
+  "${pre[@]}" ./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/$1.yaml" >"$work/$1.out" 2>"$work/$1.err" || {
     cat "$work/$1.err" >&2; return 1; }
   sed -n 's/^Archive: //p' "$work/$1.out"
 }
@@ -71,7 +75,7 @@ suite closed "$load" "{name: measure, connections: 50, duration: ${secs}s, memti
 memtier() { # PORT [memtier flags] → "ops cpu_s" of the closed-loop workload
   local port=$1; shift
   TIMEFORMAT='%U %S'
-  { time memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis "$@" -t 2 -c 25 --ratio=1:10 \
+  { time "${pre[@]}" memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis "$@" -t 2 -c 25 --ratio=1:10 \
       --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
       --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
   python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
@@ -118,7 +122,31 @@ kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
 if $have_memtier; then
   python3 -c "
 c, m = ${c_rate[-1]}/$quiet_c, ${m_rate[-1]}/$quiet_m
-print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of its quiet run; CPU per op cmpbench/memtier {${c_cpu[-1]}/${m_cpu[-1]}:.2f}x')"
+print(f'   with a CPU hog, throughput kept: cmpbench {c:.2f}, memtier {m:.2f} of its quiet run; cmpbench/memtier: throughput {${c_rate[-1]}/${m_rate[-1]}:.2f}x, CPU per op {${c_cpu[-1]}/${m_cpu[-1]}:.2f}x')"
+fi
+
+# The same hog with the same placement for both clients: where the kernel puts the
+# client's threads decides how much of the hog's CPU it gets (bench/README.md).
+read -r first last < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+if $have_memtier && [ "$first" != "$last" ] && command -v taskset >/dev/null; then
+  echo "== 1a. the hog and the client on CPU $first, redis-server alone on CPU $last"
+  mask=$(taskset -p "$redis_pid" | awk '{print $NF}')
+  taskset -a -p -c "$last" "$redis_pid" >/dev/null
+  taskset -c "$first" sh -c 'while :; do :; done' & hog_pid=$!
+  declare -a p_rate p_cpu
+  for variant in "" GOMAXPROCS=2; do
+    a=$(pre=(env $variant taskset -c "$first"); run closed)
+    line=$("$stat" phase "$a" measure)
+    p_rate+=("$(field ops_per_s "$line")"); p_cpu+=("$(field cpu_s_per_mop "$line")")
+    printf '   cmpbench%-13s %8s ops/s, %6s CPU-s per million ops\n' "${variant:+ $variant}:" "${p_rate[-1]}" "${p_cpu[-1]}"
+  done
+  read -r ops cpu < <(pre=(taskset -c "$first"); memtier "$port")
+  pm_rate=$(python3 -c "print(f'{$ops / $secs:.0f}')"); pm_cpu=$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")
+  printf '   memtier -t 2:          %8s ops/s, %6s CPU-s per million ops\n' "$pm_rate" "$pm_cpu"
+  kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
+  taskset -a -p "$mask" "$redis_pid" >/dev/null
+  python3 -c "
+print(f'   cmpbench/memtier with the same placement: throughput {${p_rate[0]}/$pm_rate:.2f}x (Go\'s one thread on one CPU), {${p_rate[1]}/$pm_rate:.2f}x (two threads, as memtier\'s); CPU per op {${p_cpu[0]}/$pm_cpu:.2f}x, {${p_cpu[1]}/$pm_cpu:.2f}x')"
 fi
 
 if command -v openssl >/dev/null; then
