@@ -53,6 +53,16 @@ type Conn interface {
 	Close() error
 }
 
+// Redialer is implemented by connections that reopen themselves after a failure.
+// The engine calls Redial before every operation, outside the timed span, so that
+// a reconnect counts as send lag (or fails as a connection error) and not as the
+// next operation's service time. Redial returns nil at once while the connection is
+// open. Do must still reconnect when Redial was not called (the side probe of other
+// engines, tools).
+type Redialer interface {
+	Redial(ctx context.Context) error
+}
+
 // RawConn is implemented by connections that the engine can drive itself: it writes
 // the requests and reads the replies on the connection's non-blocking socket, so that
 // one event loop per core serves many connections (as memtier_benchmark's libevent

@@ -137,12 +137,19 @@ func (c *rawConn) Raw() (core.RawIO, bool) {
 	return core.RawIO{FD: c.fd, Timeout: c.t.timeout, Codec: c.codec}, true
 }
 
-// Do implements core.Conn with blocking I/O, reconnecting after a failure.
+// Redial implements core.Redialer: it reconnects after a failure.
+func (c *rawConn) Redial(ctx context.Context) error {
+	if c.fd >= 0 {
+		return nil
+	}
+	return c.dial(ctx)
+}
+
+// Do implements core.Conn with blocking I/O, reconnecting after a failure if Redial
+// did not.
 func (c *rawConn) Do(ctx context.Context, op *core.Op) error {
-	if c.fd < 0 {
-		if err := c.dial(ctx); err != nil {
-			return &core.OpError{Class: core.ErrClassConnection, Err: err}
-		}
+	if err := c.Redial(ctx); err != nil {
+		return &core.OpError{Class: core.ErrClassConnection, Err: err}
 	}
 	c.wbuf = c.codec.AppendRequest(c.wbuf[:0], op)
 	return c.roundTrip(op)
@@ -227,4 +234,7 @@ func (c *rawConn) Close() error {
 	return nil
 }
 
-var _ core.RawConn = (*rawConn)(nil)
+var (
+	_ core.RawConn  = (*rawConn)(nil)
+	_ core.Redialer = (*rawConn)(nil)
+)

@@ -18,7 +18,8 @@ import (
 // of its own, two hand-offs per operation that this saves.
 type streamConn struct {
 	t     *target
-	nc    net.Conn // nil after a failure until Do reconnects
+	nc    net.Conn // nil after a failure until Redial or Do reconnects
+	tcp   net.Conn // nc's TCP connection
 	codec codec
 	wbuf  []byte
 	rbuf  []byte
@@ -51,7 +52,7 @@ func (c *streamConn) dial(ctx context.Context) error {
 		nc.Close()
 		return refusal(fmt.Errorf("TLS handshake with %s: %w", t.sys.Endpoint, err))
 	}
-	c.nc = tc
+	c.nc, c.tcp = tc, nc
 	if err := handshake(t.sys.Auth, &c.wbuf, c.roundTrip); err != nil {
 		c.close()
 		return err
@@ -62,12 +63,18 @@ func (c *streamConn) dial(ctx context.Context) error {
 	return nil
 }
 
-// Do implements core.Conn, reconnecting after a failure.
+// Redial implements core.Redialer: it reconnects after a failure.
+func (c *streamConn) Redial(ctx context.Context) error {
+	if c.nc != nil {
+		return nil
+	}
+	return c.dial(ctx)
+}
+
+// Do implements core.Conn, reconnecting after a failure if Redial did not.
 func (c *streamConn) Do(ctx context.Context, op *core.Op) error {
-	if c.nc == nil {
-		if err := c.dial(ctx); err != nil {
-			return &core.OpError{Class: core.ErrClassConnection, Err: err}
-		}
+	if err := c.Redial(ctx); err != nil {
+		return &core.OpError{Class: core.ErrClassConnection, Err: err}
 	}
 	c.wbuf = c.codec.AppendRequest(c.wbuf[:0], op)
 	return c.roundTrip(op)
@@ -114,10 +121,13 @@ func (c *streamConn) fail(err error) error {
 	return &core.OpError{Class: class, Err: err}
 }
 
+// close closes the TCP connection under TLS without a close_notify alert: after a
+// failure the server may have stopped reading, and crypto/tls would wait up to 5 s
+// for the alert to be written.
 func (c *streamConn) close() {
 	if c.nc != nil {
-		_ = c.nc.Close()
-		c.nc = nil
+		_ = c.tcp.Close()
+		c.nc, c.tcp = nil, nil
 	}
 }
 
@@ -127,4 +137,7 @@ func (c *streamConn) Close() error {
 	return nil
 }
 
-var _ core.Conn = (*streamConn)(nil)
+var (
+	_ core.Conn     = (*streamConn)(nil)
+	_ core.Redialer = (*streamConn)(nil)
+)

@@ -53,6 +53,14 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 		t.Fatalf("GET reconnecting during the pause: %v (class %v)", err, core.ClassOf(err))
 	}
 	time.Sleep(time.Second - time.Since(start) + 100*time.Millisecond)
+	// The engine reconnects outside the operation's clock, through Redial; once
+	// open, Redial does nothing.
+	redial := c.(core.Redialer)
+	for i := range 2 {
+		if err := redial.Redial(ctx); err != nil {
+			t.Fatalf("Redial %d after the pause: %v", i+1, err)
+		}
+	}
 	// Another key, of another length: a connection that had kept the late reply
 	// to the first GET would answer with it.
 	get := &core.Op{Kind: core.OpGet, Key: []byte("k2")}

@@ -374,6 +374,60 @@ func TestConnectingIsNotTimed(t *testing.T) {
 	}
 }
 
+// redialConn is a lineConn whose reconnect is slow (TLS, AUTH) and can be made
+// outside Do, as the resp adapter's connections are.
+type redialConn struct {
+	*lineConn
+	delay time.Duration
+}
+
+func (c *redialConn) Redial(context.Context) error {
+	if c.fd >= 0 {
+		return nil
+	}
+	time.Sleep(c.delay)
+	nc, err := dialLine(c.addr, c.timeout)
+	if err != nil {
+		return err
+	}
+	c.fd = nc.fd
+	return nil
+}
+
+func (c *redialConn) Do(ctx context.Context, op *core.Op) error {
+	if err := c.Redial(ctx); err != nil {
+		return &core.OpError{Class: core.ErrClassConnection, Err: err}
+	}
+	return c.lineConn.Do(ctx, op)
+}
+
+func TestReconnectIsSendLagNotServiceTime(t *testing.T) {
+	// The server hangs up on every 20th request; each reconnect takes 100 ms. The
+	// goroutine executor reconnects before it starts the next operation's clock.
+	const delay = 100 * time.Millisecond
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) { return "+", 0, n%20 == 0 })
+	end, c := rawRun(t, srv, ExecGoroutines, spec(1, 50, 2*time.Second, 0), nil, func() (core.Conn, error) {
+		lc, err := dialLine(srv.addr(), time.Second)
+		if err != nil {
+			return nil, err
+		}
+		return &redialConn{lineConn: lc, delay: delay}, nil
+	})
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	got := c.total()[core.OpGet]
+	if got.Errors[core.ErrClassConnection] < 3 || srv.accepted.Load() < 4 {
+		t.Fatalf("errors %v, %d connections accepted: the server did not hang up", got.Errors, srv.accepted.Load())
+	}
+	if max := time.Duration(got.Service.Max); max >= delay {
+		t.Fatalf("service max %s: a reconnect was timed as service", max)
+	}
+	if max := time.Duration(got.Lag.Max); max < delay {
+		t.Fatalf("send lag max %s: a reconnect of %s is not in it", max, delay)
+	}
+}
+
 func TestLoopTimesOutAndReconnects(t *testing.T) {
 	// Request 20 never gets a reply: a timeout error, after which the connection is
 	// replaced and the phase goes on.

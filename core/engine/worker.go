@@ -29,6 +29,7 @@ func (w *worker) run(ctx context.Context) {
 	e := w.e
 	defer w.close()
 	var prevEnd int64
+	redial, _ := w.conn.(core.Redialer)
 	for !e.stop.Load() {
 		if w.isProbe && e.loadDone.Load() {
 			return
@@ -53,6 +54,12 @@ func (w *worker) run(ctx context.Context) {
 			if err != nil {
 				w.conn = nil
 				err = &core.OpError{Class: core.ErrClassConnection, Err: err}
+			}
+			redial, _ = w.conn.(core.Redialer)
+		} else if redial != nil {
+			// So does a connection reopening itself after a failure.
+			if rerr := redial.Redial(ctx); rerr != nil {
+				err = &core.OpError{Class: core.ErrClassConnection, Err: rerr}
 			}
 		}
 		start := e.now()
