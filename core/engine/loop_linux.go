@@ -99,6 +99,7 @@ type loop struct {
 	mu     sync.Mutex
 	closed bool
 	dialed chan dialResult
+	dials  chan struct{} // the phase's reconnects under way, shared by its loops
 
 	lastCheck int64
 }
@@ -130,9 +131,11 @@ func newLoops(e *execution, c *collector, streams []*stream, n int) ([]*loop, er
 			}
 		}
 	}
+	dials := make(chan struct{}, connectParallel)
 	for _, l := range loops {
 		l.live = len(l.conns)
 		l.dialed = make(chan dialResult, len(l.conns))
+		l.dials = dials
 	}
 	return loops, nil
 }
@@ -454,12 +457,30 @@ func (l *loop) checkTimeouts(now int64) {
 }
 
 // dial opens a new socket for c in the background; c's operation is sent when it is
-// there, so that the reconnect counts as send lag (or as a connection error).
+// there, so that the reconnect counts as send lag (or as a connection error). At most
+// connectParallel reconnects of the phase run at once: after a server restart,
+// thousands of connections would otherwise each hold a thread (and descriptors)
+// waiting for their handshake.
 func (l *loop) dial(c *rconn, now int64) {
 	c.state = stDialing
 	id := c.id
 	go func() {
-		conn, err := l.e.cfg.Connect(l.ctx)
+		var conn core.Conn
+		var err error
+		select {
+		case l.dials <- struct{}{}:
+			l.mu.Lock()
+			closed := l.closed
+			l.mu.Unlock()
+			if closed { // the phase ended while this waited its turn
+				<-l.dials
+				return
+			}
+			conn, err = l.e.cfg.Connect(l.ctx)
+			<-l.dials
+		case <-l.ctx.Done():
+			err = l.ctx.Err()
+		}
 		if err != nil {
 			conn = nil // a failed Connect may return a typed nil
 		}

@@ -428,6 +428,31 @@ func TestReconnectIsSendLagNotServiceTime(t *testing.T) {
 	}
 }
 
+func TestLoopReconnectsAtMostConnectParallelAtOnce(t *testing.T) {
+	// Every other request is answered by hanging up, and a reconnect takes 20 ms:
+	// 4 × connectParallel connections would all dial at once.
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) { return "+", 0, n%2 == 0 })
+	var now, peak atomic.Int64
+	connect := func() (core.Conn, error) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		return dialConn(srv.addr(), time.Second)
+	}
+	end, c := rawRun(t, srv, ExecLoops, spec(4*connectParallel, 0, 10*time.Second, 8*connectParallel), nil, connect)
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	if got := c.total()[core.OpGet]; got.Errors[core.ErrClassConnection] < 2*connectParallel {
+		t.Fatalf("errors %v: the connections were not dropped", got.Errors)
+	}
+	if p := peak.Load(); p > connectParallel {
+		t.Fatalf("%d connections were being opened at once, more than %d", p, connectParallel)
+	}
+}
+
 func TestLoopTimesOutAndReconnects(t *testing.T) {
 	// Request 20 never gets a reply: a timeout error, after which the connection is
 	// replaced and the phase goes on.
