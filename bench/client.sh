@@ -131,22 +131,25 @@ read -r first last < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)
 if $have_memtier && [ "$first" != "$last" ] && command -v taskset >/dev/null; then
   echo "== 1a. the hog and the client on CPU $first, redis-server alone on CPU $last"
   mask=$(taskset -p "$redis_pid" | awk '{print $NF}')
-  taskset -a -p -c "$last" "$redis_pid" >/dev/null
-  taskset -c "$first" sh -c 'while :; do :; done' & hog_pid=$!
-  declare -a p_rate p_cpu
-  for variant in "" GOMAXPROCS=2; do
-    a=$(pre=(env $variant taskset -c "$first"); run closed)
-    line=$("$stat" phase "$a" measure)
-    p_rate+=("$(field ops_per_s "$line")"); p_cpu+=("$(field cpu_s_per_mop "$line")")
-    printf '   cmpbench%-13s %8s ops/s, %6s CPU-s per million ops\n' "${variant:+ $variant}:" "${p_rate[-1]}" "${p_cpu[-1]}"
-  done
-  read -r ops cpu < <(pre=(taskset -c "$first"); memtier "$port")
-  pm_rate=$(python3 -c "print(f'{$ops / $secs:.0f}')"); pm_cpu=$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")
-  printf '   memtier -t 2:          %8s ops/s, %6s CPU-s per million ops\n' "$pm_rate" "$pm_cpu"
-  kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
-  taskset -a -p "$mask" "$redis_pid" >/dev/null
-  python3 -c "
+  if taskset -a -p -c "$last" "$redis_pid" >/dev/null; then
+    taskset -c "$first" sh -c 'while :; do :; done' & hog_pid=$!
+    declare -a p_rate p_cpu
+    for variant in "" GOMAXPROCS=2; do
+      a=$(pre=(env $variant taskset -c "$first"); run closed)
+      line=$("$stat" phase "$a" measure)
+      p_rate+=("$(field ops_per_s "$line")"); p_cpu+=("$(field cpu_s_per_mop "$line")")
+      printf '   cmpbench%-13s %8s ops/s, %6s CPU-s per million ops\n' "${variant:+ $variant}:" "${p_rate[-1]}" "${p_cpu[-1]}"
+    done
+    read -r ops cpu < <(pre=(taskset -c "$first"); memtier "$port")
+    pm_rate=$(python3 -c "print(f'{$ops / $secs:.0f}')"); pm_cpu=$(python3 -c "print(f'{$cpu / ($ops / 1e6):.3f}')")
+    printf '   memtier -t 2:          %8s ops/s, %6s CPU-s per million ops\n' "$pm_rate" "$pm_cpu"
+    kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
+    taskset -a -p "$mask" "$redis_pid" >/dev/null
+    python3 -c "
 print(f'   cmpbench/memtier with the same placement: throughput {${p_rate[0]}/$pm_rate:.2f}x (Go\'s one thread on one CPU), {${p_rate[1]}/$pm_rate:.2f}x (two threads, as memtier\'s); CPU per op {${p_cpu[0]}/$pm_cpu:.2f}x, {${p_cpu[1]}/$pm_cpu:.2f}x')"
+  else
+    echo "   taskset could not move redis-server to CPU $last: skipped"
+  fi
 fi
 
 if command -v openssl >/dev/null; then
