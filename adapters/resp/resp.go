@@ -254,12 +254,34 @@ type conn struct {
 	args    []string // reused for the field/value pairs of a record
 }
 
+// Redial implements core.Redialer: after a network error or a timeout, it takes a
+// new dedicated connection and opens it with a PING, before the next operation's
+// clock starts. A cluster worker's pooled connections reconnect inside rueidis.
+func (c *conn) Redial(context.Context) error {
+	if !c.broken || c.shared {
+		return nil
+	}
+	c.release()
+	c.dc, c.release = c.client.Dedicate()
+	c.broken = false
+	if err := c.dc.Do(context.Background(), c.dc.B().Ping().Build()).Error(); err != nil {
+		if class, _ := classify(err); class == core.ErrClassConnection || class == core.ErrClassTimeout {
+			c.broken = true
+		}
+		return err
+	}
+	return nil
+}
+
+var _ core.Redialer = (*conn)(nil)
+
 // Do sends one command and waits for its reply. It deliberately ignores ctx: rueidis
 // turns a cancelable context without a deadline into background pipelining, which
 // would change what is measured. Every command is bounded by the connection timeout.
 func (c *conn) Do(_ context.Context, op *core.Op) error {
 	if c.broken && !c.shared {
-		// A dedicated connection keeps failing after a network error: take a new one.
+		// A dedicated connection keeps failing after a network error: take a new one
+		// (Redial does, when the engine called it).
 		c.release()
 		c.dc, c.release = c.client.Dedicate()
 		c.broken = false

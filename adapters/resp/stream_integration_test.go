@@ -68,3 +68,50 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 		t.Fatalf("GET after the pause, on a new connection: %v, %d bytes", err, get.RespBytes)
 	}
 }
+
+// A rueidis connection (driver: rueidis) that timed out is replaced by Redial, with a
+// PING, before the next operation's clock starts.
+func TestRueidisConnRedialIntegration(t *testing.T) {
+	sys := sysAt(provisiontest.Redis(t).Endpoint())
+	sys.Options["driver"] = "rueidis"
+	sys.Timeout = 300 * time.Millisecond
+	ctx := context.Background()
+	tg, err := Adapter{}.Open(ctx, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(ctx)
+	cc, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c, ok := cc.(*conn)
+	if !ok {
+		t.Fatalf("driver rueidis gave a %T", cc)
+	}
+	if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: []byte("k2"), Value: []byte("value-2")}); err != nil {
+		t.Fatal(err)
+	}
+	rc := tg.(*target).client
+	if err := rc.Do(ctx, rc.B().ClientPause().Timeout(1000).All().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := c.Do(ctx, &core.Op{Kind: core.OpGet, Key: []byte("k2")}); core.ClassOf(err) != core.ErrClassTimeout {
+		t.Fatalf("GET during the pause: %v (class %v); want a timeout", err, core.ClassOf(err))
+	}
+	if !c.broken {
+		t.Fatal("a timed-out dedicated connection is not marked for replacement")
+	}
+	time.Sleep(time.Second - time.Since(start) + 100*time.Millisecond)
+	for i := range 2 {
+		if err := c.Redial(ctx); err != nil || c.broken {
+			t.Fatalf("Redial %d after the pause: %v (broken %v)", i+1, err, c.broken)
+		}
+	}
+	get := &core.Op{Kind: core.OpGet, Key: []byte("k2")}
+	if err := c.Do(ctx, get); err != nil || get.RespBytes != len("value-2") {
+		t.Fatalf("GET after Redial: %v, %d bytes", err, get.RespBytes)
+	}
+}
