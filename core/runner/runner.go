@@ -939,16 +939,19 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	ended.Store(true)
 	mu.Unlock()
 	p.HostCPU = sampler.SelfCPU() - hostCPU0
+	var machine1 *sampler.Host
+	if machine0 != nil {
+		// Read before the samplers stop: the machine's idle time after the phase
+		// would count against its load.
+		machine1, _ = sampler.ReadHost()
+	}
 	clientLoop.Stop()
 	statsLoop.Stop()
 	opened.Wait()
-	var machine1 *sampler.Host
-	if machine0 != nil {
-		machine1, _ = sampler.ReadHost()
-		// The kernel counts idle time in ticks: a window under a second says little.
-		if machineOpen != nil && machine1 != nil && machine1.At().Sub(machineOpen.At()) >= time.Second {
-			machine0 = machineOpen
-		}
+	// The kernel counts idle time in ticks: a window under a second says little. (A
+	// first interval read after the end gives a negative window.)
+	if machineOpen != nil && machine1 != nil && machine1.At().Sub(machineOpen.At()) >= time.Second {
+		machine0 = machineOpen
 	}
 	slices.SortStableFunc(p.ServerStats, func(a, b core.StatsSample) int { return a.At.Compare(b.At) })
 	if err != nil {

@@ -104,10 +104,11 @@ const (
 )
 
 // HostLoad is what the machine did from h to end: how busy the CPUs the client may
-// run on were (cpus; every CPU when empty), and the busiest processes that are not
-// the client's own (ours: cmpbench and its plugins), wherever they ran. Processes
-// started in between count from their start; those that ended in between are only
-// in the CPUs' total.
+// run on were (cpus; every CPU when empty, or when /proc/stat numbers none of them,
+// as in a container whose /proc renumbers its CPUs), and the busiest processes that
+// are not the client's own (ours: cmpbench and its plugins), wherever they ran.
+// Processes started in between count from their start; those that ended in between
+// are only in the CPUs' total.
 func (h *Host) HostLoad(end *Host, ours, cpus []int) core.HostLoad {
 	var hl core.HostLoad
 	wall := end.at.Sub(h.at).Seconds()
@@ -115,14 +116,19 @@ func (h *Host) HostLoad(end *Host, ours, cpus []int) core.HostLoad {
 		return hl
 	}
 	var idle, steal float64
-	for n, e := range end.cpus {
-		b, ok := h.cpus[n]
-		if !ok || len(cpus) > 0 && !slices.Contains(cpus, n) {
-			continue
+	sum := func(only []int) {
+		for n, e := range end.cpus {
+			b, ok := h.cpus[n]
+			if !ok || len(only) > 0 && !slices.Contains(only, n) {
+				continue
+			}
+			hl.Cores++
+			idle += e.idle - b.idle
+			steal += e.steal - b.steal
 		}
-		hl.Cores++
-		idle += e.idle - b.idle
-		steal += e.steal - b.steal
+	}
+	if sum(cpus); hl.Cores == 0 {
+		sum(nil)
 	}
 	hl.StealCores = max(0, steal) / wall
 	hl.BusyCores = min(float64(hl.Cores), max(0, float64(hl.Cores)-idle/wall-hl.StealCores))

@@ -109,6 +109,7 @@ func TestHostLoadOnTheClientsCPUs(t *testing.T) {
 		{[]int{0, 1}, 2, 1.95, true},
 		{[]int{2, 3}, 2, 0.05, false},
 		{[]int{1, 7}, 1, 0.97, true}, // a CPU the machine does not have is not counted
+		{[]int{8, 9}, 4, 2, false},   // none: a /proc that renumbers the CPUs; all of them
 	} {
 		hl := start.HostLoad(end, nil, tc.cpus)
 		if hl.Cores != tc.cores || diff(hl.BusyCores, tc.busy) > 1e-9 || hl.Saturated != tc.saturated {
