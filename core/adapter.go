@@ -57,8 +57,7 @@ type Conn interface {
 // The engine calls Redial before every operation, outside the timed span, so that
 // a reconnect counts as send lag (or fails as a connection error) and not as the
 // next operation's service time. Redial returns nil at once while the connection is
-// open. Do must still reconnect when Redial was not called (the side probe of other
-// engines, tools).
+// open. Do must still reconnect by itself when Redial was not called.
 type Redialer interface {
 	Redial(ctx context.Context) error
 }
