@@ -295,7 +295,11 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 
 	// Connections open before the clock starts: connection setup is never timed.
 	// One that fails here is opened again inside the phase, as after an error.
-	connectAll(ctx, e, streams, probe)
+	unopened, firstErr := connectAll(ctx, e, streams, probe)
+	if unopened > 0 && ctx.Err() == nil {
+		e.notes = append(e.notes, fmt.Sprintf("%d of %d connections did not open before the phase started (%v); they were opened inside it, as after an error",
+			unopened, len(streams), firstErr))
+	}
 	var pubsub *pubsubRun
 	closeConns := func() {
 		closeAll(streams, probe)
@@ -322,6 +326,8 @@ func Run(ctx context.Context, cfg Config) core.PhaseEnd {
 		exec = ExecGoroutines
 		if loopsAvailable && allRaw(streams) {
 			exec = ExecLoops
+		} else if loopsAvailable && unopened == len(streams) && ctx.Err() == nil {
+			e.notes = append(e.notes, "with no connection open before the phase, the engine could not tell whether event loops could drive them: it ran one goroutine per connection")
 		}
 	}
 	if exec == ExecGoroutines {
@@ -476,29 +482,42 @@ type driver interface {
 	counts() (issued, errors int64, el *errLog)
 }
 
-// connectAll opens every connection, a bounded number at a time.
-func connectAll(ctx context.Context, e *execution, streams []*stream, probe *worker) {
+// connectAll opens every connection, a bounded number at a time, and says how many
+// of the streams' failed and the first error.
+func connectAll(ctx context.Context, e *execution, streams []*stream, probe *worker) (failed int, first error) {
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	sem := make(chan struct{}, connectParallel)
 	var wg sync.WaitGroup
-	open := func(dst *core.Conn) {
+	var mu sync.Mutex
+	open := func(dst *core.Conn, counted bool) {
 		defer wg.Done()
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		if c, err := e.cfg.Connect(cctx); err == nil {
+		c, err := e.cfg.Connect(cctx)
+		if err == nil {
 			*dst = c
+			return
+		}
+		if counted {
+			mu.Lock()
+			failed++
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
 		}
 	}
 	for _, s := range streams {
 		wg.Add(1)
-		go open(&s.conn)
+		go open(&s.conn, true)
 	}
 	if probe != nil {
 		wg.Add(1)
-		go open(&probe.conn)
+		go open(&probe.conn, false)
 	}
 	wg.Wait()
+	return failed, first
 }
 
 func closeAll(streams []*stream, probe *worker) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -369,6 +370,41 @@ func TestConnectingIsNotTimed(t *testing.T) {
 			}
 			if max := time.Duration(c.total()[core.OpGet].Service.Max); max >= 100*time.Millisecond {
 				t.Fatalf("service max %s: connection setup was timed", max)
+			}
+		})
+	}
+}
+
+func TestConnectionsThatDidNotOpenBeforeThePhaseAreNoted(t *testing.T) {
+	srv := newLineServer(t, nil)
+	for _, tc := range []struct {
+		name    string
+		failing int64 // the first Connect calls that fail
+		notes   []string
+	}{
+		{"all open", 0, nil},
+		{"two of four", 2, []string{"2 of 4 connections did not open before the phase started (refused for the test); they were opened inside it, as after an error"}},
+		{"none", 4, []string{
+			"4 of 4 connections did not open before the phase started (refused for the test); they were opened inside it, as after an error",
+			"with no connection open before the phase, the engine could not tell whether event loops could drive them: it ran one goroutine per connection",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			end, c := rawRun(t, srv, ExecAuto, spec(4, 0, 10*time.Second, 400), nil, func() (core.Conn, error) {
+				if calls.Add(1) <= tc.failing {
+					return nil, errors.New("refused for the test")
+				}
+				return dialConn(srv.addr(), time.Second)
+			})
+			if end.Status != core.StatusOK {
+				t.Fatal(end.Error)
+			}
+			if got := c.total()[core.OpGet]; got.OK != 400 {
+				t.Fatalf("ok=%d errors=%v", got.OK, got.Errors)
+			}
+			if !slices.Equal(end.Notes, tc.notes) {
+				t.Fatalf("notes %q, want %q", end.Notes, tc.notes)
 			}
 		})
 	}
