@@ -211,6 +211,39 @@ func TestPubSubMeasuresAKnownDelay(t *testing.T) {
 	}
 }
 
+// Deliveries go on after the last publish, for longer than an interval here: the
+// intervals that hold them end with the last delivery, never before they start.
+func TestPubSubDrainIntervalsHaveLength(t *testing.T) {
+	const delay = 400 * time.Millisecond // an interval is 250 ms
+	b := &broker{delay: delay}
+	end, c := runPubSub(t, pubsubSpec(2, 2, 2, 200, 500*time.Millisecond), b)
+	if end.Status != core.StatusOK || end.PubSub.Lost != 0 {
+		t.Fatalf("status %s %s, %+v", end.Status, end.Error, end.PubSub)
+	}
+	var delivered int64
+	var last time.Duration
+	for i, r := range c.intervals {
+		if r.End <= r.Start {
+			t.Fatalf("interval %d: %s to %s", r.Index, r.Start, r.End)
+		}
+		if r.Index != i || r.Start != time.Duration(i)*250*time.Millisecond {
+			t.Fatalf("interval %d at position %d starts at %s", r.Index, i, r.Start)
+		}
+		for _, o := range r.Ops {
+			if o.Op == core.OpDeliver {
+				delivered += o.OK
+			}
+		}
+		last = r.End
+	}
+	if delivered != end.PubSub.Delivered || delivered == 0 {
+		t.Fatalf("intervals hold %d deliveries of %d", delivered, end.PubSub.Delivered)
+	}
+	if last < end.Elapsed+delay*3/4 {
+		t.Fatalf("the last interval ends at %s: before the drain's deliveries (last publish %s, delay %s)", last, end.Elapsed, delay)
+	}
+}
+
 func TestPubSubFailsWithoutEverySubscriber(t *testing.T) {
 	s := pubsubSpec(2, 3, 3, 100, 200*time.Millisecond)
 	n := 0

@@ -176,7 +176,10 @@ type collector struct {
 	slots map[int64]*slot // intervals not emitted yet
 	spare []*slot
 	next  int64 // the next interval to emit
-	enc   encoder
+	// opsEnd is the latest end of an operation counted (the side probe's aside):
+	// after the load's last one, a pub/sub phase still counts deliveries.
+	opsEnd int64
+	enc    encoder
 	// totals sums every emitted interval: the phase's totals, merged as the
 	// intervals go, so that nobody downstream has to merge them again.
 	totals [core.NumOpKinds]opRecord
@@ -284,8 +287,18 @@ func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 					}
 				}
 			}
+			// An interval ends with the phase's last operation, or its last
+			// delivery: a pub/sub phase's subscribers drain after its last publish.
+			// (An interval that only holds late samples ends now.)
+			stop, now := max(end, c.opsEnd), e.now()
 			for ; c.next <= lastIdx && end > 0; c.next++ {
-				c.emit(c.next, max(min((c.next+1)*e.interval, end), c.next*e.interval))
+				from, to := c.next*e.interval, (c.next+1)*e.interval
+				if stop > from {
+					to = min(to, stop)
+				} else {
+					to = min(to, max(now, from+1))
+				}
+				c.emit(c.next, to)
 			}
 			return end
 		}
@@ -314,6 +327,7 @@ func (c *collector) count(b *batch) {
 				End: time.Duration(x.end), Op: x.kind, Outcome: x.outcome, Class: x.class})
 			continue
 		}
+		c.opsEnd = max(c.opsEnd, x.end)
 		r := &s.ops[x.kind]
 		if x.outcome == core.OutcomeError {
 			r.errors[x.class]++
