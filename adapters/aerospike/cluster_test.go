@@ -165,7 +165,15 @@ func TestConnectionsAreTheConcurrency(t *testing.T) {
 	c := cluster(t, astest.ClusterOptions{Nodes: 2, ReplicationFactor: 2})
 	const workers = 12
 	tg := openAt(t, c.Seed(), workers, 2*time.Second)
-	opened := []int{c.Node(0).Connections(), c.Node(1).Connections()}
+	// The client's connections are open when Open returns; the test server counts
+	// each once its accept loop has taken it, a moment later.
+	opened := make([]int, 2)
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		opened[0], opened[1] = c.Node(0).Connections(), c.Node(1).Connections()
+		if min(opened[0], opened[1]) >= workers || time.Now().After(deadline) {
+			break
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
