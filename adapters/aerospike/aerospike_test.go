@@ -3,6 +3,7 @@ package aerospike
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -138,8 +139,26 @@ func TestOpenNeedsANamespace(t *testing.T) {
 func TestServerGoneIsAConnectionError(t *testing.T) {
 	srv, tg := open(t)
 	c, _ := tg.Connect(context.Background())
+	addr := srv.Addr()
 	srv.Close()
-	err := c.Do(context.Background(), &core.Op{Kind: core.OpGet, Key: []byte("k")})
+	// Hold the closed server's port, taking and dropping every connection: a test
+	// server of another package, run at the same time, could otherwise listen on it
+	// and answer (CI once read a miss here).
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the closed server's port %s: %v", addr, err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	err = c.Do(context.Background(), &core.Op{Kind: core.OpGet, Key: []byte("k")})
 	if class := core.ClassOf(err); class != core.ErrClassConnection && class != core.ErrClassTimeout {
 		t.Fatalf("after the server closed: %v (class %s)", err, class)
 	}
