@@ -84,7 +84,10 @@ func TestThousandConnectionsIntegration(t *testing.T) {
 	srv := provisiontest.Redis(t, "--maxclients", "4000")
 	tg := open(t, srv.Endpoint(), core.AuthConfig{})
 	mix := memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 10_000, KeyPrefix: "kv_", ValueMin: 32, ValueMax: 32}
-	const rate = 20_000
+	// A rate this 2-core machine serves with other packages' tests running beside
+	// it (20,000 once fell to 18,764 under CI's load); bench/client.sh measures
+	// 50,000.
+	const rate = 10_000
 	spec := core.PhaseSpec{Name: "c1000", Kind: core.PhaseMeasured, Connections: 1000, Rate: rate, Duration: 3 * time.Second, Workload: mix}
 	end, _ := runRaw(t, tg, spec, engine.ExecAuto)
 	if end.Status != core.StatusOK {
