@@ -536,6 +536,7 @@ func TestRecoverDropsARowCutShort(t *testing.T) {
 // SHA256SUMS, as someone who wants a run to look better would: verify must find
 // what no longer agrees.
 func TestVerifyCrossChecksManifestAndTables(t *testing.T) {
+	skipInTheRaceRun(t)
 	phase := func(m *archive.Manifest, system, name string) *archive.PhaseInfo {
 		for i := range m.Phases {
 			if m.Phases[i].System == system && m.Phases[i].Name == name {
@@ -712,6 +713,7 @@ func TestVerifyReadsOnlyTheArchive(t *testing.T) {
 // phase's start; the archive still verifies, and its report is the same byte for
 // byte.
 func TestTablesWrittenBeforeTheTimestampColumns(t *testing.T) {
+	skipInTheRaceRun(t)
 	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{Soak: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -809,5 +811,14 @@ func TestTablesWrittenBeforeTheTimestampColumns(t *testing.T) {
 		if !bytes.Equal(data, before.report[name]) {
 			t.Errorf("%s differs without the timestamp columns", name)
 		}
+	}
+}
+
+// skipInTheRaceRun skips, under -short (CI's run with the race detector), a slow test
+// of no concurrency of its own: CI's full run, without -short, runs it.
+func skipInTheRaceRun(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow and single-threaded: run without -short (the race run skips it)")
 	}
 }
