@@ -261,9 +261,7 @@ func (c *conn) Redial(context.Context) error {
 	if !c.broken || c.shared {
 		return nil
 	}
-	c.release()
-	c.dc, c.release = c.client.Dedicate()
-	c.broken = false
+	c.rededicate()
 	if err := c.dc.Do(context.Background(), c.dc.B().Ping().Build()).Error(); err != nil {
 		if class, _ := classify(err); class == core.ErrClassConnection || class == core.ErrClassTimeout {
 			c.broken = true
@@ -271,6 +269,13 @@ func (c *conn) Redial(context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// rededicate swaps a broken dedicated connection for a new one.
+func (c *conn) rededicate() {
+	c.release()
+	c.dc, c.release = c.client.Dedicate()
+	c.broken = false
 }
 
 var _ core.Redialer = (*conn)(nil)
@@ -282,9 +287,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	if c.broken && !c.shared {
 		// A dedicated connection keeps failing after a network error: take a new one
 		// (Redial does, when the engine called it).
-		c.release()
-		c.dc, c.release = c.client.Dedicate()
-		c.broken = false
+		c.rededicate()
 	}
 	var cmd rueidis.Completed
 	switch op.Kind {

@@ -19,16 +19,7 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 	sys.TLS = core.TLSConfig{Enabled: true, CAFile: files.CA}
 	sys.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
-	tg, err := Adapter{}.Open(ctx, sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	c, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	tg, c := connectTo(t, sys)
 	if _, ok := c.(*streamConn); !ok {
 		t.Fatalf("a TLS target to one server gave a %T", c)
 	}
@@ -43,7 +34,7 @@ func TestStreamConnTimeoutAndReconnectIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = c.Do(ctx, &core.Op{Kind: core.OpGet, Key: []byte("k")})
+	err := c.Do(ctx, &core.Op{Kind: core.OpGet, Key: []byte("k")})
 	if took := time.Since(start); core.ClassOf(err) != core.ErrClassTimeout || took < 250*time.Millisecond || took > 900*time.Millisecond {
 		t.Fatalf("GET during the pause: %v (class %v) after %s; want a timeout after 300 ms", err, core.ClassOf(err), took)
 	}
@@ -76,16 +67,7 @@ func TestRueidisConnRedialIntegration(t *testing.T) {
 	sys.Options["driver"] = "rueidis"
 	sys.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
-	tg, err := Adapter{}.Open(ctx, sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	cc, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	tg, cc := connectTo(t, sys)
 	c, ok := cc.(*conn)
 	if !ok {
 		t.Fatalf("driver rueidis gave a %T", cc)
@@ -114,4 +96,21 @@ func TestRueidisConnRedialIntegration(t *testing.T) {
 	if err := c.Do(ctx, get); err != nil || get.RespBytes != len("value-2") {
 		t.Fatalf("GET after Redial: %v, %d bytes", err, get.RespBytes)
 	}
+}
+
+// connectTo opens sys and one connection to it, both closed when the test ends.
+func connectTo(t *testing.T, sys core.SystemConfig) (core.Target, core.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := Adapter{}.Open(ctx, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close(ctx) })
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return tg, c
 }
