@@ -12,7 +12,22 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (redis-tools, for cluster setup) and openssl (for examples/gen-certs.sh).
 DEPS_BIN := redis-server redis-cli memcached openssl etcd
 
-.PHONY: build deps smoke lint test fuzz bench proto clean
+# Real servers no Debian package has (Aerospike CE, Valkey, KeyDB, Kvrocks, Dragonfly,
+# Pika): SERVERS is a folder with one subfolder of binaries per server, each put on
+# PATH for the tests and the smoke run. Their integration tests skip, saying how to
+# get the server, when it is absent, and fail instead when CI is set (.ci/run).
+# Default: the build folder beside this checkout on cmpbench's own machines.
+SERVERS ?= $(firstword $(wildcard ../shared/servers))
+ifneq ($(SERVERS),)
+SERVER_DIRS := $(abspath $(wildcard $(SERVERS)/*/))
+empty :=
+space := $(empty) $(empty)
+export PATH := $(subst $(space),:,$(SERVER_DIRS)):$(PATH)
+endif
+# What those builds need at run time (Debian 12).
+SERVER_LIBS := libssl3 zlib1g libstdc++6 libuuid1 libcurl4 librocksdb7.8 libunwind8 libboost-context1.74.0 liblzma5
+
+.PHONY: build deps servers servers-path smoke lint test fuzz bench proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cmpbench ./cmd/cmpbench
@@ -24,6 +39,19 @@ deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server redis-tools memcached openssl etcd-server >/dev/null; \
 	  for s in redis-server memcached etcd; do $(SUDO) systemctl disable --now $$s >/dev/null 2>&1 || true; done; \
 	fi
+	@if [ -n "$(SERVERS)" ] && ! dpkg -s $(SERVER_LIBS) >/dev/null 2>&1; then \
+	  echo "installing the real servers' runtime libraries (Debian packages)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SERVER_LIBS) >/dev/null; \
+	fi
+
+# Which real servers the tests will find: run `make servers`, or
+# `export PATH=$$(make -s servers-path)` for a shell of your own.
+servers:
+	@echo "SERVERS=$(if $(SERVERS),$(abspath $(SERVERS)),(none))"
+	@for b in asd valkey-server keydb-server keydb-flash-server kvrocks dragonfly pika redis-server; do \
+	  printf '  %-20s %s\n' $$b "$$(command -v $$b || echo 'absent: its tests skip')"; done
+servers-path:
+	@echo "$$PATH"
 
 # The Quick start's first command: two local redis-servers, compared.
 smoke: deps build

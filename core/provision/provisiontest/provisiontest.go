@@ -4,6 +4,7 @@ package provisiontest
 
 import (
 	"net"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -11,23 +12,43 @@ import (
 	"github.com/cmpbench/cmpbench/core/provision"
 )
 
-// Need skips the test when binary is not installed. CI installs every binary the
-// tests need (.ci/run), so there a skip is a CI defect, not a pass.
+// Need skips the test when binary is not on PATH, saying how to get it. CI
+// installs or provides every binary the tests need (.ci/run sets CI), so there a
+// missing binary fails the test: a skip would pass a test that never ran.
 func Need(t testing.TB, binary string) {
 	t.Helper()
 	if _, err := exec.LookPath(binary); err != nil {
-		t.Skipf("%s is not installed (.ci/run installs it; on Debian: apt-get install -y %s)", binary, pkg(binary))
+		msg := binary + " is not on PATH: " + HowToGet(binary)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI is set, so this test must run: .ci/run provides it)", msg)
+		}
+		t.Skip(msg)
 	}
 }
 
-func pkg(binary string) string {
+// HowToGet says how a developer gets a server binary the tests use.
+func HowToGet(binary string) string {
 	switch binary {
 	case "redis-server", "redis-cli":
-		return "redis-server"
+		return "apt-get install -y redis-server redis-tools (make deps does)"
 	case "etcd":
-		return "etcd-server"
+		return "apt-get install -y etcd-server (make deps does)"
+	case "memcached", "openssl", "taskset":
+		return "apt-get install -y " + map[string]string{"memcached": "memcached", "openssl": "openssl", "taskset": "util-linux"}[binary]
+	case "asd":
+		return "install Aerospike Server Community Edition (https://aerospike.com/download/server/, or build aerospike/aerospike-server), or point SERVERS at a folder of server builds (make test)"
+	case "valkey-server", "valkey-cli":
+		return "install Valkey (https://valkey.io/download/, or a source build with BUILD_TLS=yes), or point SERVERS at a folder of server builds (make test)"
+	case "keydb-server", "keydb-flash-server", "keydb-cli":
+		return "build KeyDB (https://github.com/Snapchat/KeyDB; ENABLE_FLASH=yes for keydb-flash-server), or point SERVERS at a folder of server builds (make test)"
+	case "kvrocks":
+		return "build Apache Kvrocks (https://kvrocks.apache.org/download/), or point SERVERS at a folder of server builds (make test)"
+	case "dragonfly":
+		return "install Dragonfly (https://www.dragonflydb.io/docs/getting-started/binary), or point SERVERS at a folder of server builds (make test)"
+	case "pika":
+		return "build Pika (https://github.com/OpenAtomFoundation/pika), or point SERVERS at a folder of server builds (make test)"
 	}
-	return binary
+	return "install it"
 }
 
 // Redis starts a redis-server without persistence plus extra arguments and waits
