@@ -148,6 +148,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 			}
 			red := s.Redactor()
 			fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
+			var unusable []string
 			for _, n := range s.Names() {
 				sys, problems := s.Lookup(n)
 				target := sys.Endpoint
@@ -155,12 +156,21 @@ func newSystemsCmd(g *globals) *cobra.Command {
 					target = "starts: " + core.ShellQuote(sys.Provision.Command)
 				}
 				if len(problems) > 0 {
-					target = "(not usable here: " + strings.ReplaceAll(problems[0].Error(), "\n", " ") + ")"
+					target = "(not usable here: see below)"
+					for _, p := range problems {
+						unusable = append(unusable, strings.ReplaceAll(p.Error(), "\n", " "))
+					}
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if len(unusable) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "\nNot usable here:")
+				for _, u := range unusable {
+					fmt.Fprintln(cmd.OutOrStdout(), "  "+red.String(u))
+				}
 			}
 			// Each usable system's configuration against what its adapter declares.
 			var usable []string

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,8 +39,14 @@ const (
 	DirPlaceholder       = "{dir}"
 	EndpointsPlaceholder = "{endpoints}" // in provision.setup: every node's host:port
 	// NodePlaceholder is the node's number (0, 1, ...); {each:TEMPLATE} is TEMPLATE
-	// filled in for every node, joined with commas (provision.EachPrefix).
+	// filled in for every node, joined with commas, {each_line:TEMPLATE} with
+	// newlines (provision.EachPrefix, EachLinePrefix).
 	NodePlaceholder = "{node}"
+	// DataGiBPlaceholder is room for the data the suite's phases write to the
+	// system, in whole GiB: four times the estimate (plan.Estimate.Bytes, which
+	// leaves out the server's own overhead and what closed-loop inserts add), at
+	// least 1 — for sizing a storage file (Aerospike's filesize {data_gib}G).
+	DataGiBPlaceholder = "{data_gib}"
 )
 
 // Defaults for provisioned systems.
@@ -129,6 +136,19 @@ type Provision struct {
 	// TEMPLATE filled in for every node (its {node}, {port}, {port:NAME}, {dir})
 	// and joined with commas: how the members of a cluster name each other.
 	Files map[string]string `yaml:"files"`
+	// Dirs are created in each node's directory before it starts (relative
+	// paths): what its configuration names and the server will not create itself,
+	// e.g. Aerospike's [work/smd, udf]. The command stays the server's own, never
+	// a shell that prepares them, so that its binary and version are what the
+	// archive records.
+	Dirs []string `yaml:"dirs"`
+	// Logs are files in a node's directory that the server logs to (as its
+	// configuration names them), besides its standard output and error: a start
+	// that fails quotes them, and the archive keeps their end.
+	Logs []string `yaml:"logs"`
+	// Install says how to get the server when its binary is not on PATH; the
+	// run then stops before anything starts and says so.
+	Install string `yaml:"install"`
 }
 
 // Auth credentials; the password must be a ${ENV_VAR} reference.
@@ -461,8 +481,8 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			}
 			check := func(where string, path []string, text string) {
 				for _, ph := range placeholder.FindAllString(text, -1) {
-					if ph != PortPlaceholder && ph != DirPlaceholder && ph != NodePlaceholder && !namedPort.MatchString(ph) {
-						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir}, {node}, {each:...})", at(path...), where, ph))
+					if ph != PortPlaceholder && ph != DirPlaceholder && ph != NodePlaceholder && ph != DataGiBPlaceholder && !namedPort.MatchString(ph) {
+						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir}, {node}, {data_gib}, {each:...}, {each_line:...})", at(path...), where, ph))
 					}
 				}
 				if strings.Count(text, "{") != strings.Count(text, "}") {
@@ -477,6 +497,16 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 					errs = append(errs, fmt.Errorf("%s: provision.files: %q must be a plain file name (written into the server's directory)", at("provision", "files"), name))
 				}
 				check("provision.files."+name, []string{"provision", "files", name}, p.Files[name])
+			}
+			for _, d := range p.Dirs {
+				if !filepath.IsLocal(d) {
+					errs = append(errs, fmt.Errorf("%s: provision.dirs: %q must be a relative path inside the server's directory", at("provision", "dirs"), d))
+				}
+			}
+			for _, l := range p.Logs {
+				if !filepath.IsLocal(l) || l == "server.log" {
+					errs = append(errs, fmt.Errorf("%s: provision.logs: %q must be a relative path inside the server's directory (its output goes to server.log already)", at("provision", "logs"), l))
+				}
 			}
 		}
 		for _, d := range []struct {
@@ -603,8 +633,8 @@ func commonWord(v string) bool {
 // Get returns a system by name.
 func (s *Systems) Get(name string) (*System, error) {
 	if sys, ok := s.byName[name]; ok {
-		if len(sys.unusable) > 0 {
-			return nil, Errors(sys.unusable)
+		if errs := append(slices.Clone(sys.unusable), sys.missingBinaries()...); len(errs) > 0 {
+			return nil, Errors(errs)
 		}
 		return sys, nil
 	}
@@ -618,7 +648,32 @@ func (s *Systems) Lookup(name string) (*System, []error) {
 	if sys == nil {
 		return nil, []error{fmt.Errorf("system %q is not defined", name)}
 	}
-	return sys, sys.unusable
+	return sys, append(slices.Clone(sys.unusable), sys.missingBinaries()...)
+}
+
+// missingBinaries reports the programs a system cmpbench starts needs and this
+// machine does not have on PATH (the server, its setup command), saying how to
+// get the server when the definition says (provision.install).
+func (s *System) missingBinaries() []error {
+	p := s.Provision
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	for i, cmd := range [][]string{p.Command, p.Setup} {
+		if len(cmd) == 0 || cmd[0] == "" {
+			continue
+		}
+		if _, err := exec.LookPath(cmd[0]); err != nil {
+			how := ""
+			if i == 0 && p.Install != "" {
+				how = ": " + p.Install
+			}
+			key := [...]string{"provision.command", "provision.setup"}[i]
+			errs = append(errs, fmt.Errorf("%s: %s %s is not on PATH, so cmpbench cannot start it%s", s.at, key, cmd[0], how))
+		}
+	}
+	return errs
 }
 
 // Names lists the defined systems, sorted.

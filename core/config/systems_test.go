@@ -41,18 +41,81 @@ func TestBuiltinSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"redis", "redis-aof"} {
-		sys, err := s.Get(name)
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		name, adapter, binary string
+		nodes                 int
+	}{
+		{"redis", "resp", "redis-server", 0},
+		{"redis-aof", "resp", "redis-server", 0},
+		{"valkey", "resp", "valkey-server", 0},
+		{"aerospike", "aerospike", "asd", 0},
+		{"aerospike-cluster", "aerospike", "asd", 3},
+	} {
+		sys, _ := s.Lookup(tc.name)
+		if sys == nil {
+			t.Fatalf("%s is not built in", tc.name)
 		}
-		if !sys.Provisioned() || sys.Adapter != "resp" || sys.Source != BuiltinFile {
-			t.Errorf("%s: %+v", name, sys)
+		if !sys.Provisioned() || sys.Adapter != tc.adapter || sys.Source != BuiltinFile || sys.Provision.Command[0] != tc.binary || sys.Provision.Nodes != tc.nodes {
+			t.Errorf("%s: %+v", tc.name, sys)
 		}
 	}
-	aof, _ := s.Get("redis-aof")
+	aof, _ := s.Lookup("redis-aof")
 	if !strings.Contains(strings.Join(aof.Provision.Command, " "), "--appendonly yes --appendfsync everysec") {
 		t.Errorf("redis-aof command %v", aof.Provision.Command)
+	}
+	// asd refuses to start without its work directory and mod-lua path, which
+	// the definition makes without a shell around asd.
+	as, _ := s.Lookup("aerospike")
+	conf := as.Provision.Files["aerospike.conf"]
+	for _, want := range []string{"work-directory {dir}/work", "user-path {dir}/udf", "filesize {data_gib}G", "access-address 127.0.0.1"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("aerospike.conf lacks %q", want)
+		}
+	}
+	if strings.Join(as.Provision.Dirs, " ") != "work/smd udf" || as.Provision.Install == "" {
+		t.Errorf("aerospike provision %+v", as.Provision)
+	}
+	cl, _ := s.Lookup("aerospike-cluster")
+	if c := cl.Provision.Files["aerospike.conf"]; !strings.Contains(c, "{each_line:mesh-seed-address-port 127.0.0.1 {port:heartbeat}}") || !strings.Contains(c, "replication-factor 2") {
+		t.Errorf("aerospike-cluster conf:\n%s", c)
+	}
+}
+
+// A system cmpbench starts is unusable where its binary is not on PATH, and the
+// error says how to get it; with the binary on PATH it is usable.
+func TestMissingServerBinary(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("PATH", empty)
+	s, err := LoadSystems("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get("aerospike")
+	if err == nil || !strings.Contains(err.Error(), `system "aerospike": provision.command asd is not on PATH`) || !strings.Contains(err.Error(), "https://aerospike.com/download/server/") {
+		t.Fatalf("aerospike without asd: %v", err)
+	}
+	if _, problems := s.Lookup("valkey"); len(problems) != 1 || !strings.Contains(problems[0].Error(), "valkey-server is not on PATH") {
+		t.Fatalf("valkey without valkey-server: %v", problems)
+	}
+	// A user's definition names its file:line; a setup command is checked too.
+	p := writeFile(t, "systems:\n  c:\n    adapter: resp\n    provision:\n      nodes: 3\n      command: [my-server, --port, \"{port}\"]\n      setup: [my-cli, create, \"{endpoints}\"]\n")
+	s, err = LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get("c")
+	if err == nil || !strings.Contains(err.Error(), `cmpbench.yaml:2: system "c": provision.command my-server is not on PATH`) || !strings.Contains(err.Error(), "provision.setup my-cli is not on PATH") {
+		t.Fatalf("a user's system without its binaries: %v", err)
+	}
+	for _, b := range []string{"asd", "my-server", "my-cli"} {
+		if err := os.WriteFile(filepath.Join(empty, b), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"aerospike", "c"} {
+		if _, err := s.Get(n); err != nil {
+			t.Errorf("%s with its binaries on PATH: %v", n, err)
+		}
 	}
 }
 
@@ -127,6 +190,18 @@ func TestSystemErrors(t *testing.T) {
     endpoint: 127.0.0.1:1
     provision: {command: [redis-server, --port, "{port}"]}
 `, []string{`has both endpoint and provision`}},
+		{"provision dirs and logs outside the server's directory", `systems:
+  a:
+    adapter: resp
+    provision:
+      command: [redis-server, --port, "{port}", --dir, "{dir}/{data_gib}"]
+      dirs: [work/smd, ../up, /abs]
+      logs: [log/x.log, server.log]
+`, []string{
+			`cmpbench.yaml:6: system "a": provision.dirs: "../up" must be a relative path inside the server's directory`,
+			`cmpbench.yaml:6: system "a": provision.dirs: "/abs" must be a relative path`,
+			`cmpbench.yaml:7: system "a": provision.logs: "server.log" must be a relative path`,
+		}},
 		{"neither endpoint nor provision", `systems:
   a: {adapter: resp}
 `, []string{`needs either endpoint`}},

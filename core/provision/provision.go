@@ -43,6 +43,18 @@ type Spec struct {
 	// command or a file is another free port of the node (asd's fabric and
 	// heartbeat ports), the same wherever NAME appears.
 	Files map[string]string
+	// Dirs are created in each node's directory before it starts (relative
+	// paths): directories its configuration names that the server will not
+	// create itself (Aerospike's work-directory/smd and mod-lua user-path), so
+	// that the command is the server's own, never a shell that prepares them.
+	Dirs []string
+	// Logs are files in a node's directory that the server logs to besides its
+	// standard output and error (server.log), as its configuration names them:
+	// a start that fails quotes them too.
+	Logs []string
+	// Vars are more placeholders for the command and the files, "{name}" to its
+	// value (the runner's {data_gib}).
+	Vars map[string]string
 }
 
 // Server is a system's running server processes.
@@ -62,7 +74,8 @@ type process struct {
 	port    int
 	dir     string
 	argv    []string
-	logPath string
+	logPath string   // the server's standard output and error
+	logs    []string // logPath and the log files its configuration names
 
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -111,11 +124,19 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return nil, err
 		}
+		for _, d := range spec.Dirs {
+			if !filepath.IsLocal(d) {
+				return nil, fmt.Errorf("provision dir %q: a relative path inside the server's directory", d)
+			}
+			if err := os.MkdirAll(filepath.Join(pdir, d), 0o755); err != nil {
+				return nil, err
+			}
+		}
 		ports, err := freePorts(spec)
 		if err != nil {
 			return nil, err
 		}
-		all[i] = nodePlaces{index: i, dir: pdir, ports: ports}
+		all[i] = nodePlaces{index: i, dir: pdir, ports: ports, vars: spec.Vars}
 	}
 	for i := range nodes {
 		p, err := s.newProcess(bin, all, i)
@@ -148,6 +169,7 @@ type nodePlaces struct {
 	index int
 	dir   string
 	ports map[string]string
+	vars  map[string]string
 }
 
 // freePorts picks a free port for {port} and for each {port:NAME} in the spec's
@@ -173,14 +195,23 @@ func freePorts(spec Spec) (map[string]string, error) {
 // TEMPLATE filled in for each node in turn ({node}, {port}, {port:NAME}, {dir}
 // being that node's), joined with commas — e.g. etcd's
 // --initial-cluster {each:n{node}=http://127.0.0.1:{port:peer}}.
-const EachPrefix = "{each:"
+// {each_line:TEMPLATE} joins them with newlines instead, for a configuration
+// file that wants one line per node (Aerospike's mesh-seed-address-port).
+const (
+	EachPrefix     = "{each:"
+	EachLinePrefix = "{each_line:"
+)
 
-// fill fills a command-line argument or file of node i of all: {each:...}
-// first, then the node's own {node}, {port}, {port:NAME} and {dir}.
+// fill fills a command-line argument or file of node i of all: {each:...} and
+// {each_line:...} first, then the node's own {node}, {port}, {port:NAME}, {dir}
+// and variables.
 func fill(text string, all []nodePlaces, i int) (string, error) {
 	var b strings.Builder
 	for {
-		start := strings.Index(text, EachPrefix)
+		start, prefix, sep := strings.Index(text, EachPrefix), EachPrefix, ","
+		if l := strings.Index(text, EachLinePrefix); l >= 0 && (start < 0 || l < start) {
+			start, prefix, sep = l, EachLinePrefix, "\n"
+		}
 		if start < 0 {
 			b.WriteString(text)
 			break
@@ -199,15 +230,15 @@ func fill(text string, all []nodePlaces, i int) (string, error) {
 			}
 		}
 		if end < 0 {
-			return "", fmt.Errorf("%q: %s... has no closing brace", text, EachPrefix)
+			return "", fmt.Errorf("%q: %s... has no closing brace", text, prefix)
 		}
-		tmpl := text[start+len(EachPrefix) : end]
+		tmpl := text[start+len(prefix) : end]
 		parts := make([]string, len(all))
 		for n := range all {
 			parts[n] = fillNode(tmpl, all[n])
 		}
 		b.WriteString(fillNode(text[:start], all[i]))
-		b.WriteString(strings.Join(parts, ","))
+		b.WriteString(strings.Join(parts, sep))
 		text = text[end+1:]
 	}
 	return fillNode(b.String(), all[i]), nil
@@ -216,6 +247,9 @@ func fill(text string, all []nodePlaces, i int) (string, error) {
 func fillNode(text string, n nodePlaces) string {
 	for ph, p := range n.ports {
 		text = strings.ReplaceAll(text, ph, p)
+	}
+	for ph, v := range n.vars {
+		text = strings.ReplaceAll(text, ph, v)
 	}
 	text = strings.ReplaceAll(text, "{node}", strconv.Itoa(n.index))
 	return strings.ReplaceAll(text, "{dir}", n.dir)
@@ -252,7 +286,11 @@ func (s *Server) newProcess(bin string, all []nodePlaces, i int) (*process, erro
 		}
 		argv = append([]string{taskset, "--cpu-list", s.spec.CPUs}, args...)
 	}
-	return &process{port: port, dir: dir, argv: argv, logPath: filepath.Join(dir, "server.log")}, nil
+	logs := []string{filepath.Join(dir, "server.log")}
+	for _, l := range s.spec.Logs {
+		logs = append(logs, filepath.Join(dir, l))
+	}
+	return &process{port: port, dir: dir, argv: argv, logPath: logs[0], logs: logs}, nil
 }
 
 // setup waits for every node to listen and runs the setup command once.
@@ -270,10 +308,10 @@ func (s *Server) setup() error {
 				break
 			}
 			if exited, werr := p.exited(); exited {
-				return fmt.Errorf("%s exited at start (%v): %s", p.endpoint(), werr, tail(p.logPath, 500))
+				return fmt.Errorf("%s exited during start-up (%v)%s", p.endpoint(), werr, p.why())
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not listen within %s", p.endpoint(), timeout)
+				return fmt.Errorf("%s did not listen within %s%s", p.endpoint(), timeout, p.why())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -402,14 +440,28 @@ func (s *Server) Exited() (bool, error) {
 	return false, nil
 }
 
-// LogTail returns the end of every server's output, for error messages.
+// LogTail returns the end of every server's output, and of the log files its
+// configuration names (Spec.Logs), for error messages and the archive.
 func (s *Server) LogTail(n int) string {
 	if len(s.procs) == 1 {
-		return tail(s.procs[0].logPath, n)
+		return s.procs[0].logTail(n)
 	}
 	var parts []string
 	for _, p := range s.procs {
-		parts = append(parts, p.endpoint()+": "+tail(p.logPath, n/len(s.procs)))
+		parts = append(parts, p.endpoint()+": "+p.logTail(n/len(s.procs)))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// logTail is the end of the process's output, or of each of its logs, headed by
+// its name, when its configuration names log files.
+func (p *process) logTail(n int) string {
+	if len(p.logs) <= 1 {
+		return tail(p.logPath, n)
+	}
+	var parts []string
+	for _, l := range p.logs {
+		parts = append(parts, "== "+filepath.Base(l)+" ==\n"+tail(l, n/len(p.logs)))
 	}
 	return strings.Join(parts, "\n")
 }

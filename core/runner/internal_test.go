@@ -57,6 +57,23 @@ func TestTimeoutsGrowWithTheData(t *testing.T) {
 	}
 }
 
+func TestDataGiB(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		bytes, want int64
+	}{
+		{0, 1},
+		{100_000 * 1400, 1},    // ycsb at --scale 0.001: 140 MB
+		{gib / 4, 1},           // exactly four times fits in 1 GiB
+		{gib/4 + 1, 2},         // one byte more needs another
+		{136_300_000_000, 508}, // ycsb at scale 1: 136.3 GB
+	} {
+		if got := DataGiB(tc.bytes); got != tc.want {
+			t.Errorf("DataGiB(%d) = %d, want %d", tc.bytes, got, tc.want)
+		}
+	}
+}
+
 func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 	rates := []float64{100, 200, 400, 800}
 	held := map[float64]float64{100: 100, 200: 199, 400: 300, 800: 300} // 199 of 200 is within 97%

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -702,7 +703,8 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 			base = os.TempDir()
 		}
 		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout),
-			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, ReadyTimeout: r.readyTimeout()}, base)
+			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, ReadyTimeout: r.readyTimeout(),
+			Vars: map[string]string{config.DataGiBPlaceholder: strconv.FormatInt(DataGiB(plan.EstimateSteps(r.steps).Bytes), 10)}}, base)
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)
 		}
@@ -746,6 +748,16 @@ func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
 	r.drv = drv
 	r.info.Plugin = ref
 	return r.open(ctx, ready)
+}
+
+// DataGiB is the room {data_gib} gives for bytes of data: four times as much, in
+// whole GiB, at least 1. The margin covers what an estimate of the data as sent
+// leaves out: a storage engine's per-record overhead and free space (Aerospike
+// stops writes at 70% of its device, and defragments blocks half empty), and
+// the records closed-loop inserts add.
+func DataGiB(bytes int64) int64 {
+	const gib = 1 << 30
+	return max(1, (4*bytes+gib-1)/gib)
 }
 
 // readyTimeout is how long a provisioned server may take to accept connections.
@@ -795,7 +807,7 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 		}
 		if r.srv != nil {
 			if exited, werr := r.srv.Exited(); exited {
-				return fmt.Errorf("server exited during start-up (%v): %s", werr, r.srv.LogTail(500))
+				return fmt.Errorf("server exited during start-up (%v)%s", werr, r.cfg.Redactor.String(r.srv.Why()))
 			}
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() || errors.Is(err, core.ErrRefused) {
@@ -805,6 +817,12 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 			}
 			if errors.Is(err, core.ErrRefused) {
 				return fmt.Errorf("cannot open %s at %s: %w%s", r.info.Name, r.target.Endpoint, err, hint)
+			}
+			if r.srv != nil && ctx.Err() == nil && !drv.Exited() {
+				// The server cmpbench started runs but never became ready: what
+				// it logged is the likeliest reason.
+				hint = fmt.Sprintf("; the server cmpbench started did not become ready within its ready timeout (%s, provision.ready_timeout)%s",
+					ready, r.cfg.Redactor.String(r.srv.Why()))
 			}
 			return fmt.Errorf("cannot open %s at %s (tried for %s): %w%s", r.info.Name, r.target.Endpoint, time.Since(start).Round(100*time.Millisecond), err, hint)
 		}
