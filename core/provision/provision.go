@@ -509,6 +509,34 @@ func (s *Server) Stop() error {
 	return errors.Join(errs...)
 }
 
+// Kill ends node i at once (SIGKILL to its process group), as a crash would: for
+// tests of a node lost during a phase. Relaunch starts it again.
+func (s *Server) Kill(i int) error {
+	if i < 0 || i >= len(s.procs) {
+		return fmt.Errorf("%s has no node %d", s.spec.Name, i)
+	}
+	p := s.procs[i]
+	if exited, _ := p.exited(); exited {
+		return fmt.Errorf("%s: node %d (%s) is not running", s.spec.Name, i, p.endpoint())
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+	return nil
+}
+
+// Relaunch starts node i again with its command line, port and directory, after
+// it ended (Kill, or a crash).
+func (s *Server) Relaunch(i int) error {
+	if i < 0 || i >= len(s.procs) {
+		return fmt.Errorf("%s has no node %d", s.spec.Name, i)
+	}
+	p := s.procs[i]
+	if exited, _ := p.exited(); !exited {
+		return fmt.Errorf("%s: node %d (%s) is still running", s.spec.Name, i, p.endpoint())
+	}
+	return p.launch()
+}
+
 // SetStopTimeout changes how long the next graceful stops may take.
 func (s *Server) SetStopTimeout(d time.Duration) { s.spec.StopTimeout = d }
 

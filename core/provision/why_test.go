@@ -138,3 +138,40 @@ func TestDirsMustStayInside(t *testing.T) {
 		t.Fatalf("a dir outside the server's directory: %v", err)
 	}
 }
+
+// A node killed is gone at once and comes back on the same port with Relaunch.
+func TestKillAndRelaunchANode(t *testing.T) {
+	s, err := Start(Spec{Name: "s", Nodes: 2, Command: []string{"sh", "-c", "echo started >> runs; exec sleep 60", "{port}"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.Relaunch(1); err == nil {
+		t.Fatal("Relaunch of a running node")
+	}
+	if err := s.Kill(1); err != nil {
+		t.Fatal(err)
+	}
+	if exited, _ := s.procs[1].exited(); !exited {
+		t.Fatal("node 1 still running after Kill")
+	}
+	if exited, _ := s.procs[0].exited(); exited {
+		t.Fatal("node 0 was killed too")
+	}
+	if err := s.Relaunch(1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(s.procs[1].dir, "runs")); strings.Count(string(b), "started") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node 1 did not start again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Kill(5); err == nil {
+		t.Fatal("Kill of a node that does not exist")
+	}
+}
