@@ -146,6 +146,21 @@ func TestKillAndRelaunchANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
+	runs := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			b, _ := os.ReadFile(filepath.Join(s.procs[1].dir, "runs"))
+			if strings.Count(string(b), "started") == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node 1 started %d times, want %d", strings.Count(string(b), "started"), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	runs(1)
 	if err := s.Relaunch(1); err == nil {
 		t.Fatal("Relaunch of a running node")
 	}
@@ -161,16 +176,7 @@ func TestKillAndRelaunchANode(t *testing.T) {
 	if err := s.Relaunch(1); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b, _ := os.ReadFile(filepath.Join(s.procs[1].dir, "runs")); strings.Count(string(b), "started") == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node 1 did not start again")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	runs(2)
 	if err := s.Kill(5); err == nil {
 		t.Fatal("Kill of a node that does not exist")
 	}
