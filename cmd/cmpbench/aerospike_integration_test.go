@@ -140,7 +140,9 @@ func TestServerThatCannotStartSaysWhyIntegration(t *testing.T) {
 	}
 	as, _ := systems.Lookup("aerospike")
 	conf := as.Provision.Files["aerospike.conf"]
-	indent := func(s string) string { return "          " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n          ") }
+	indent := func(s string) string {
+		return "          " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n          ")
+	}
 	bad := strings.Replace(conf, "proto-fd-max 15000", "proto-fd-max 15000\n  no-such-setting yes", 1)
 	// The service listens on another port than the one cmpbench waits on.
 	silent := strings.Replace(conf, "port {port}\n", "port {port:other}\n", 1) + "# cmpbench waits on {port}\n"
