@@ -206,8 +206,15 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration back in its text form.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-// lineOf returns the line of the value at a key path below a mapping node, or of the
-// deepest key found.
+// LineOf returns the line of the value at a key path below a mapping node (or a
+// document whose root is one), or of the deepest key found.
+func LineOf(n *yaml.Node, path ...string) int {
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	return lineOf(n, path...)
+}
+
 func lineOf(n *yaml.Node, path ...string) int {
 	if n == nil {
 		return 0

@@ -238,6 +238,15 @@ phases:
   - {name: b, duration: 1s, connections: 0, memtier: {key_max: 5}}
 `, []string{`x.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`,
 			`x.yaml:4: phase "b": connections must be at least 1, got 0`}},
+		{"a name that would be a path (issue 25: the run's directory went outside --out)", `description: d
+name: ../../../x
+phases:
+  - {name: a, duration: 1s, memtier: {key_max: 5}}
+`, []string{`x.yaml:2: suite name "../../../x" must be letters, digits, '.', '_' or '-'`}},
+		{"a name with a space", `name: my suite
+phases:
+  - {name: a, duration: 1s, memtier: {key_max: 5}}
+`, []string{`x.yaml:1: suite name "my suite" must be`}},
 		{"stall threshold 0, negative, not a duration", `name: x
 phases:
   - {name: a, duration: 1s, probe: {stall: 0s}, memtier: {key_max: 5}}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,6 +242,10 @@ type probeDoc struct {
 	Stall *config.Duration `yaml:"stall"`
 }
 
+// suiteName is what a suite may be called: its name is part of the run id, and so
+// of the archive's and the work directory's names.
+var suiteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
 // ParseSuite reads a suite; every problem is reported at once with file:line.
 func ParseSuite(file string, data []byte) (*Suite, error) {
 	doc, err := config.Parse(file, data)
@@ -249,8 +254,12 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 	}
 	var f suiteFile
 	errs := config.DecodeStrict(file, doc, &f)
-	if f.Name == "" {
+	switch {
+	case f.Name == "":
 		errs = append(errs, fmt.Errorf("%s: suite has no name", file))
+	case !suiteName.MatchString(f.Name):
+		// The name is part of the run's id, which names its directories.
+		errs = append(errs, fmt.Errorf("%s:%d: suite name %q must be letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit): it names the run's archive", file, config.LineOf(doc, "name"), f.Name))
 	}
 	if len(f.Phases) == 0 {
 		errs = append(errs, fmt.Errorf("%s: suite has no phases", file))
