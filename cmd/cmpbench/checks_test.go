@@ -36,6 +36,13 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 			want: `s.yaml:3: phase "p": the pubsub workload has no side probe`},
 		{name: "pub/sub uneven channels", suite: "name: s\nphases:\n  - {name: p, duration: 1s, rate: 100, pubsub: {subscribers: 3, channels: 2}}\n",
 			want: `s.yaml:3: phase "p": pubsub: 3 subscribers do not divide evenly over 2 channels`},
+		// Issue 25, bug 10: a CPU that does not exist used to pass --dry-run and
+		// fail only once a server had started.
+		{name: "client CPU that does not exist", args: []string{"--client-cpus", "99"},
+			want: "--client-cpus 99: CPU 99 is not one cmpbench may run on here (allowed: 0-"},
+		// Issue 25, bug 7: the suite's name names the run's directory.
+		{name: "suite name that is a path", suite: "name: ../../../x\nphases:\n  - {name: a, duration: 1s, memtier: {key_max: 5}}\n",
+			want: `s.yaml:1: suite name "../../../x" must be letters, digits`},
 		{name: "stats interval 0", args: []string{"--stats-interval", "0s"}, want: "--stats-interval must be positive, got 0s"},
 		{name: "stats interval negative", args: []string{"--stats-interval", "-1s"}, want: "--stats-interval must be positive, got -1s"},
 		{name: "scale that overflows", args: []string{"--scale", "2e9"}, suite: "name: s\nphases:\n  - {name: a, duration: 300s, memtier: {key_max: 5}}\n",

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -644,6 +645,20 @@ func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
 	if err != nil {
 		return nil, inputErr("--client-cpus: %w", err)
 	}
+	// Every CPU must be one this process may run on (and so its plugins): a CPU
+	// that does not exist is found here, at --dry-run too, not once a server
+	// has started.
+	if allowed := sampler.CPUsAllowed(os.Getpid()); len(allowed) > 0 {
+		var missing []string
+		for _, c := range cpus {
+			if !slices.Contains(allowed, c) {
+				missing = append(missing, strconv.Itoa(c))
+			}
+		}
+		if len(missing) > 0 {
+			return nil, inputErr("--client-cpus %s: CPU %s is not one cmpbench may run on here (allowed: %s)", f.clientCPUs, strings.Join(missing, ", "), cpuRanges(allowed))
+		}
+	}
 	if len(cpus) < k {
 		return nil, inputErr("--client-cpus %s has %d CPUs for %d processes: each needs one at least", f.clientCPUs, len(cpus), k)
 	}
@@ -653,4 +668,22 @@ func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
 		groups[i] = cpus[start : start+n]
 	}
 	return groups, nil
+}
+
+// cpuRanges writes sorted CPU numbers as a taskset list: 0-3,6.
+func cpuRanges(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }
