@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,5 +62,40 @@ phases:
 	}
 	if r := cli(t, dir, nil, "rerun", a.Dir, "--systems", "nope"); r.code != 2 || !strings.Contains(r.stderr, "nope is not a system of "+a.Manifest.RunID) {
 		t.Errorf("unknown system: exit %d %s", r.code, r.stderr)
+	}
+
+	// Issue 25, bug 2: an archive whose manifest was edited (another endpoint,
+	// disposable) fails verify, and rerun refuses it before touching anything —
+	// it used to empty the other server.
+	other := provisiontest.Redis(t)
+	if got := redisDo(t, other.Port(), "SET theirs keep"); got[0] != "+OK" {
+		t.Fatalf("SET: %v", got)
+	}
+	tampered := filepath.Join(dir, "tampered")
+	if err := os.CopyFS(tampered, os.DirFS(a.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	mpath := filepath.Join(tampered, "manifest.json")
+	var m map[string]any
+	b0, err := os.ReadFile(mpath)
+	if err != nil || json.Unmarshal(b0, &m) != nil {
+		t.Fatal(err)
+	}
+	for _, sys := range m["systems"].([]any) {
+		sys := sys.(map[string]any)
+		if sys["name"] == "redis" {
+			sys["definition"] = map[string]any{"adapter": "resp", "endpoint": other.Endpoint(), "disposable": true}
+		}
+	}
+	edited, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(mpath, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, dir, nil, "rerun", tampered, "--systems", "redis")
+	if r.code != 1 || !strings.Contains(r.stderr, "does not verify, so it is not run again") || !strings.Contains(r.stderr, "manifest.json") {
+		t.Errorf("rerun of an edited archive: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := redisDo(t, other.Port(), "GET theirs", "DBSIZE"); got[0] != "keep" || got[1] != ":1" {
+		t.Errorf("the other server was touched: %v", got)
 	}
 }
