@@ -92,51 +92,98 @@ func (t *target) Count(ctx context.Context) (int64, error) {
 // countPoll is how often a triggered count's progress is read.
 const countPoll = 100 * time.Millisecond
 
-// triggerCount sends the profile's count trigger to one node and polls INFO until
-// the count is ready.
+// triggerCount starts the profile's background key count on one node and waits
+// until its result is ready. The result must come from a scan that started after
+// the count was asked for (after the writes it counts): a scan already running
+// then is waited for, never taken — a profile's wait.ready says when none runs
+// (Pika), and its count.busy says which refusals of the trigger mean one runs
+// (Kvrocks' "ERR scanning the db now", with dbsize-scan-cron set).
 func (t *target) triggerCount(ctx context.Context, n node) error {
 	w := t.profile.Count.Wait
 	trigger := strings.Join(t.profile.Count.Trigger, " ")
-	var before string
-	if w.Changed {
+	deadline := time.Now().Add(w.Timeout)
+	for {
+		if w.ready != nil {
+			// A scan queued or running shows a line that is not ready yet.
+			if err := t.pollCount(ctx, n, deadline, "a scan already running had not ended", func(now string, present bool) bool {
+				return !present || w.ready.MatchString(now)
+			}); err != nil {
+				return err
+			}
+		}
 		info, err := t.infoOf(ctx, n.client, []string{w.Info})
 		if err != nil {
 			return fmt.Errorf("INFO %s on %s before %s: %w", w.Info, n.addr, trigger, err)
 		}
-		before, _ = w.value(info)
-		// The watched value may be a time in whole seconds (Kvrocks' last scan
-		// time): a scan ending within the second the previous one ended would look
-		// unchanged. Let a second pass first.
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
+		before, _ := w.value(info)
+		if w.Changed {
+			// The watched value may be a time in whole seconds (Kvrocks' last scan
+			// time): a scan ending within the second the previous one ended would
+			// look unchanged. Let a second pass first.
+			if err := sleep(ctx, time.Second); err != nil {
+				return err
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, t.timeout)
+		err = n.client.Do(cctx, n.client.B().Arbitrary(t.profile.Count.Trigger...).Build()).Error()
+		cancel()
+		if err == nil {
+			return t.pollCount(ctx, n, deadline, "the key count was not ready", func(now string, present bool) bool {
+				return w.done(now, present, before)
+			})
+		}
+		if !t.profile.Count.busy(err) {
+			return fmt.Errorf("%s on %s (starts the key count): %w", trigger, n.addr, err)
+		}
+		// Another scan runs, perhaps since before the last writes: let it end,
+		// then start one of our own.
+		if w.Changed {
+			if err := t.pollCount(ctx, n, deadline, "a scan already running (the trigger answered "+err.Error()+") had not ended", func(now string, present bool) bool {
+				return present && now != before
+			}); err != nil {
+				return err
+			}
+			continue
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s on %s: still refused after %v: %w", trigger, n.addr, w.Timeout, err)
+		}
+		if err := sleep(ctx, countPoll); err != nil {
+			return err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
-	err := n.client.Do(cctx, n.client.B().Arbitrary(t.profile.Count.Trigger...).Build()).Error()
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%s on %s (starts the key count): %w", trigger, n.addr, err)
-	}
-	deadline := time.Now().Add(w.Timeout)
+}
+
+// pollCount reads the watched INFO line of one node until done says so, or the
+// deadline passes; what says what had not happened by then.
+func (t *target) pollCount(ctx context.Context, n node, deadline time.Time, what string, done func(now string, present bool) bool) error {
+	w := t.profile.Count.Wait
+	trigger := strings.Join(t.profile.Count.Trigger, " ")
 	for {
 		info, err := t.infoOf(ctx, n.client, []string{w.Info})
 		if err != nil {
-			return fmt.Errorf("INFO %s on %s after %s: %w", w.Info, n.addr, trigger, err)
+			return fmt.Errorf("INFO %s on %s, polled for %s: %w", w.Info, n.addr, trigger, err)
 		}
 		now, present := w.value(info)
-		if w.done(now, present, before) {
+		if done(now, present) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s on %s: the key count was not ready after %v (INFO %s line %q is %q)", trigger, n.addr, w.Timeout, w.Info, w.Line, now)
+			return fmt.Errorf("%s on %s: %s after %v (INFO %s line %q is %q)", trigger, n.addr, what, w.Timeout, w.Info, w.Line, now)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(countPoll):
+		if err := sleep(ctx, countPoll); err != nil {
+			return err
 		}
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

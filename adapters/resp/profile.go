@@ -4,10 +4,12 @@ import (
 	"embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/redis/rueidis"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -44,15 +46,7 @@ type Profile struct {
 	InfoSections []string `yaml:"info_sections"`
 	// Count says how to count keys, and whether that is expensive (a disk scan);
 	// cmpbench never counts inside a measured window either way.
-	Count struct {
-		Command   []string `yaml:"command"`
-		Expensive bool     `yaml:"expensive"`
-		Note      string   `yaml:"note"`
-		// Trigger starts the background scan whose result Command reports (Kvrocks
-		// DBSIZE SCAN, Pika INFO keyspace 1); Wait says when that result is ready.
-		Trigger []string   `yaml:"trigger"`
-		Wait    *CountWait `yaml:"wait"`
-	} `yaml:"count"`
+	Count countSpec `yaml:"count"`
 	// RESP is the protocol version to force (2 for RESP2-only servers); 0 tries RESP3.
 	RESP int `yaml:"resp"`
 	// Restricted lists commands the product refuses (managed services); capture and
@@ -69,6 +63,22 @@ type Profile struct {
 	Sources []string `yaml:"sources"`
 }
 
+// countSpec is a profile's count: Profile.Count.
+type countSpec struct {
+	Command   []string `yaml:"command"`
+	Expensive bool     `yaml:"expensive"`
+	Note      string   `yaml:"note"`
+	// Trigger starts the background scan whose result Command reports (Kvrocks
+	// DBSIZE SCAN, Pika INFO keyspace 1); Wait says when that result is ready.
+	Trigger []string   `yaml:"trigger"`
+	Wait    *CountWait `yaml:"wait"`
+	// Busy lists texts of the trigger's error replies that mean a scan is
+	// already running (Kvrocks: "scanning the db now"): that scan may have
+	// started before the last writes, so cmpbench waits for it to end and
+	// triggers its own.
+	Busy []string `yaml:"busy"`
+}
+
 // A CountWait polls one line of INFO until a triggered key count is ready: when the
 // rest of the line matches Ready, or, with Changed, when it differs from what it was
 // before the trigger.
@@ -80,6 +90,14 @@ type CountWait struct {
 	Timeout time.Duration `yaml:"timeout"` // default DefaultCountWait
 
 	ready *regexp.Regexp
+}
+
+// busy reports whether err, the trigger's reply, says that a scan already runs.
+func (c *countSpec) busy(err error) bool {
+	if _, ok := rueidis.IsRedisErr(err); !ok {
+		return false
+	}
+	return slices.ContainsFunc(c.Busy, func(b string) bool { return strings.Contains(err.Error(), b) })
 }
 
 // DefaultTimeline is what a profile charts over a phase unless it says otherwise.
@@ -227,6 +245,14 @@ func (p *Profile) check(name string) error {
 	}
 	if len(p.Count.Trigger) > 0 && p.Count.Wait == nil {
 		return fmt.Errorf("profile %q: count.trigger needs count.wait (when is the triggered count ready?)", name)
+	}
+	if len(p.Count.Busy) > 0 && len(p.Count.Trigger) == 0 {
+		return fmt.Errorf("profile %q: count.busy without count.trigger", name)
+	}
+	for _, b := range p.Count.Busy {
+		if strings.TrimSpace(b) == "" {
+			return fmt.Errorf("profile %q: an empty count.busy text would match every error", name)
+		}
 	}
 	if w := p.Count.Wait; w != nil {
 		if len(p.Count.Trigger) == 0 {

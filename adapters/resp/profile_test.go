@@ -78,6 +78,8 @@ func TestProfileErrors(t *testing.T) {
 		{"wait without condition", "count: {trigger: [X], wait: {line: x}}\n", "line and ready or changed"},
 		{"bad regexp", "count: {trigger: [X], wait: {line: x, ready: '('}}\n", "count.wait.ready"},
 		{"update_not_found", "commands: {update_not_found: maybe}\n", "not \"maybe\""},
+		{"busy without trigger", "count: {busy: [scanning]}\n", "count.busy without count.trigger"},
+		{"empty busy text", "count: {trigger: [X], wait: {line: x, changed: true}, busy: [\" \"]}\n", "would match every error"},
 		{"timeline without a section", "timeline: [used_memory]\n", `timeline field "used_memory" is not an INFO field as section.key`},
 		{"timeline of two fields in one", "timeline: [\"memory.used_memory,memory.rss\"]\n", "is not an INFO field"},
 	}
