@@ -353,6 +353,35 @@ func redisLike(fields map[string]string) string {
 	return "redis"
 }
 
+// checkRequired refuses a server whose INFO does not show what the profile
+// requires of its product (Profile.Require), on every node.
+func (t *target) checkRequired(ctx context.Context) error {
+	for _, r := range t.profile.Require {
+		section, _, _ := strings.Cut(r.Field, ".")
+		for _, n := range t.nodes(ctx, false) {
+			info, err := t.infoOf(ctx, n.client, []string{section})
+			if err != nil {
+				return fmt.Errorf("profile %s: INFO %s on %s: %w", t.profile.Name, section, n.addr, err)
+			}
+			got, ok := ParseInfo(info)[r.Field]
+			if ok && got == r.Value {
+				continue
+			}
+			_, key, _ := strings.Cut(r.Field, ".")
+			says := "has no " + key
+			if ok {
+				says = "says " + key + ":" + got
+			}
+			msg := fmt.Sprintf("profile %s needs INFO %s %s:%s; %s %s", t.profile.Name, section, key, r.Value, n.addr, says)
+			if r.Why != "" {
+				msg += ": " + r.Why
+			}
+			return core.Refused(errors.New(msg))
+		}
+	}
+	return nil
+}
+
 func sectionName(name, suffix string) string {
 	return name + strings.NewReplacer("@", "-", ":", "-").Replace(suffix)
 }

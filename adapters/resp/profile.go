@@ -47,6 +47,10 @@ type Profile struct {
 	// Count says how to count keys, and whether that is expensive (a disk scan);
 	// cmpbench never counts inside a measured window either way.
 	Count countSpec `yaml:"count"`
+	// Require lists INFO fields the product must report with a given value: Open
+	// refuses a server that does not, so that a run is never labelled with a
+	// product it did not measure (keydb-flash: INFO memory storage_provider:flash).
+	Require []Requirement `yaml:"require"`
 	// RESP is the protocol version to force (2 for RESP2-only servers); 0 tries RESP3.
 	RESP int `yaml:"resp"`
 	// Restricted lists commands the product refuses (managed services); capture and
@@ -77,6 +81,14 @@ type countSpec struct {
 	// started before the last writes, so cmpbench waits for it to end and
 	// triggers its own.
 	Busy []string `yaml:"busy"`
+}
+
+// A Requirement is an INFO field (section.key) and the value the profile's product
+// reports there; Why says what another value means.
+type Requirement struct {
+	Field string `yaml:"field"`
+	Value string `yaml:"value"`
+	Why   string `yaml:"why"`
 }
 
 // A CountWait polls one line of INFO until a triggered key count is ready: when the
@@ -252,6 +264,11 @@ func (p *Profile) check(name string) error {
 	for _, b := range p.Count.Busy {
 		if strings.TrimSpace(b) == "" {
 			return fmt.Errorf("profile %q: an empty count.busy text would match every error", name)
+		}
+	}
+	for _, r := range p.Require {
+		if section, key, ok := strings.Cut(r.Field, "."); !ok || section == "" || key == "" || r.Value == "" {
+			return fmt.Errorf("profile %q: require needs field as section.key (e.g. memory.storage_provider) and value, not %q = %q", name, r.Field, r.Value)
 		}
 	}
 	if w := p.Count.Wait; w != nil {

@@ -9,7 +9,7 @@ import (
 // Every built-in profile loads, validates and says where its facts come from.
 func TestBuiltInProfiles(t *testing.T) {
 	names := Profiles()
-	want := []string{"azure-managed-redis", "dragonfly", "eloqkv", "garnet", "keydb-flash", "kvrocks",
+	want := []string{"azure-managed-redis", "dragonfly", "eloqkv", "garnet", "keydb", "keydb-flash", "kvrocks",
 		"lavik", "pika", "redis", "redis-cloud", "tendis", "valkey"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("built-in profiles %v, want %v", names, want)
@@ -45,22 +45,31 @@ func TestProfileFacts(t *testing.T) {
 		tls       bool
 		expensive bool
 		trigger   string
+		busy      string
+		require   string
 	}{
-		{"redis", 0, 6379, false, false, ""},
-		{"kvrocks", 2, 6666, false, true, "DBSIZE SCAN"},
-		{"pika", 2, 9221, false, true, "INFO keyspace 1"},
-		{"tendis", 2, 8903, false, true, ""},
-		{"garnet", 0, 6379, false, true, ""},
-		{"eloqkv", 2, 6379, false, false, ""},
-		{"azure-managed-redis", 0, 10000, true, false, ""},
+		{"redis", 0, 6379, false, false, "", "", ""},
+		{"kvrocks", 2, 6666, false, true, "DBSIZE SCAN", "scanning the db now", ""},
+		{"pika", 2, 9221, false, true, "INFO keyspace 1", "", ""},
+		{"tendis", 2, 8903, false, true, "", "", ""},
+		{"garnet", 0, 6379, false, true, "", "", ""},
+		{"eloqkv", 2, 6379, false, false, "", "", ""},
+		{"azure-managed-redis", 0, 10000, true, false, "", "", ""},
+		{"keydb", 0, 6379, false, false, "", "", "memory.storage_provider=none"},
+		{"keydb-flash", 0, 6379, false, false, "", "", "memory.storage_provider=flash"},
 	}
 	for _, tc := range tests {
 		p, err := LoadProfile(tc.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.RESP != tc.resp || p.DefaultPort != tc.port || p.TLS != tc.tls || p.Count.Expensive != tc.expensive || strings.Join(p.Count.Trigger, " ") != tc.trigger {
-			t.Errorf("%s: resp %d port %d tls %v expensive %v trigger %q", tc.name, p.RESP, p.DefaultPort, p.TLS, p.Count.Expensive, p.Count.Trigger)
+		var req []string
+		for _, r := range p.Require {
+			req = append(req, r.Field+"="+r.Value)
+		}
+		if p.RESP != tc.resp || p.DefaultPort != tc.port || p.TLS != tc.tls || p.Count.Expensive != tc.expensive || strings.Join(p.Count.Trigger, " ") != tc.trigger ||
+			strings.Join(p.Count.Busy, "|") != tc.busy || strings.Join(req, ",") != tc.require {
+			t.Errorf("%s: resp %d port %d tls %v expensive %v trigger %q busy %q require %q", tc.name, p.RESP, p.DefaultPort, p.TLS, p.Count.Expensive, p.Count.Trigger, p.Count.Busy, req)
 		}
 	}
 }
@@ -80,6 +89,8 @@ func TestProfileErrors(t *testing.T) {
 		{"update_not_found", "commands: {update_not_found: maybe}\n", "not \"maybe\""},
 		{"busy without trigger", "count: {busy: [scanning]}\n", "count.busy without count.trigger"},
 		{"empty busy text", "count: {trigger: [X], wait: {line: x, changed: true}, busy: [\" \"]}\n", "would match every error"},
+		{"require without a section", "require: [{field: storage_provider, value: flash}]\n", "require needs field as section.key"},
+		{"require without a value", "require: [{field: memory.storage_provider}]\n", "require needs field as section.key"},
 		{"timeline without a section", "timeline: [used_memory]\n", `timeline field "used_memory" is not an INFO field as section.key`},
 		{"timeline of two fields in one", "timeline: [\"memory.used_memory,memory.rss\"]\n", "is not an INFO field"},
 	}
@@ -181,6 +192,7 @@ func TestUpdateNotFoundDefaults(t *testing.T) {
 		{"redis", "", UpdateCreated, UpdateCreated},
 		{"lavik", "", UpdateNil, UpdateCreated},
 		{"valkey", "", UpdateCreated, UpdateCreated},
+		{"keydb", "", UpdateCreated, UpdateCreated},
 		{"custom", "commands: {update: [HMSET], update_field: [hset]}\n", UpdateNil, UpdateCreated},
 	} {
 		p, err := LoadProfile(tc.name, []byte(tc.data))

@@ -117,6 +117,10 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 			return nil, err
 		}
 	}
+	if err := t.checkRequired(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -129,6 +129,7 @@ func TestVersion(t *testing.T) {
 		{"redis", "", info("kvrocks-all.txt"), "kvrocks 2.10.1 (INFO server.kvrocks_version)"},
 		{"redis", "", info("keydb-everything.txt"), "keydb 6.3.4 (INFO server.redis_version)"},
 		{"redis", "", info("keydb-flash-everything.txt"), "keydb-flash 6.3.4 (INFO server.redis_version)"},
+		{"keydb", "", info("keydb-everything.txt"), "keydb 6.3.4 (INFO server.redis_version)"},
 		{"keydb-flash", "", info("keydb-flash-everything.txt"), "keydb-flash 6.3.4 (INFO server.redis_version)"},
 		{"pika", "", info("pika-all.txt"), "pika 4.0.0 (INFO server.pika_version)"},
 		{"dragonfly", "", info("dragonfly-all.txt"), "dragonfly df-v1.26.4 (INFO server.dragonfly_version)"},
