@@ -30,10 +30,12 @@ type Profile struct {
 		UpdateField []string `yaml:"update_field"`
 		Insert      []string `yaml:"insert"`
 		// How the reply of update and of update_field says that the record was
-		// not there: UpdateNil (a nil reply, as LAVIK.HREPLACE gives) or
+		// not there: UpdateNil (a nil reply, as LAVIK.HREPLACE gives),
 		// UpdateCreated (an integer reply counting the fields the command created,
-		// which were all it wrote: HSET, which has created them by then). A nil
-		// reply is not_found either way. Default: created for HSET, else nil.
+		// which were all it wrote: HSET, which has created them by then) or
+		// UpdateUnchecked (the reply cannot tell: Pika's HMSET answers OK either
+		// way; such an UPDATE counts as a success, and the capture says so). A nil
+		// reply is not_found in every case. Default: created for HSET, else nil.
 		UpdateNotFound      string `yaml:"update_not_found"`
 		UpdateFieldNotFound string `yaml:"update_field_not_found"`
 	} `yaml:"commands"`
@@ -238,9 +240,9 @@ func (p *Profile) check(name string) error {
 			if len(u.command) == 1 && strings.EqualFold(u.command[0], "HSET") {
 				*u.notFound = UpdateCreated
 			}
-		case UpdateNil, UpdateCreated:
+		case UpdateNil, UpdateCreated, UpdateUnchecked:
 		default:
-			return fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q or %q, not %q", name, UpdateNil, UpdateCreated, *u.notFound)
+			return fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q, %q or %q, not %q", name, UpdateNil, UpdateCreated, UpdateUnchecked, *u.notFound)
 		}
 	}
 	if len(p.InfoSections) == 0 {
@@ -317,8 +319,9 @@ func (p *Profile) timeline(sample map[string]string) string {
 
 // How an UPDATE's reply says that the record was not there (Profile.Commands).
 const (
-	UpdateNil     = "nil"
-	UpdateCreated = "created"
+	UpdateNil       = "nil"
+	UpdateCreated   = "created"
+	UpdateUnchecked = "unchecked" // it cannot: an UPDATE of a missing record succeeds
 )
 
 // updateFoundNothing reports whether n, the integer reply to op (an UPDATE), says
@@ -329,6 +332,26 @@ func (p *Profile) updateFoundNothing(op *core.Op, n int64) bool {
 		how = p.Commands.UpdateNotFound
 	}
 	return how == UpdateCreated && n == int64(len(op.Fields))
+}
+
+// caveats says what the profile's commands cannot tell, for the capture: an
+// UPDATE whose reply does not say whether the record was there.
+func (p *Profile) caveats() string {
+	var b strings.Builder
+	for _, u := range []struct {
+		what, key string
+		command   []string
+		notFound  string
+	}{
+		{"An UPDATE of every field (write_all_fields)", "update_not_found", p.Commands.Update, p.Commands.UpdateNotFound},
+		{"An UPDATE of some fields", "update_field_not_found", p.Commands.UpdateField, p.Commands.UpdateFieldNotFound},
+	} {
+		if u.notFound == UpdateUnchecked {
+			fmt.Fprintf(&b, "%s with %s cannot tell a missing record from an existing one: profile %s declares %s: %s, so such an UPDATE counts as a success and writes the record.\n",
+				u.what, strings.Join(u.command, " "), p.Name, u.key, UpdateUnchecked)
+		}
+	}
+	return b.String()
 }
 
 // updateCommand is the command an UPDATE is sent with: the profile's update when

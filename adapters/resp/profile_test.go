@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestProfileFacts(t *testing.T) {
 	}{
 		{"redis", 0, 6379, false, false, "", "", ""},
 		{"kvrocks", 2, 6666, false, true, "DBSIZE SCAN", "scanning the db now", ""},
-		{"pika", 2, 9221, false, true, "INFO keyspace 1", "", ""},
+		{"pika", 2, 9221, false, true, "INFO keyspace 1", "The compact operation is executing", ""},
 		{"tendis", 2, 8903, false, true, "", "", ""},
 		{"garnet", 0, 6379, false, true, "", "", ""},
 		{"eloqkv", 2, 6379, false, false, "", "", ""},
@@ -193,6 +194,7 @@ func TestUpdateNotFoundDefaults(t *testing.T) {
 		{"lavik", "", UpdateNil, UpdateCreated},
 		{"valkey", "", UpdateCreated, UpdateCreated},
 		{"keydb", "", UpdateCreated, UpdateCreated},
+		{"pika", "", UpdateUnchecked, UpdateCreated},
 		{"custom", "commands: {update: [HMSET], update_field: [hset]}\n", UpdateNil, UpdateCreated},
 	} {
 		p, err := LoadProfile(tc.name, []byte(tc.data))
@@ -234,6 +236,15 @@ func TestCallsPerOpKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pika, err := LoadProfile("pika", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/info/pika-all.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pikaInfo := ParseInfo(string(raw))
 	info := map[string]string{
 		"commandstats.cmdstat_get":            "calls=10,usec=5,usec_per_call=0.5,rejected_calls=1,failed_calls=0",
 		"commandstats.cmdstat_set":            "calls=4,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
@@ -255,6 +266,10 @@ func TestCallsPerOpKind(t *testing.T) {
 			"cmpbench.calls.GET": "11", "cmpbench.calls.SET": "4", "cmpbench.calls.READ": "7", "cmpbench.calls.UPDATE+INSERT": "8", "cmpbench.calls.PUBLISH": "0",
 		}, "UPDATE+INSERT = lavik.hreplace + hset"},
 		{"no commandstats", redis, map[string]string{"server.redis_version": "7"}, nil, ""},
+		// Pika's lines, as ParseInfo names them (testdata/info/pika-all.txt).
+		{"pika: HMSET and HSET", pika, pikaInfo, map[string]string{
+			"cmpbench.calls.GET": "1", "cmpbench.calls.SET": "1", "cmpbench.calls.READ": "0", "cmpbench.calls.UPDATE+INSERT": "2", "cmpbench.calls.PUBLISH": "0",
+		}, "UPDATE+INSERT = hmset + hset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, source := tc.p.calls(tc.info)
@@ -270,5 +285,40 @@ func TestCallsPerOpKind(t *testing.T) {
 				t.Errorf("source %q lacks %q", source, tc.source)
 			}
 		})
+	}
+}
+
+// A profile whose UPDATE cannot tell a missing record says so in the capture.
+func TestCaveats(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       []string // lines' beginnings, in order; none when the profile's updates tell
+	}{
+		{"redis", "", nil},
+		{"lavik", "", nil},
+		{"pika", "", []string{"An UPDATE of every field (write_all_fields) with HMSET cannot tell a missing record from an existing one: profile pika declares update_not_found: unchecked"}},
+		{"custom", "commands: {update: [HMSET], update_not_found: unchecked, update_field: [HMSET], update_field_not_found: unchecked}\n", []string{
+			"An UPDATE of every field (write_all_fields) with HMSET", "An UPDATE of some fields with HMSET cannot tell a missing record from an existing one: profile custom declares update_field_not_found: unchecked"}},
+	} {
+		p, err := LoadProfile(tc.name, []byte(tc.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.caveats()
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		if len(tc.want) == 0 {
+			if got != "" {
+				t.Errorf("%s: caveats %q, want none", tc.name, got)
+			}
+			continue
+		}
+		if len(lines) != len(tc.want) {
+			t.Fatalf("%s: caveats %q, want %d lines", tc.name, got, len(tc.want))
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("%s: line %d is %q, want it to begin %q", tc.name, i, lines[i], w)
+			}
+		}
 	}
 }

@@ -189,3 +189,29 @@ func TestRefusalOfServerRepliesIntegration(t *testing.T) {
 		}
 	}
 }
+
+// FLUSHALL may take longer than an operation's timeout (Pika takes 0.3 to 0.7 s
+// idle, seconds beside other work): Flush waits up to ten timeouts. A server
+// whose writes are paused for three timeouts stands in for a slow FLUSHALL.
+func TestFlushOutlastsTheTimeoutIntegration(t *testing.T) {
+	sys := sysAt(provisiontest.Redis(t).Endpoint())
+	sys.Timeout = 300 * time.Millisecond
+	tg, _ := connectTo(t, sys)
+	rc := tg.(*target).client
+	if err := rc.Do(context.Background(), rc.B().Set().Key("k").Value("v").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Do(context.Background(), rc.B().ClientPause().Timeout(900).Write().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := tg.(core.Flusher).Flush(context.Background()); err != nil {
+		t.Fatalf("Flush while writes are paused for 900 ms (timeout 300 ms): %v", err)
+	}
+	if took := time.Since(start); took < 800*time.Millisecond {
+		t.Fatalf("Flush returned after %v, before the pause ended", took)
+	}
+	if n, err := tg.(core.Counter).Count(context.Background()); err != nil || n != 0 {
+		t.Fatalf("Count after Flush = %d, %v", n, err)
+	}
+}
