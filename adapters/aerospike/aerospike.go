@@ -37,6 +37,9 @@ const (
 	DefaultPort = 3000
 	// singleBin holds the value of GET and SET.
 	singleBin = "value"
+	// tendConnections is the connection the client keeps to every node for its
+	// tend (cluster map, info requests), one of those its pool cap counts.
+	tendConnections = 1
 )
 
 // Adapter opens Aerospike targets.
@@ -53,7 +56,7 @@ func (Adapter) Info() core.Info {
 		Options: []core.Option{
 			{Name: "namespace", Type: core.OptionString, Required: true, TopLevel: true, Doc: "the namespace records go to; the server must have it"},
 			{Name: "set", Type: core.OptionString, Default: DefaultSet, Doc: "the set records go to"},
-			{Name: "connection_queue_size", Type: core.OptionInt, Doc: "connections per node; default the run's concurrency, opened before the first phase"},
+			{Name: "connection_queue_size", Type: core.OptionInt, Doc: "connections per node, the client's tend connection among them; default the run's concurrency plus that one, opened before the first phase"},
 			{Name: "cluster_size", Type: core.OptionInt, Doc: "the nodes the cluster must have before a run starts (cluster-stable with this size on every node)"},
 		},
 	}
@@ -106,11 +109,15 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	// starts: a worker never waits for a connection inside a measured operation (the
 	// client spins 1 ms at a time when its pool is exhausted) and the client never
 	// dials more in the background, so the server's connections are the run's
-	// concurrency. The pool is capped at that (LimitConnectionsToQueueSize).
+	// concurrency. The pool is capped at that (LimitConnectionsToQueueSize). The
+	// client's tend connection to each node (cluster map, info requests) counts
+	// against the cap and the minimum: without one more, the pool held one
+	// connection fewer than the workers, and a run of one connection none at all
+	// (every operation timed out; found against a real asd).
 	cp.ConnectionQueueSize = DefaultConnectionQueue
 	if sys.Concurrency > 0 {
-		cp.ConnectionQueueSize = sys.Concurrency
-		cp.MinConnectionsPerNode = sys.Concurrency
+		cp.ConnectionQueueSize = sys.Concurrency + tendConnections
+		cp.MinConnectionsPerNode = sys.Concurrency + tendConnections
 	}
 	if v := sys.Options["connection_queue_size"]; v != "" {
 		if cp.ConnectionQueueSize, err = strconv.Atoi(v); err != nil || cp.ConnectionQueueSize < 1 {

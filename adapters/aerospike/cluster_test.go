@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,8 +142,8 @@ func TestClusterStatsAndCaptureCoverEveryNode(t *testing.T) {
 		}
 	}
 	// Five connections per node, opened up front, and the client's tend connection.
-	if conns < 15 || conns > 18 || uptimes != 3 {
-		t.Fatalf("%d client connections over the nodes (want 15 to 18), %d uptimes", conns, uptimes)
+	if conns != 18 || uptimes != 3 {
+		t.Fatalf("%d client connections over the nodes (want 3 x (5 + 1)), %d uptimes", conns, uptimes)
 	}
 	cp, err := tg.Capture(ctx)
 	if err != nil {
@@ -160,35 +161,50 @@ func TestClusterStatsAndCaptureCoverEveryNode(t *testing.T) {
 }
 
 // Connections mean concurrency: as many per node as operations in flight, opened
-// before any is timed, and no more however busy the workers are.
+// before any is timed, and no more however busy the workers are. The client's
+// tend connection (cluster map, info requests) is one more on every node, and
+// counts against the client's cap: a pool capped at the concurrency holds one
+// connection too few, and with one worker none at all.
 func TestConnectionsAreTheConcurrency(t *testing.T) {
+	for _, workers := range []int{1, 12} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) { connectionsAreTheConcurrency(t, workers) })
+	}
+}
+
+func connectionsAreTheConcurrency(t *testing.T, workers int) {
 	c := cluster(t, astest.ClusterOptions{Nodes: 2, ReplicationFactor: 2})
-	const workers = 12
 	tg := openAt(t, c.Seed(), workers, 2*time.Second)
 	// The client's connections are open when Open returns; the test server counts
 	// each once its accept loop has taken it, a moment later.
 	opened := make([]int, 2)
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		opened[0], opened[1] = c.Node(0).Connections(), c.Node(1).Connections()
-		if min(opened[0], opened[1]) >= workers || time.Now().After(deadline) {
+		if min(opened[0], opened[1]) >= workers+1 || time.Now().After(deadline) {
 			break
 		}
 	}
+	var failed atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			conn, _ := tg.Connect(context.Background())
 			for i := range 200 {
 				key := []byte(fmt.Sprintf("user%d-%d", w, i))
-				_ = conn.Do(context.Background(), &core.Op{Kind: core.OpInsert, Key: key, Fields: twoFields, Values: [][]byte{[]byte("a"), []byte("b")}})
+				if err := conn.Do(context.Background(), &core.Op{Kind: core.OpInsert, Key: key, Fields: twoFields, Values: [][]byte{[]byte("a"), []byte("b")}}); err != nil {
+					failed.Add(1)
+					return // each would wait out its timeout
+				}
 			}
 		})
 	}
 	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Errorf("the inserts of %d of %d workers failed", n, workers)
+	}
 	for i, n := range opened {
 		after := c.Node(i).Connections()
-		if n < workers || after > workers+1 {
-			t.Errorf("node %d: %d connections once open, %d after %d busy workers; want %d (and the tend connection)", i, n, after, workers, workers)
+		if n != workers+1 || after != workers+1 {
+			t.Errorf("node %d: %d connections once open, %d after %d busy workers; want %d and the tend connection", i, n, after, workers, workers)
 		}
 	}
 }
