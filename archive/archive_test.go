@@ -3,6 +3,7 @@ package archive_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -363,7 +364,7 @@ func TestDiskFullLeavesNothingThatClaimsComplete(t *testing.T) {
 			}
 
 			os.Remove(full)
-			dir := recoverRun(t, w.Dir())
+			dir := recoverRun(t, w)
 			a, err := archive.Open(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -375,10 +376,12 @@ func TestDiskFullLeavesNothingThatClaimsComplete(t *testing.T) {
 	}
 }
 
-// recoverRun finishes an in-progress directory as `cmpbench recover` does.
-func recoverRun(t *testing.T, pending string) string {
+// recoverRun finishes the in-progress directory of a writer whose cmpbench died
+// as `cmpbench recover` does.
+func recoverRun(t *testing.T, crashed *archive.Writer) string {
 	t.Helper()
-	w, err := archive.Recover(pending, nil)
+	archive.Crash(crashed)
+	w, err := archive.Recover(crashed.Dir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +413,7 @@ func TestRecoverKeepsFinishedPhasesAndMarksThePartialOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertInProgress(t, w.Dir())
-	dir := recoverRun(t, w.Dir())
+	dir := recoverRun(t, w)
 	a, err := archive.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +460,7 @@ func TestRecoverDoesNotCountAPhaseTwice(t *testing.T) {
 	w := fed(t, out, -1)
 	lastPhaseStillRunning(t, w.Dir(), nil)
 
-	a, err := archive.Open(recoverRun(t, w.Dir()))
+	a, err := archive.Open(recoverRun(t, w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +481,7 @@ func TestRecoverRestoresTheHostLoad(t *testing.T) {
 		last.Host, last.HostSaturated = nil, false
 	})
 
-	a, err := archive.Open(recoverRun(t, w.Dir()))
+	a, err := archive.Open(recoverRun(t, w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +508,7 @@ func TestFailedFinalRenameLeavesNothingThatClaimsComplete(t *testing.T) {
 		t.Fatal("SHA256SUMS left in the unfinished directory")
 	}
 	os.RemoveAll(filepath.Join(out, h.RunID))
-	a, err := archive.Open(recoverRun(t, w.Dir()))
+	a, err := archive.Open(recoverRun(t, w))
 	if err != nil || len(a.Summary) != 10 {
 		t.Fatalf("recovered: %v", err)
 	}
@@ -523,7 +526,7 @@ func TestRecoverDropsARowCutShort(t *testing.T) {
 		f.WriteString(`{"System":"fast","PhaseIn`)
 		f.Close()
 	}
-	a, err := archive.Open(recoverRun(t, w.Dir()))
+	a, err := archive.Open(recoverRun(t, w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -820,5 +823,77 @@ func skipInTheRaceRun(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("slow and single-threaded: run without -short (the race run skips it)")
+	}
+}
+
+// Issue 25, bug 1: the directory of a run still going is refused by Recover,
+// which names the process holding it, and left as it was; once the run has
+// finished, its lock file is gone.
+func TestRecoverRefusesARunStillGoing(t *testing.T) {
+	out := t.TempDir()
+	w := fed(t, out, -1)
+	before, _ := os.ReadDir(filepath.Join(w.Dir(), archive.SpoolDir))
+	_, err := archive.Recover(w.Dir(), nil)
+	var live *archive.LiveError
+	if !errors.As(err, &live) || live.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("belongs to a run still going: cmpbench (pid %d) holds its lock", os.Getpid())) {
+		t.Fatalf("Recover of a live run: %v", err)
+	}
+	if after, _ := os.ReadDir(filepath.Join(w.Dir(), archive.SpoolDir)); len(after) != len(before) {
+		t.Fatalf("Recover touched the live run's spools: %d files, then %d", len(before), len(after))
+	}
+	if _, err := w.Finish(core.RunComplete, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := archive.Verify(dir); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Fatalf("beside the archive: %v", entries)
+	}
+}
+
+// Issue 25, bug 5: a stop between writing a capture and saving the manifest (a
+// full disk) used to leave a file the manifest did not list, and the recovered
+// archive failed verify. Recover lists a whole capture, removes a temporary file
+// cut short, and drops the captures of a system whose start was never recorded.
+func TestRecoverListsCapturesWrittenAfterTheLastManifest(t *testing.T) {
+	out := t.TempDir()
+	w := fed(t, out, -1)
+	sys := filepath.Join(w.Dir(), archive.SystemsDir)
+	first, err := os.ReadDir(sys)
+	if err != nil || len(first) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	name := first[0].Name()
+	for path, text := range map[string]string{
+		filepath.Join(sys, name, "server.log"):     "the server's last words\n",
+		filepath.Join(sys, name, "server.log.tmp"): "cut sh",
+		filepath.Join(sys, "ghost", "info.txt"):    "a system the manifest never named\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := archive.Open(recoverRun(t, w)) // recoverRun verifies
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range a.Manifest.Systems {
+		if s.Name == name && !slices.Contains(s.Files, "server.log") {
+			t.Errorf("%s: files %v", name, s.Files)
+		}
+		if s.Name == "ghost" {
+			t.Errorf("a system without a recorded start: %+v", s)
+		}
+	}
+	if b, err := a.ReadFile(archive.SystemsDir + "/" + name + "/server.log"); err != nil || string(b) != "the server's last words\n" {
+		t.Errorf("server.log: %q %v", b, err)
 	}
 }

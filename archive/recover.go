@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -34,7 +36,19 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 		return nil, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
 	}
 	parent := filepath.Dir(dir)
-	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1, recoveredStatus: core.RunInterrupted}
+	// A run still going holds its lock: recovering its directory under it would
+	// take its spools and leave it unable to finish.
+	lock, err := lockRun(parent, m.RunID)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1, recoveredStatus: core.RunInterrupted, lock: lock}
+	ok := false
+	defer func() {
+		if !ok {
+			lock.release()
+		}
+	}()
 	if m.Status != StatusInProgress {
 		w.recoveredStatus = m.Status
 	} else {
@@ -58,6 +72,9 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	// Leftovers of a Commit that stopped half-way are rewritten by the next one.
 	for _, f := range []string{SumsFile, ManifestFile + ".final", ManifestFile + ".tmp", ValidationFile + ".tmp"} {
 		_ = os.Remove(filepath.Join(dir, f))
+	}
+	if err := w.recoverCaptures(); err != nil {
+		return nil, err
 	}
 	// A phase whose rows reached the summary spool had ended; only its manifest
 	// entry was not saved yet.
@@ -104,7 +121,51 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 		w.closeSpools()
 		return nil, err
 	}
+	ok = true
 	return w, nil
+}
+
+// recoverCaptures makes the manifest list exactly the captures under systems/:
+// a capture written whole (under its own name: captures are written through a
+// temporary file and a rename) after the manifest was last saved is listed; a
+// temporary file a stop cut short is removed, and so are the captures of a
+// system whose start the manifest never recorded.
+func (w *Writer) recoverCaptures() error {
+	root := filepath.Join(w.dir, SystemsDir)
+	systems, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, sd := range systems {
+		dir := filepath.Join(root, sd.Name())
+		si := w.system(sd.Name())
+		if si == nil || !sd.IsDir() {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			continue
+		}
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			name := f.Name()
+			switch {
+			case strings.HasSuffix(name, ".tmp") || !f.Type().IsRegular():
+				if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+					return err
+				}
+			case !slices.Contains(si.Files, name):
+				si.Files = append(si.Files, name)
+			}
+		}
+		sort.Strings(si.Files)
+	}
+	return nil
 }
 
 // recoverPhase sums the intervals of a phase that was running when the run died.

@@ -66,6 +66,9 @@ type Writer struct {
 	runningFrom int64
 	// recoveredStatus is what Recover says the archive's status is.
 	recoveredStatus core.RunStatus
+	// lock is held while the directory is written (archive/lock.go), and
+	// released once it is committed.
+	lock *runLock
 }
 
 // PendingName is the in-progress name of the archive of runID.
@@ -84,8 +87,13 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	if _, err := os.Stat(final); err == nil {
 		return nil, fmt.Errorf("archive %s already exists", final)
 	}
-	w := &Writer{dir: filepath.Join(outDir, PendingName(h.RunID)), final: final, red: red, defs: map[string]SystemInfo{}, running: -1}
+	lock, err := lockRun(outDir, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{dir: filepath.Join(outDir, PendingName(h.RunID)), final: final, red: red, defs: map[string]SystemInfo{}, running: -1, lock: lock}
 	if err := os.Mkdir(w.dir, 0o755); err != nil {
+		lock.release()
 		return nil, err
 	}
 	if err := os.Mkdir(filepath.Join(w.dir, SpoolDir), 0o755); err != nil {
@@ -242,7 +250,10 @@ func (w *Writer) writeCaptures(sr core.SystemRun) error {
 	}
 	si := w.system(sr.Name)
 	for name, text := range texts {
-		if err := writeFile(filepath.Join(dir, name), []byte(w.red.String(text))); err != nil {
+		// Through a temporary file and a rename: a capture under its own name is
+		// whole, even one the manifest did not list yet when the run stopped
+		// (Recover lists it).
+		if err := replaceFile(filepath.Join(dir, name), []byte(w.red.String(text))); err != nil {
 			return err
 		}
 		if !slices.Contains(si.Files, name) {
@@ -546,6 +557,8 @@ func (w *Writer) Commit() (string, error) {
 		return undo(err)
 	}
 	_ = os.RemoveAll(aside)
+	w.lock.release()
+	w.lock = nil
 	return w.final, syncDir(filepath.Dir(w.final))
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,6 +131,40 @@ func TestKilledRunLeavesNothingRunningAndRecoversIntegration(t *testing.T) {
 	}
 }
 
+// Issue 25, bug 1: recover refuses the directory of a run still going (exit 2,
+// naming its process) and leaves it alone: the run goes on to finish its own
+// archive with every phase, and leaves no in-progress directory behind. It used to
+// take the live run's spools, and the run then failed to keep its results.
+func TestRecoverRefusesARunStillGoingIntegration(t *testing.T) {
+	s, _, _ := midPhase(t)
+	dir := s.cmd.Dir
+	pending := pendingDir(t, dir)
+	r := cli(t, dir, nil, "recover", pending)
+	want := fmt.Sprintf("belongs to a run still going: cmpbench (pid %d) holds its lock", s.cmd.Process.Pid)
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("recover of a live run: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	res := s.wait(t)
+	if res.code != 0 {
+		t.Fatalf("the live run: exit %d\n%s", res.code, res.stderr)
+	}
+	a := archiveOf(t, res)
+	if a.Manifest.Status != core.RunComplete {
+		t.Fatalf("the live run ended %s", a.Manifest.Status)
+	}
+	for _, ph := range []string{"load", "long", "after"} {
+		if st, why := phaseStatus(a, "redis", ph); st != "ok" {
+			t.Errorf("%s: %s %s", ph, st, why)
+		}
+	}
+	if left := archive.InProgress(filepath.Join(dir, "results")); len(left) > 0 {
+		t.Errorf("in-progress directories left: %v", left)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(dir, "results", ".*.lock")); len(locks) > 0 {
+		t.Errorf("lock files left: %v", locks)
+	}
+}
+
 // startWithPipe runs the quick suite with stderr on a pipe the test controls.
 func startWithPipe(t *testing.T) (cmd *exec.Cmd, stdout *bytes.Buffer, stderr *os.File, lines *bufio.Scanner) {
 	t.Helper()
@@ -219,12 +254,31 @@ func TestFullDiskNeverClaimsCompleteIntegration(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	entries, _ := os.ReadDir(filepath.Join(full, "results"))
+	var pending string
 	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".lock") {
+			continue // the run's lock file, released when it exited
+		}
 		if !strings.HasSuffix(e.Name(), ".partial") {
 			t.Fatalf("%s is under a final name", e.Name())
 		}
-		if st := manifestStatus(t, filepath.Join(full, "results", e.Name())); st != archive.StatusInProgress {
+		pending = filepath.Join(full, "results", e.Name())
+		if st := manifestStatus(t, pending); st != archive.StatusInProgress {
 			t.Fatalf("%s claims %q", e.Name(), st)
 		}
+	}
+	// Issue 25, bug 5: with room again, recover makes an archive that verifies
+	// (the capture that a full disk cut short used to be left out of the
+	// manifest and fail verify).
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", full).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	rec := cli(t, dir, nil, "recover", pending)
+	if rec.code != 0 {
+		t.Fatalf("recover after the disk had room again: exit %d\n%s", rec.code, rec.stderr)
+	}
+	final := strings.TrimSpace(strings.TrimPrefix(strings.Split(rec.stdout[strings.Index(rec.stdout, "Recovered: "):], "\n")[0], "Recovered: "))
+	if v := cli(t, dir, nil, "verify", final); v.code != 0 {
+		t.Fatalf("verify of the recovered archive: exit %d\n%s%s", v.code, v.stdout, v.stderr)
 	}
 }

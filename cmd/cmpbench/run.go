@@ -346,9 +346,14 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		return "", inputErr("--out %s: cannot write the run there: %w", g.out, err)
 	}
 	for _, d := range archive.InProgress(out) {
-		if d != w.Dir() {
-			fmt.Fprintf(stderr, "note: %s is a run still going or one that did not finish; if its cmpbench is gone, `cmpbench recover %s` turns what it measured into an archive\n", d, d)
+		if d == w.Dir() {
+			continue
 		}
+		if pid, live := archive.Live(d); live {
+			fmt.Fprintf(stderr, "note: %s is a run still going (cmpbench pid %d)\n", d, pid)
+			continue
+		}
+		fmt.Fprintf(stderr, "note: %s is a run that did not finish: `cmpbench recover %s` turns what it measured into an archive\n", d, d)
 	}
 
 	ctx, stop := stopOnSignals(ctx)
