@@ -54,7 +54,13 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 		{name: "ca_file that is not PEM", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    tls: {enabled: true, ca_file: cmpbench.yaml}\n",
 			want: `cmpbench.yaml:5: system "x": tls.ca_file: cmpbench.yaml holds no PEM certificate`},
 		{name: "a secret that is a common word", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    auth: {password: \"${CMPBENCH_T_PW}\"}\n",
-			env: []string{"CMPBENCH_T_PW=redis"}, want: `cmpbench.yaml:5: system "x": auth.password is a common word ("redis")`},
+			env: []string{"CMPBENCH_T_PW=Password"}, want: `cmpbench.yaml:5: system "x": auth.password is a common word ("password")`},
+		// Issue 25, bug 4: a numeric secret used to be redacted out of every number
+		// cmpbench wrote, and the run ended "report: validation.json: invalid character 'r'".
+		{name: "a secret that is a number", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    auth: {password: \"${NUM_PASS}\"}\n",
+			env: []string{"NUM_PASS=2000"}, want: `cmpbench.yaml:5: ${NUM_PASS} is a secret (password), but its value is shorter than 8 characters`},
+		{name: "a long secret that is a number", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    auth: {password: \"${NUM_PASS}\"}\n",
+			env: []string{"NUM_PASS=2000200020"}, want: `${NUM_PASS} is a secret (password), but its value is a number`},
 		// Options are checked against what the adapter declares: built-in ones
 		// when the file is read, a plugin's when it is found.
 		{name: "resp option value", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    options: {driver: fast}\n",

@@ -310,6 +310,15 @@ func (s *Systems) load(file string, data []byte) error {
 	// certificate file) belong to their system and are raised only when it is used,
 	// so that a file can hold systems for several machines.
 	secrets, envErrs := ExpandEnv(file, doc, isSecret)
+	// A secret cmpbench could not tell from what it writes itself would be
+	// redacted out of numbers, hashes and names, corrupting the archive: such a
+	// secret is refused where the reference is, before anything runs.
+	for _, sec := range secrets {
+		if why := weakSecret(sec.Value); why != "" {
+			envErrs = append(envErrs, PathError{sec.Path, fmt.Errorf("%s:%d: ${%s} is a secret (%s), but its value %s, so it cannot be kept out of the archive without corrupting it: use a real secret, or a variable whose name does not say PASS, SECRET, TOKEN, KEY or CRED for a value that is not one",
+				file, sec.Line, sec.Name, secretWhy(sec.Path), why)})
+		}
+	}
 	deferred := map[string][]error{}
 	for _, e := range envErrs {
 		parts := strings.SplitN(e.Path, ".", 3)
@@ -362,7 +371,9 @@ func (s *Systems) load(file string, data []byte) error {
 		}
 		s.byName[name] = sys
 	}
-	s.Secrets = append(s.Secrets, secrets...)
+	for _, sec := range secrets {
+		s.Secrets = append(s.Secrets, sec.Value)
+	}
 	if len(errs) > 0 {
 		return Errors(errs)
 	}
@@ -421,7 +432,7 @@ var (
 	namedPort    = regexp.MustCompile(`^\{port:[a-z0-9_-]+\}$`)
 	onlyEnvRef   = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 	systemName   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	minSecretLen = 4
+	minSecretLen = 8
 )
 
 // validate reports every problem with one system, with file:line.
@@ -549,8 +560,8 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			switch {
 			case raw != "" && !onlyEnvRef.MatchString(raw):
 				errs = append(errs, fmt.Errorf("%s: auth.%s must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", f.key), f.key))
-			case f.value != "" && len(f.value) < minSecretLen:
-				errs = append(errs, fmt.Errorf("%s: auth.%s is shorter than %d characters and cannot be redacted safely", at("auth", f.key), f.key, minSecretLen))
+			case f.value != "" && weakSecret(f.value) != "":
+				// Refused where the reference is expanded (load).
 			case f.value != "" && commonWord(f.value):
 				errs = append(errs, fmt.Errorf("%s: auth.%s is a common word (%q) that cmpbench's own output holds, so it cannot be kept out of the archive; use a real secret", at("auth", f.key), f.key, strings.ToLower(f.value)))
 			}
@@ -628,6 +639,28 @@ var commonWords = []string{
 
 func commonWord(v string) bool {
 	return slices.Contains(commonWords, strings.ToLower(v))
+}
+
+// weakSecret says why a secret's value cannot be redacted safely from what
+// cmpbench writes, or "": a number (the archive is full of numbers: a password
+// 2000 used to turn every 2000 in it into [redacted]), or a value so short that
+// it occurs by chance in hashes, ids and words.
+func weakSecret(v string) string {
+	if len(v) < minSecretLen {
+		return fmt.Sprintf("is shorter than %d characters", minSecretLen)
+	}
+	if strings.Trim(v, "0123456789.,+-_ eE") == "" {
+		return "is a number"
+	}
+	return ""
+}
+
+// secretWhy says why a reference at path is a secret.
+func secretWhy(path string) string {
+	if strings.HasSuffix(path, ".password") || strings.HasSuffix(path, ".access_key") {
+		return path[strings.LastIndex(path, ".")+1:]
+	}
+	return "by its name"
 }
 
 // Get returns a system by name.

@@ -417,19 +417,44 @@ func TestSecretsThatCannotBeKeptOut(t *testing.T) {
     adapter: resp
     endpoint: 127.0.0.1:1
     auth: {password: "${CMPBENCH_TEST_WEAK_PW}"}
+  b:
+    adapter: resp
+    endpoint: 127.0.0.1:1
+    options: {driver: "${CMPBENCH_TEST_DRIVER_KEY}"}
 `)
+	t.Setenv("CMPBENCH_TEST_DRIVER_KEY", "rueidis-raw-driver")
 	for _, tc := range []struct{ value, want string }{
-		{"redis", `cmpbench.yaml:5: system "a": auth.password is a common word ("redis")`},
-		{"Password", `auth.password is a common word ("password")`},
-		{"abc", `auth.password is shorter than 4 characters`},
+		{"password", `cmpbench.yaml:5: system "a": auth.password is a common word ("password")`},
+		{"Passw0rd", `auth.password is a common word ("passw0rd")`},
+		{"redis", `cmpbench.yaml:5: ${CMPBENCH_TEST_WEAK_PW} is a secret (password), but its value is shorter than 8 characters`},
+		// Issue 25, bug 4: a numeric password used to be redacted out of every
+		// number in the archive (progress "[redacted] ops ok", validation.json
+		// "expected": [redacted]).
+		{"2000", `${CMPBENCH_TEST_WEAK_PW} is a secret (password), but its value is shorter than 8 characters`},
+		{"20001234", `${CMPBENCH_TEST_WEAK_PW} is a secret (password), but its value is a number, so it cannot be kept out of the archive without corrupting it`},
 		{"Bench-ACL-pw-8c41d2e7", ""},
 	} {
 		t.Setenv("CMPBENCH_TEST_WEAK_PW", tc.value)
-		_, err := LoadSystems(p, true)
+		s, err := LoadSystems(p, true)
+		if err == nil {
+			_, err = s.Get("a")
+		}
 		msg := strings.ReplaceAll(fmt.Sprint(err), p, "cmpbench.yaml")
 		if (tc.want == "") != (err == nil) || !strings.Contains(msg, tc.want) {
 			t.Errorf("password %q: %v, want %q", tc.value, msg, tc.want)
 		}
+	}
+	// A variable named like a secret is one, wherever it is used; a value that
+	// is one by accident (a prefix in a variable named *KEY*) would be redacted
+	// out of every key name: refused, saying how to name it instead.
+	t.Setenv("CMPBENCH_TEST_DRIVER_KEY", "raw")
+	s, err := LoadSystems(p, true)
+	if err == nil {
+		_, err = s.Get("b")
+	}
+	if msg := fmt.Sprint(err); !strings.Contains(msg, `cmpbench.yaml:9: ${CMPBENCH_TEST_DRIVER_KEY} is a secret (by its name), but its value is shorter than 8 characters`) ||
+		!strings.Contains(msg, "a variable whose name does not say PASS, SECRET, TOKEN, KEY or CRED") {
+		t.Errorf("a short value of a variable named *KEY*: %v", msg)
 	}
 }
 

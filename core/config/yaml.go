@@ -147,12 +147,18 @@ type PathError struct {
 	Err  error
 }
 
+// A Secret is the value of a ${NAME} reference that is a secret, and where it is.
+type Secret struct {
+	Value, Name, Path string
+	Line              int
+}
+
 // ExpandEnv replaces ${NAME} in every scalar of node with the variable's value. An
 // unset or malformed reference is an error naming file:line, with the key path where
 // it occurs. isSecret says, from the dotted key path and the variable name, whether
 // the value is a secret; secret values are returned so that they can be redacted
 // everywhere.
-func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bool) (secrets []string, errs []PathError) {
+func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bool) (secrets []Secret, errs []PathError) {
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
@@ -180,7 +186,7 @@ func ExpandEnv(file string, node *yaml.Node, isSecret func(path, name string) bo
 					return ref
 				}
 				if isSecret(path, name) {
-					secrets = append(secrets, val)
+					secrets = append(secrets, Secret{Value: val, Name: name, Path: path, Line: n.Line})
 				}
 				return val
 			})
