@@ -4,6 +4,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -25,8 +26,54 @@ import (
 )
 
 // stopGrace is how long a stopped phase may take to hand back its last intervals
-// before the host gives up on the stream.
-const stopGrace = 15 * time.Second
+// before the host gives up on the stream (a variable for tests).
+var stopGrace = 15 * time.Second
+
+// The host bounds every call into a plugin by its own clock: a plugin that is
+// stopped (SIGSTOP), starved or stuck in an adapter's call never holds a run.
+// DefaultDescribeTimeout bounds a plugin's start after its handshake line:
+// connecting to it, and its answer to Describe.
+const DefaultDescribeTimeout = 20 * time.Second
+
+// phaseAllowance is what a phase may take beyond its time bound: opening its
+// connections before its clock starts (phaseAllowancePerConn each, on top), the
+// operations in flight at its end, a pub/sub phase's drain. Variables for tests.
+var (
+	phaseAllowance        = 15 * time.Second
+	phaseAllowancePerConn = 10 * time.Millisecond
+)
+
+// callTimeouts bound the control calls a caller makes without a deadline of its
+// own. A count or a flush may scan a whole store (Kvrocks, Pika, an Aerospike
+// truncate), so they get long bounds; the others are quick.
+var callTimeouts = map[string]time.Duration{
+	"Open": time.Minute, "Capture": time.Minute, "Stats": time.Minute, "ValidateSystem": 30 * time.Second,
+	"Count": 30 * time.Minute, "Flush": 30 * time.Minute, "Validate": 30 * time.Minute, "Close": 30 * time.Second,
+}
+
+// bounded gives ctx the call's default deadline when it has none, and says how
+// a call that ran out of it failed.
+func (d *Driver) bounded(ctx context.Context, call string) (context.Context, context.CancelFunc, func(error) error) {
+	limit, ok := callTimeouts[call]
+	if _, has := ctx.Deadline(); has || !ok {
+		return ctx, func() {}, func(err error) error { return d.explain(err) }
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	return cctx, cancel, func(err error) error {
+		if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("the plugin did not answer %s within %s (cmpbench's bound): %w", call, limit, d.explain(err))
+		}
+		return d.explain(err)
+	}
+}
+
+// PhaseBound is how long the host lets a phase run, by its own clock, from the
+// moment it asks the plugin to run it: until its start (a shard's StartAt), its
+// time bound, and the allowance for what happens around it.
+func PhaseBound(spec core.PhaseSpec, now time.Time) time.Duration {
+	wait := max(0, spec.StartAt.Sub(now))
+	return wait + spec.Duration + phaseAllowance + time.Duration(spec.Connections)*phaseAllowancePerConn
+}
 
 // Options says how to start a plugin process.
 type Options struct {
@@ -35,6 +82,9 @@ type Options struct {
 	Checksum []byte
 	// Logger receives go-plugin's own messages; nil discards them.
 	Logger hclog.Logger
+	// StartTimeout bounds the wait for the plugin's handshake line, and
+	// DescribeTimeout what follows it (DefaultDescribeTimeout); 0 for the defaults.
+	StartTimeout, DescribeTimeout time.Duration
 }
 
 // Driver is a running plugin process.
@@ -60,8 +110,11 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 		Cmd:              opts.Cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           logger,
-		Stderr:           stderr,
-		StartTimeout:     30 * time.Second,
+		// What the plugin writes before it serves reaches Stderr; after, go-plugin
+		// carries it over its stdio stream to SyncStderr.
+		Stderr:       stderr,
+		SyncStderr:   stderr,
+		StartTimeout: cmp.Or(opts.StartTimeout, 30*time.Second),
 	}
 	if len(opts.Checksum) > 0 {
 		// A fresh hash per client: SecureConfig writes into it without resetting.
@@ -69,22 +122,55 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 	}
 	client := plugin.NewClient(cfg)
 	d := &Driver{client: client, stderr: stderr}
-	rpcClient, err := client.Client()
+	describeTimeout := cmp.Or(opts.DescribeTimeout, DefaultDescribeTimeout)
+	// go-plugin waits for the handshake line for StartTimeout; what follows it
+	// (a gRPC connection to an address that may never answer, Describe) is
+	// bounded here, whatever the plugin does.
+	done := make(chan error, 1)
+	go func() { done <- d.start(ctx, describeTimeout) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			client.Kill()
+			return nil, err
+		}
+		return d, nil
+	case <-time.After(cfg.StartTimeout + describeTimeout):
+		// go-plugin's Kill waits for a connection attempt in progress (to an
+		// address that may never answer): the process is killed first.
+		if p := opts.Cmd.Process; p != nil {
+			_ = p.Kill()
+		}
+		go client.Kill()
+		err := fmt.Errorf("the plugin did not describe itself within %s of its start (handshake %s, then %s to answer)", cfg.StartTimeout+describeTimeout, cfg.StartTimeout, describeTimeout)
+		if t := d.stderr.String(); t != "" {
+			err = fmt.Errorf("%w; its last output: %s", err, t)
+		}
+		return nil, err
+	}
+}
+
+// start connects to the plugin after its handshake and asks it who it is.
+func (d *Driver) start(ctx context.Context, describeTimeout time.Duration) error {
+	rpcClient, err := d.client.Client()
 	if err != nil {
-		client.Kill()
-		return nil, d.explain(fmt.Errorf("start plugin: %w", err))
+		return d.explain(fmt.Errorf("start plugin: %w", err))
 	}
 	raw, err := rpcClient.Dispense(plugins.PluginName)
 	if err != nil {
-		client.Kill()
-		return nil, d.explain(fmt.Errorf("dispense plugin: %w", err))
+		return d.explain(fmt.Errorf("dispense plugin: %w", err))
 	}
 	d.rpc = raw.(pluginv1.AdapterClient)
-	if err := d.describe(ctx); err != nil {
-		client.Kill()
-		return nil, err
+	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	err = d.describe(dctx)
+	if err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("the plugin did not answer Describe within %s: %w", describeTimeout, err)
+		if t := d.stderr.String(); t != "" {
+			err = fmt.Errorf("%w; its last output: %s", err, t)
+		}
 	}
-	return d, nil
+	return err
 }
 
 // describe asks the plugin who it is.
@@ -119,24 +205,30 @@ func (d *Driver) Exited() bool { return d.client.Exited() }
 
 // Open connects the plugin to a system.
 func (d *Driver) Open(ctx context.Context, sys core.SystemConfig) error {
+	ctx, cancel, explain := d.bounded(ctx, "Open")
+	defer cancel()
 	_, err := d.rpc.Open(ctx, &pluginv1.OpenRequest{System: plugins.SystemToProto(sys)})
-	return d.explain(err) // a refusal stays one (core.ErrRefused): plugins.FromStatus
+	return explain(err) // a refusal stays one (core.ErrRefused): plugins.FromStatus
 }
 
 // Capture reads what identifies the system.
 func (d *Driver) Capture(ctx context.Context) (core.Capture, error) {
+	ctx, cancel, explain := d.bounded(ctx, "Capture")
+	defer cancel()
 	m, err := d.rpc.Capture(ctx, &pluginv1.CaptureRequest{})
 	if err != nil {
-		return core.Capture{}, d.explain(err)
+		return core.Capture{}, explain(err)
 	}
 	return plugins.CaptureFromProto(m), nil
 }
 
 // Stats reads the system's counters.
 func (d *Driver) Stats(ctx context.Context) (map[string]string, error) {
+	ctx, cancel, explain := d.bounded(ctx, "Stats")
+	defer cancel()
 	m, err := d.rpc.Stats(ctx, &pluginv1.StatsRequest{})
 	if err != nil {
-		return nil, d.explain(err)
+		return nil, explain(err)
 	}
 	return m.GetStats(), nil
 }
@@ -147,8 +239,25 @@ func (d *Driver) Stats(ctx context.Context) (map[string]string, error) {
 // intervals received before it have been delivered.
 func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error) {
 	started := time.Now()
+	// The host's own bound: past it the phase is stopped through the protocol,
+	// and failed, whatever the plugin says of it.
+	bound := PhaseBound(spec, started)
+	phaseCtx, stopPhase := context.WithCancelCause(ctx)
+	defer stopPhase(nil)
+	errOverran := &overranError{bound: bound, spec: spec}
+	overrun := time.AfterFunc(bound, func() { stopPhase(errOverran) })
+	defer overrun.Stop()
+	overran := func() bool { return errors.Is(context.Cause(phaseCtx), errOverran) || time.Since(started) > bound }
 	fail := func(err error) (core.PhaseEnd, error) {
 		err = d.explain(err)
+		if overran() {
+			// A plugin that did not end its phase when asked to is not trusted
+			// with the next one: the runner starts a new plugin process.
+			if d.client != nil {
+				d.client.Kill()
+			}
+			err = fmt.Errorf("%w; it did not hand back the phase's end within %s of being asked to stop (%v)", errOverran, stopGrace, err)
+		}
 		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: time.Since(started)}, err
 	}
 	if ctx.Err() != nil {
@@ -171,12 +280,12 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 	// stream ends.
 	ended := make(chan struct{})
 	defer close(ended)
-	stopWatch := context.AfterFunc(ctx, func() {
+	stopWatch := context.AfterFunc(phaseCtx, func() {
 		giveUp := time.AfterFunc(stopGrace, cancelStream)
 		defer giveUp.Stop()
 		for {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(ctx).Error()})
+			_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(phaseCtx).Error()})
 			cancel()
 			select {
 			case <-ended:
@@ -206,16 +315,40 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 			if err != nil {
 				return fail(err)
 			}
+			if overran() {
+				// However the plugin ended it (a plugin resumed after SIGSTOP
+				// says "ok" of a phase whose rate covers the time it stood
+				// still), a phase past the host's bound is failed.
+				said := "the plugin reported it " + string(end.Status)
+				if end.Error != "" {
+					said += ": " + end.Error
+				}
+				end.Status, end.Error = core.StatusFailed, errOverran.Error()+"; "+said
+			}
 			return end, nil
 		}
 	}
 }
 
+// overranError says that a phase went past the host's bound.
+type overranError struct {
+	bound time.Duration
+	spec  core.PhaseSpec
+}
+
+func (e *overranError) Error() string {
+	return fmt.Sprintf("the phase did not end within cmpbench's bound of %s (its time bound %s, and %s for opening %d connections and what is in flight at its end): "+
+		"the plugin process was stopped, starved of CPU or stuck in an adapter call, so what it measured is not a rate of the system",
+		e.bound.Round(time.Millisecond), e.spec.Duration, (e.bound - e.spec.Duration).Round(time.Millisecond), e.spec.Connections)
+}
+
 // ValidateSystem asks the adapter to check a system's configuration without
 // connecting; nil when it finds nothing wrong or has no such check.
 func (d *Driver) ValidateSystem(ctx context.Context, sys core.SystemConfig) error {
+	ctx, cancel, explain := d.bounded(ctx, "ValidateSystem")
+	defer cancel()
 	m, err := d.rpc.ValidateSystem(ctx, &pluginv1.ValidateSystemRequest{System: plugins.SystemToProto(sys)})
-	if err = d.explain(err); errors.Is(err, core.ErrUnsupported) {
+	if err = explain(err); errors.Is(err, core.ErrUnsupported) {
 		return nil
 	} else if err != nil {
 		return err
@@ -229,17 +362,21 @@ func (d *Driver) ValidateSystem(ctx context.Context, sys core.SystemConfig) erro
 // Count asks the system for its number of keys; core.ErrUnsupported when the
 // adapter cannot count.
 func (d *Driver) Count(ctx context.Context) (int64, error) {
+	ctx, cancel, explain := d.bounded(ctx, "Count")
+	defer cancel()
 	m, err := d.rpc.Count(ctx, &pluginv1.CountRequest{})
 	if err != nil {
-		return 0, d.explain(err) // core.ErrUnsupported when the adapter cannot count
+		return 0, explain(err) // core.ErrUnsupported when the adapter cannot count
 	}
 	return m.GetCount(), nil
 }
 
 // Flush empties the system; core.ErrUnsupported when the adapter cannot.
 func (d *Driver) Flush(ctx context.Context) error {
+	ctx, cancel, explain := d.bounded(ctx, "Flush")
+	defer cancel()
 	_, err := d.rpc.Flush(ctx, &pluginv1.FlushRequest{})
-	return d.explain(err) // core.ErrUnsupported when the adapter cannot
+	return explain(err) // core.ErrUnsupported when the adapter cannot
 }
 
 // Validate checks what a load phase wrote.
@@ -248,9 +385,11 @@ func (d *Driver) Validate(ctx context.Context, load core.PhaseSpec, expected int
 	if err != nil {
 		return core.Validation{}, err
 	}
+	ctx, cancel, explain := d.bounded(ctx, "Validate")
+	defer cancel()
 	m, err := d.rpc.Validate(ctx, &pluginv1.ValidateRequest{Load: phase, Expected: expected})
 	if err != nil {
-		return core.Validation{}, d.explain(err)
+		return core.Validation{}, explain(err)
 	}
 	v := plugins.ValidationFromProto(m)
 	v.Expected = expected
@@ -260,11 +399,14 @@ func (d *Driver) Validate(ctx context.Context, load core.PhaseSpec, expected int
 // Close closes the system and ends the plugin process.
 func (d *Driver) Close(ctx context.Context) error {
 	var err error
+	ctx, cancel, explain := d.bounded(ctx, "Close")
+	defer cancel()
 	if !d.client.Exited() {
 		_, err = d.rpc.Close(ctx, &pluginv1.CloseRequest{})
 	}
+	err = explain(err)
 	d.client.Kill()
-	return d.explain(err)
+	return err
 }
 
 // Kill ends the plugin process at once.
