@@ -147,6 +147,16 @@ func ShardArchives(args []string) ([]*Archive, error) {
 		if err != nil {
 			return nil, mergeErr("%v", err)
 		}
+		// Every input is checked whole before anything is written: a shard cut
+		// short used to fail the merge half-way and leave an in-progress
+		// directory behind.
+		if errs := Verify(d); len(errs) > 0 {
+			more := ""
+			if len(errs) > 1 {
+				more = fmt.Sprintf(" (and %d more problems: cmpbench verify %s)", len(errs)-1, d)
+			}
+			return nil, mergeErr("%s does not verify, so it is not merged: %v%s", d, errs[0], more)
+		}
 		out = append(out, a)
 	}
 	return out, nil
@@ -204,7 +214,7 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 		return nil, err
 	}
 	fail := func(err error) (*Writer, error) {
-		w.closeSpools()
+		w.Discard()
 		return nil, err
 	}
 	w.m.Systems, w.m.Plugins = base.Systems, base.Plugins
@@ -229,15 +239,24 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 }
 
 // MergedStatus is how the merged shards' runs ended: complete when every one of
-// them completed. Whether every shard is in the merge is ShardInfo.Complete.
+// them completed and the merge holds every shard. A merge of some shards is
+// interrupted: it is not the whole run, and its manifest must not say complete.
 func MergedStatus(archives []*Archive) core.RunStatus {
 	status := core.RunComplete
+	covered, count := 0, 0
 	for _, a := range archives {
 		for _, p := range partsOf(&a.Manifest) {
+			covered++
 			if p.Status != core.RunComplete && status == core.RunComplete {
 				status = p.Status
 			}
 		}
+		if sh := a.Manifest.Shard; sh != nil {
+			count = sh.Count
+		}
+	}
+	if covered < count && status == core.RunComplete {
+		status = core.RunInterrupted
 	}
 	return status
 }

@@ -1,7 +1,10 @@
 package archive
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +170,80 @@ func TestMergeRefusesWhatIsNotOnePlan(t *testing.T) {
 		if _, ok := err.(*MergeError); !ok {
 			t.Errorf("%v: %T is not a MergeError (bad input)", tc.dirs, err)
 		}
+	}
+}
+
+// Issue 25, bug 8: a shard cut short (its intervals table truncated) is bad input,
+// found before anything is written: merge used to fail half-way (exit 1) and leave
+// an in-progress directory that recover turned into an archive failing verify.
+func TestMergeChecksEveryShardBeforeWriting(t *testing.T) {
+	dir := t.TempDir()
+	a := shardArchive(t, dir, 0, 2, 1, 1000, 1000, 1000)
+	b := shardArchive(t, dir, 1, 2, 1, 1000, 1000, 1000)
+	path := filepath.Join(b, IntervalsFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err = mergeDirs(t, out, a, b)
+	var refused *MergeError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), b+" does not verify, so it is not merged") || !strings.Contains(err.Error(), IntervalsFile) {
+		t.Fatalf("merge of a truncated shard: %v", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Fatalf("the refused merge wrote %v", entries)
+	}
+}
+
+// A merge that fails after it has started writing leaves nothing behind: it can
+// be made again from its inputs.
+func TestFailedMergeLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	a := shardArchive(t, dir, 0, 2, 1, 1000, 1000, 1000)
+	found, err := ShardArchives([]string{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archives, shards, err := CheckShards(found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shard's table goes away between the check and the merge.
+	if err := os.Remove(filepath.Join(a, IntervalsFile)); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Merge(archives, shards, out, "merged", nil, BuildInfo{}, &redact.Redactor{}); err == nil {
+		t.Fatal("merged a shard without its intervals")
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Fatalf("the failed merge left %v", entries)
+	}
+}
+
+// A merge of some shards is not the whole run: its status says so (it used to
+// say complete).
+func TestMergeOfSomeShardsIsNotComplete(t *testing.T) {
+	dir := t.TempDir()
+	a := shardArchive(t, dir, 0, 2, 1, 1000, 1000, 1000)
+	b := shardArchive(t, dir, 1, 2, 1, 1000, 1000, 1000)
+	part, err := mergeDirs(t, t.TempDir(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Manifest.Status != core.RunInterrupted {
+		t.Errorf("a merge of 1 of 2 shards: status %s", part.Manifest.Status)
+	}
+	// Merging it with the other shard gives the whole run.
+	whole, err := mergeDirs(t, t.TempDir(), part.Dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Manifest.Status != core.RunComplete {
+		t.Errorf("the merge of every shard: status %s", whole.Manifest.Status)
 	}
 }

@@ -139,6 +139,19 @@ func (w *Writer) closeSpools() error {
 	return errors.Join(errs...)
 }
 
+// Discard removes the in-progress directory and releases it: for an archive made
+// from others (a merge), which can be made again, never for a run's own
+// measurements.
+func (w *Writer) Discard() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.closeSpools()
+	_ = os.RemoveAll(w.dir)
+	_ = os.RemoveAll(filepath.Join(filepath.Dir(w.dir), spoolAside(w.m.RunID)))
+	w.lock.release()
+	w.lock = nil
+}
+
 // Dir is the in-progress directory.
 func (w *Writer) Dir() string { return w.dir }
 

@@ -101,6 +101,8 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 	status := archive.MergedStatus(archives)
 	dir, tables, err := finishArchive(w, status, archive.MergedEnd(archives))
 	if err != nil {
+		// A merge is made again from its inputs: nothing half-written is left.
+		w.Discard()
 		return err
 	}
 	stdout.Write(tables)
