@@ -298,6 +298,12 @@ func TestYCSBBadInput(t *testing.T) {
 		{"cut after [OVERALL]", strings.Join(lines[:18], ""), "no [<OP>], Operations lines after [OVERALL]: the output is cut short"},
 		{"a count that is no number", "[OVERALL], RunTime(ms), 10\n[READ], Operations, many\n", "bad.log:2: [READ], Operations: \"many\" is not a number"},
 		{"Return= without Operations", "[OVERALL], RunTime(ms), 10\n[READ], Return=OK, 5\n", "bad.log:2: [READ] has Return= lines but no Operations line"},
+		// Issue 25, bug 9: cut inside the UPDATE lines, before its Return=OK
+		// line, the log used to import 521 UPDATE successes as complete.
+		{"cut inside an operation's lines", strings.Join(lines[:36], ""), "bad.log:32: [UPDATE] has Operations 521 but no Return= line: the output is cut short"},
+		{"Return= lines that do not add up", "[OVERALL], RunTime(ms), 10\n[READ], Operations, 10\n[READ], Return=OK, 7\n[READ], Return=ERROR, 1\n",
+			"bad.log:2: [READ] has Operations 10, but its Return= lines count 7 successes of 8"},
+		{"a run time of 0", "[OVERALL], RunTime(ms), 0\n[READ], Operations, 10\n[READ], Return=OK, 10\n", "bad.log: [OVERALL], RunTime(ms) is 0: no rate can be made of it"},
 		{"a status line's bad number", "2026-12-01 10:00:00:000 10 sec: 5 operations; [READ: Count=x]\n[OVERALL], RunTime(ms), 10\n", "bad.log:1: status line: [READ: Count=x]: not a number"},
 	}
 	for _, tc := range tests {

@@ -52,6 +52,35 @@ type ycsbMeasure struct {
 	firstRow int
 }
 
+// statusOps are the operations whose outcomes YCSB reports as Return= lines
+// (DB.read/update/insert/scan/delete); CLEANUP, READ-MODIFY-WRITE, the -FAILED
+// and Intended- measurements have none.
+var statusOps = []string{"READ", "UPDATE", "INSERT", "SCAN", "DELETE"}
+
+// consistent checks an operation's Operations against its Return= lines: YCSB
+// counts successes as Operations and every outcome as a Return= line (versions
+// before 0.14 count failures among the Operations too). A log cut inside an
+// operation's lines used to import its Operations as successes.
+func (me *ycsbMeasure) consistent(name string) error {
+	if !me.haveOps || me.ops == 0 || !slices.Contains(statusOps, name) {
+		return nil
+	}
+	var ok, all int64
+	for status, n := range me.returns {
+		all += n
+		if okStatus(status) {
+			ok += n
+		}
+	}
+	if len(me.returns) == 0 {
+		return fmt.Errorf("[%s] has Operations %g but no Return= line: the output is cut short inside its lines", name, me.ops)
+	}
+	if ops := int64(me.ops); ops != ok && ops != all {
+		return fmt.Errorf("[%s] has Operations %g, but its Return= lines count %d successes of %d: the output is cut short or damaged", name, me.ops, ok, all)
+	}
+	return nil
+}
+
 // ycsbStatus is one status line.
 type ycsbStatus struct {
 	at    time.Time
@@ -197,11 +226,18 @@ func parseYCSB(path string) (*ycsbLog, error) {
 		return nil, fmt.Errorf("%s: no [OVERALL], RunTime(ms) line: not YCSB output, or cut short before YCSB printed its results", path)
 	}
 	counted := false
-	for name, me := range l.measures {
+	for _, name := range slices.Sorted(maps.Keys(l.measures)) {
+		me := l.measures[name]
 		if !me.haveOps && len(me.returns) > 0 {
 			return nil, fmt.Errorf("%s:%d: [%s] has Return= lines but no Operations line: the output is cut", path, me.firstRow, name)
 		}
+		if err := me.consistent(name); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, me.firstRow, err)
+		}
 		counted = counted || me.haveOps
+	}
+	if l.runtime <= 0 && counted {
+		return nil, fmt.Errorf("%s: [OVERALL], RunTime(ms) is %g: no rate can be made of it (the output is damaged)", path, l.runtime)
 	}
 	if !counted {
 		return nil, fmt.Errorf("%s: no [<OP>], Operations lines after [OVERALL]: the output is cut short, or YCSB ran no operation", path)
