@@ -106,3 +106,30 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 		})
 	}
 }
+
+// Issue 25's weak answers: a command given the wrong arguments, a group of
+// commands given none or an unknown one, and an empty system name are one clear
+// error each, exit 2 (they used to exit 1, print help with exit 0, or say the same
+// thing twice).
+func TestWrongArgumentsAreBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "A"}, "cmpbench compare: accepts 2 arg(s), received 1 (usage: cmpbench compare A B [flags])"},
+		{[]string{"report"}, "cmpbench report: accepts 1 arg(s), received 0"},
+		{[]string{"verify", "a", "b"}, "cmpbench verify: accepts 1 arg(s), received 2"},
+		{[]string{"nosuch"}, `cmpbench: unknown command "nosuch" (commands: adapters, compare,`},
+		{[]string{"export"}, "cmpbench export needs a command: csv, hlog"},
+		{[]string{"import"}, "cmpbench import needs a command: memtier, ycsb"},
+		{[]string{"run", "--systems", ",", "--suite", "smoke"}, `--systems "," has an empty name`},
+	} {
+		r := cli(t, t.TempDir(), nil, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, want 2 and one line with %q:\n%s", tc.args, r.code, tc.want, r.stderr)
+		}
+	}
+	if r := cli(t, t.TempDir(), nil); r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
+		t.Errorf("cmpbench alone: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -25,13 +25,6 @@ imported in its manifest, with what the source does not tell among the report's
 caveats. report, verify, compare and export then take it like any archive. Bad input
 (not the tool's output, a truncated file, an HdrHistogram file --hdr-prefix names that
 is missing) exits 2.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			return inputErr("import %s: the tools are memtier and ycsb", args[0])
-		},
 	}
 	type tool struct {
 		use, short, long string

@@ -84,7 +84,7 @@ func TestImportBadInputExits2(t *testing.T) {
 		{"a YCSB line that is wrong", []string{"ycsb", badLine}, `bad.log:2: [READ], Operations: "lots" is not a number`},
 		{"not YCSB output", []string{"ycsb", filepath.Join(importFixtures, "memtier", "closed.json")}, "no [OVERALL], RunTime(ms) line"},
 		{"a system name with a slash", []string{"ycsb", badLine, "--system", "a/b"}, `--system "a/b"`},
-		{"an unknown tool", []string{"wrk", "out.txt"}, "import wrk: the tools are memtier and ycsb"},
+		{"an unknown tool", []string{"wrk", "out.txt"}, `cmpbench import: unknown command "wrk" (commands: memtier, ycsb)`},
 		{"no file", []string{"memtier"}, "cmpbench import memtier: want one file, got 0 arguments"},
 	}
 	for _, tc := range tests {

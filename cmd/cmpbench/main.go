@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -92,5 +93,42 @@ func newRoot() *cobra.Command {
 		newImportCmd(g),
 		newPluginCmd(),
 	)
+	argsAreInput(root)
 	return root
+}
+
+// argsAreInput makes a wrong number of arguments bad input (exit 2) on every
+// command, naming the command and its usage: cobra's own errors would exit 1.
+func argsAreInput(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		// A group of commands (the root, export, import) run without one of
+		// them: help when given nothing at all, bad input otherwise.
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			var names []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			if len(args) > 0 {
+				return badInput{fmt.Errorf("%s: unknown command %q (commands: %s)", cmd.CommandPath(), args[0], strings.Join(names, ", "))}
+			}
+			if cmd.HasParent() {
+				return badInput{fmt.Errorf("%s needs a command: %s (see %s --help)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())}
+			}
+			return cmd.Help()
+		}
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return badInput{fmt.Errorf("%s: %w (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		argsAreInput(sub)
+	}
 }

@@ -278,6 +278,9 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if len(names) == 0 {
 		return "", inputErr("--systems is required (defined: %s)", strings.Join(systems.Names(), ", "))
 	}
+	if slices.Contains(names, "") {
+		return "", inputErr("--systems %q has an empty name: give system names separated by commas (defined: %s)", strings.Join(names, ","), strings.Join(systems.Names(), ", "))
+	}
 	if err := checkSystems(g, systems, names); err != nil {
 		return "", err
 	}
