@@ -1,9 +1,11 @@
 package aerospike
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -67,20 +69,48 @@ func fields(v string) map[string]string {
 	return out
 }
 
-// Capture reads build, edition, version, the service and namespace configuration,
-// the namespace's statistics and the node's, of every node; in a cluster each
-// node's answers are a section of their own ("info-statistics@10.0.0.1-3000").
+// Capture reads build, release (edition, version, OS), the service and namespace
+// configuration, the namespace's statistics and the node's, of every node; in a
+// cluster each node's answers are a section of their own
+// ("info-statistics@10.0.0.1-3000"). asd 8.1 counts 'edition', 'version' and
+// get-config's 'id' as deprecated requests ("use 'release'", "use 'namespace'"):
+// they are asked only of a node that does not answer the new forms.
 func (t *target) Capture(context.Context) (core.Capture, error) {
 	cp := core.Capture{Product: "aerospike", Sections: map[string]string{"client-policy": t.policy}}
-	names := []string{"build", "edition", "version", "get-config:context=service",
-		"get-config:context=namespace;id=" + t.ns, "namespace/" + t.ns, "sets/" + t.ns, "statistics"}
+	nsConfig := "get-config:context=namespace;namespace=" + t.ns
+	names := []string{"build", "release", "get-config:context=service", nsConfig, "namespace/" + t.ns, "sets/" + t.ns, "statistics"}
+	legacy := map[string][]string{"release": {"edition", "version"}, nsConfig: {"get-config:context=namespace;id=" + t.ns}}
 	nodes, err := t.infoAll(names...)
 	if err != nil {
 		return cp, err
 	}
+	var older []string
+	for _, n := range nodes {
+		for name, old := range legacy {
+			if !answered(n.m, name) || n.m[name] == "" {
+				older = append(older, old...)
+			}
+		}
+	}
+	if len(older) > 0 {
+		slices.Sort(older)
+		older = slices.Compact(older)
+		answers, err := t.infoAll(older...)
+		if err != nil {
+			return cp, err
+		}
+		for _, a := range answers {
+			for i := range nodes {
+				if nodes[i].addr == a.addr {
+					maps.Copy(nodes[i].m, a.m)
+				}
+			}
+		}
+		names = append(names, older...)
+	}
 	first := nodes[0].m
 	cp.Version, cp.VersionField = first["build"], "info build"
-	if e := first["edition"]; e != "" {
+	if e := cmp.Or(fields(first["release"])["edition"], first["edition"]); e != "" && !strings.HasPrefix(e, "ERROR") {
 		cp.Product = "aerospike (" + e + ")"
 	}
 	for _, n := range nodes {
@@ -89,15 +119,27 @@ func (t *target) Capture(context.Context) (core.Capture, error) {
 			cp.Refused = append(cp.Refused, fmt.Sprintf("node %s runs build %s, node %s build %s", nodes[0].addr, cp.Version, n.addr, b))
 		}
 		for _, name := range names {
-			v, ok := n.m[name]
-			if !ok || strings.HasPrefix(v, "ERROR") {
-				cp.Refused = append(cp.Refused, name+suffix(nodes, n)+": "+v)
+			v := n.m[name]
+			if !answered(n.m, name) {
+				if !slices.ContainsFunc(legacy[name], func(old string) bool { return answered(n.m, old) }) {
+					cp.Refused = append(cp.Refused, name+suffix(nodes, n)+": "+v)
+				}
 				continue
+			}
+			if slices.ContainsFunc(names, func(modern string) bool { return slices.Contains(legacy[modern], name) && answered(n.m, modern) }) {
+				continue // an older form, asked of another node
 			}
 			cp.Sections[sectionName(name)+sfx] = strings.ReplaceAll(v, ";", "\n") + "\n"
 		}
 	}
 	return cp, nil
+}
+
+// answered reports whether a node answered an info request, if only with
+// nothing (sets of a namespace without any): not an error.
+func answered(m map[string]string, name string) bool {
+	v, ok := m[name]
+	return ok && !strings.HasPrefix(v, "ERROR")
 }
 
 func sectionName(info string) string {
