@@ -314,8 +314,10 @@ func classify(err as.Error) error {
 	case types.TIMEOUT, types.MAX_RETRIES_EXCEEDED:
 		class = core.ErrClassTimeout
 	case types.SERVER_MEM_ERROR, types.FAIL_FORBIDDEN:
-		// Out of memory, or stop-writes (the namespace or set reached its
-		// capacity limit); FAIL_FORBIDDEN is also clock skew, which the message says.
+		// Capacity. 8 (the server's AS_ERR_OUT_OF_SPACE): a namespace at
+		// stop-writes or a full storage file, to every write; 22: a set at its
+		// stop-writes-count or -size, to new records only, or clock skew, which
+		// the message says.
 		class = core.ErrClassOOM
 	case types.DEVICE_OVERLOAD, types.KEY_BUSY:
 		// Back-pressure: the device's write queue is full, or the record has too

@@ -18,8 +18,10 @@ import (
 )
 
 // What a published comparison relies on, on a cluster as it runs in production: 3
-// nodes, replication factor 2, another set in the namespace. The test server is
-// astest (no Aerospike server runs where cmpbench is tested).
+// nodes, replication factor 2, another set in the namespace, on astest: for what
+// a real server cannot be made to do on demand (result codes injected, replies
+// held, a node's connections counted as they open, records put in another set).
+// The same facts on real asd processes: *_integration_test.go.
 
 func cluster(t *testing.T, opt astest.ClusterOptions) *astest.Cluster {
 	t.Helper()
@@ -222,8 +224,8 @@ func TestErrorClassesByInjection(t *testing.T) {
 		{"server timeout of a write is in doubt", "write", types.TIMEOUT, core.OpUpdate, core.ErrClassInDoubt},
 		{"KEY_BUSY is back-pressure", "write", types.KEY_BUSY, core.OpUpdate, core.ErrClassOverload},
 		{"DEVICE_OVERLOAD is back-pressure, not capacity", "write", types.DEVICE_OVERLOAD, core.OpInsert, core.ErrClassOverload},
-		{"FAIL_FORBIDDEN (stop-writes) is capacity", "write", types.FAIL_FORBIDDEN, core.OpInsert, core.ErrClassOOM},
-		{"SERVER_MEM_ERROR is capacity", "write", types.SERVER_MEM_ERROR, core.OpSet, core.ErrClassOOM},
+		{"FAIL_FORBIDDEN (a set at its stop-writes-count) is capacity", "write", types.FAIL_FORBIDDEN, core.OpInsert, core.ErrClassOOM},
+		{"SERVER_MEM_ERROR (namespace stop-writes, a full storage file) is capacity", "write", types.SERVER_MEM_ERROR, core.OpSet, core.ErrClassOOM},
 		{"RECORD_TOO_BIG is other", "write", types.RECORD_TOO_BIG, core.OpSet, core.ErrClassOther},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

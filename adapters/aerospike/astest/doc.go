@@ -1,7 +1,8 @@
-// Package astest is an Aerospike wire-protocol server for tests, because no Aerospike
-// server can run on the machines cmpbench is developed and tested on. The real
-// aerospike-client-go/v8 talks to it. It emulates a Community Edition 8.1.2.0
-// cluster of one namespace in AP mode.
+// Package astest is an Aerospike wire-protocol server for tests of what a real
+// server cannot be made to do on demand: result codes injected, replies held,
+// cold starts and migrations timed. The real aerospike-client-go/v8 talks to it.
+// It emulates a Community Edition 8.1.2.0 cluster of one namespace in AP mode.
+// The adapter's integration tests (../*_integration_test.go) run real asd.
 //
 // What it emulates:
 //
@@ -55,6 +56,14 @@
 // the cluster's current data (while warming it reports, as non_replica_objects,
 // what it held when it stopped).
 // Statistics list only the fields astest can give meaning to.
+//
+// Checked against asd 8.1 (CE 8.1.2.0, reporting build 8.1.1.2) by the adapter's
+// integration tests: the largest record it takes is the same to the byte; its
+// info answers (cluster-stable, get-config and truncate errors, namespace/ and
+// sets/ of an unknown namespace, enterprise-only commands) are the same but for
+// the cluster key (asd: 12 hex digits), partition-generation and the peers
+// generation of a new node (asd: 0), sindex-list (asd: empty) and the cluster
+// name. asd counts a request just after it answers it; astest before.
 //
 // Verified against the aerospike-server source (CE 8.1.2.0): as/src/base/thr_info.c
 // (command table and parsing, namespace, sets, statistics, cluster-stable, replicas,
