@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func DecodeStrict(file string, node *yaml.Node, v any, also ...string) []error {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			for _, m := range te.Errors {
-				errs = append(errs, atLine(file, m))
+				errs = append(errs, atLine(file, typeMessage(node, m)))
 			}
 		} else {
 			errs = append(errs, fmt.Errorf("%s: %v", file, err))
@@ -59,6 +60,59 @@ func DecodeStrict(file string, node *yaml.Node, v any, also ...string) []error {
 }
 
 var lineMsg = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// yaml's own words for a value of the wrong type.
+var unmarshalMsg = regexp.MustCompile("^line (\\d+): cannot unmarshal !!\\w+ `(.*)` into (\\S+)$")
+
+// typeMessage rewrites yaml's "line N: cannot unmarshal !!str `sure` into bool"
+// as "line N: poisson: \"sure\" is not true or false": the key, and what it takes.
+func typeMessage(node *yaml.Node, msg string) string {
+	m := unmarshalMsg.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	line, _ := strconv.Atoi(m[1])
+	want := "of type " + m[3]
+	switch t := strings.TrimPrefix(m[3], "*"); {
+	case t == "bool":
+		want = "true or false"
+	case strings.HasPrefix(t, "float"):
+		want = "a number"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		want = "a whole number"
+	case t == "string":
+		want = "text"
+	case strings.HasPrefix(t, "[]"):
+		want = "a list"
+	case strings.HasPrefix(t, "map["):
+		want = "a mapping"
+	}
+	if key := keyAt(node, line, m[2]); key != "" {
+		return fmt.Sprintf("line %d: %s: %q is not %s", line, key, m[2], want)
+	}
+	return fmt.Sprintf("line %d: %q is not %s", line, m[2], want)
+}
+
+// keyAt finds the key whose value is the scalar value at line, below node.
+func keyAt(n *yaml.Node, line int, value string) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v := n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && v.Line == line && v.Value == value {
+				return n.Content[i].Value
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if k := keyAt(c, line, value); k != "" {
+			return k
+		}
+	}
+	return ""
+}
 
 // atLine turns yaml's "line N: msg" into "file:N: msg".
 func atLine(file, msg string) error {

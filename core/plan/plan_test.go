@@ -243,6 +243,32 @@ name: ../../../x
 phases:
   - {name: a, duration: 1s, memtier: {key_max: 5}}
 `, []string{`x.yaml:2: suite name "../../../x" must be letters, digits, '.', '_' or '-'`}},
+		// Issue 25's weak answers: one error per mistake, naming the key, and no
+		// follow-on error about the zero value left in its place.
+		{"a ratio that is no ratio, alone", `name: x
+phases:
+  - {name: a, duration: 1s, memtier: {key_max: 5, ratio: "1:x"}}
+`, []string{`x.yaml:3: phase "a": ratio "1:x" is not set:get such as 1:10`}},
+		{"a rate that is no number, alone", `name: x
+phases:
+  - {name: a, duration: 1s, rate: fast, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: rate: "fast" is not a number`}},
+		{"a bool that is no bool names its key", `name: x
+phases:
+  - {name: a, duration: 1s, poisson: sure, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: poisson: "sure" is not true or false`}},
+		{"key_max 0 is not missing", `name: x
+phases:
+  - {name: a, duration: 1s, memtier: {key_max: 0}}
+`, []string{`x.yaml:3: phase "a": memtier: key_max 0 is below key_min 1: the key range is empty`}},
+		{"a fraction of a connection", `name: x
+phases:
+  - {name: a, duration: 1s, connections: 2.5, memtier: {key_max: 5}}
+`, []string{`connections "2.5" is not a number`}},
+		{"a sweep's p99 bound of 0", `name: x
+phases:
+  - {name: a, duration: 1s, sweep: {connections: [1, 2], p99_bound: 0s}, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: phase "a": sweep: p99_bound must be a positive duration, got 0s`}},
 		{"a name with a space", `name: my suite
 phases:
   - {name: a, duration: 1s, memtier: {key_max: 5}}
@@ -265,6 +291,9 @@ phases:
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
 				}
+			}
+			if got := strings.Count(err.Error(), "\n") + 1; got > len(tc.want) {
+				t.Errorf("%d errors for %d mistakes:\n%v", got, len(tc.want), err)
 			}
 		})
 	}

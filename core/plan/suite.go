@@ -70,17 +70,17 @@ func (c *connectionsDoc) UnmarshalYAML(n *yaml.Node) error {
 			return nil
 		}
 	}
-	if err := n.Decode(&c.n); err != nil {
+	if err := n.Decode(&c.n); err != nil || n.Tag == "!!float" {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: connections %q is not a number, nor knee (the knee of the last sweep before), nor knee:<sweep>", n.Line, n.Value)}}
 	}
 	return nil
 }
 
 type sweepDoc struct {
-	Connections []int           `yaml:"connections"`
-	Step        config.Duration `yaml:"step"`
-	Gain        *float64        `yaml:"gain"`      // default core.DefaultKneeGain
-	P99Bound    config.Duration `yaml:"p99_bound"` // 0: none
+	Connections []int            `yaml:"connections"`
+	Step        config.Duration  `yaml:"step"`
+	Gain        *float64         `yaml:"gain"`      // default core.DefaultKneeGain
+	P99Bound    *config.Duration `yaml:"p99_bound"` // nil: none
 }
 
 // Ladder is what a step of a fixed-rate ladder knows of its ladder: a phase
@@ -278,8 +278,18 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 			_ = f.Defaults.Decode(&pd) // its errors are reported once, above
 			_ = pd.decodeWorkloads(file, &f.Defaults)
 		}
-		errs = append(errs, config.DecodeStrict(file, &pn, &pd, core.WorkloadKinds()...)...)
-		errs = append(errs, pd.decodeWorkloads(file, &pn)...)
+		decodeErrs := config.DecodeStrict(file, &pn, &pd, core.WorkloadKinds()...)
+		decodeErrs = append(decodeErrs, pd.decodeWorkloads(file, &pn)...)
+		errs = append(errs, decodeErrs...)
+		// A phase that did not decode holds zero values where its mistakes are:
+		// checking them would only repeat those mistakes as other errors ("rate:
+		// fast" would also be "got 0").
+		checked := func(e []error) []error {
+			if len(decodeErrs) > 0 {
+				return nil
+			}
+			return e
+		}
 		at := fmt.Sprintf("%s:%d: phase %q", file, pn.Line, pd.Name)
 		if pd.Name == "" {
 			errs = append(errs, fmt.Errorf("%s:%d: phase has no name", file, pn.Line))
@@ -289,7 +299,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		seen[pd.Name] = pn.Line
 		if pd.Sweep != nil {
 			steps, serrs := pd.sweep()
-			for _, e := range serrs {
+			for _, e := range checked(serrs) {
 				errs = append(errs, fmt.Errorf("%s: %v", at, e))
 			}
 			gain := core.DefaultKneeGain
@@ -300,7 +310,11 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 				s.Phases = append(s.Phases, spec)
 				s.Checks = append(s.Checks, Checks{})
 				s.Ladders = append(s.Ladders, Ladder{})
-				s.Sweeps = append(s.Sweeps, Sweep{Name: pd.Name, Gain: gain, P99Bound: time.Duration(pd.Sweep.P99Bound)})
+				var bound time.Duration
+				if b := pd.Sweep.P99Bound; b != nil {
+					bound = time.Duration(*b)
+				}
+				s.Sweeps = append(s.Sweeps, Sweep{Name: pd.Name, Gain: gain, P99Bound: bound})
 				s.KneeOf = append(s.KneeOf, "")
 			}
 			sweeps = append(sweeps, pd.Name)
@@ -323,7 +337,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		}
 		if pd.Ladder != nil {
 			steps, lerrs := pd.ladder(file)
-			for _, e := range lerrs {
+			for _, e := range checked(lerrs) {
 				errs = append(errs, fmt.Errorf("%s: %v", at, e))
 			}
 			for _, spec := range steps {
@@ -343,7 +357,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 		if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
 			perrs = append(perrs, fmt.Errorf("validate and restart follow load phases only"))
 		}
-		for _, e := range perrs {
+		for _, e := range checked(perrs) {
 			errs = append(errs, fmt.Errorf("%s: %v", at, e))
 		}
 		s.Phases = append(s.Phases, spec)
@@ -369,8 +383,11 @@ func (d phaseDoc) sweep() ([]core.PhaseSpec, []error) {
 	if d.Kind != "" && core.PhaseKind(d.Kind) != core.PhaseMeasured {
 		errs = append(errs, fmt.Errorf("a sweep's steps are measured phases: leave kind out"))
 	}
-	if w.Gain != nil && (*w.Gain <= 0 || *w.Gain >= 10) || w.P99Bound < 0 {
-		errs = append(errs, fmt.Errorf("sweep: gain is a fraction above 0 (0.10 is 10%%), p99_bound a duration"))
+	if w.Gain != nil && (*w.Gain <= 0 || *w.Gain >= 10) {
+		errs = append(errs, fmt.Errorf("sweep: gain is a fraction above 0 (0.10 is 10%%), got %g", *w.Gain))
+	}
+	if w.P99Bound != nil && *w.P99Bound <= 0 {
+		errs = append(errs, fmt.Errorf("sweep: p99_bound must be a positive duration, got %s (leave it out for no bound)", time.Duration(*w.P99Bound)))
 	}
 	if w.Step > 0 {
 		d.Duration = w.Step
@@ -493,9 +510,11 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 		kinds := slices.Sorted(maps.Keys(d.work))
 		return p, append(errs, fmt.Errorf("%s given: a phase has one workload", strings.Join(kinds, " and ")))
 	}
+	var resolveErrs []error
 	for _, doc := range d.work {
-		errs = append(errs, doc.Resolve(&p)...)
+		resolveErrs = append(resolveErrs, doc.Resolve(&p)...)
 	}
+	errs = append(errs, resolveErrs...)
 	// Measured phases get the kind's default probe; a kind without one (pub/sub:
 	// its subscribers time every message) takes none.
 	if w, ok := p.Workload.(core.Probed); ok {
@@ -508,7 +527,17 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	} else if d.Probe != nil && (d.Probe.Rate == nil || *d.Probe.Rate != 0) {
 		errs = append(errs, core.ProbeError(p.Workload))
 	}
-	return p, append(errs, p.Validate()...)
+	verrs := p.Validate()
+	if len(resolveErrs) > 0 && p.Workload != nil {
+		// The workload as resolved is not what was written (a ratio that did
+		// not parse is 0:0): its own checks would repeat the mistake.
+		wrong := map[string]bool{}
+		for _, e := range p.Workload.Validate(p.AllConnections()) {
+			wrong[e.Error()] = true
+		}
+		verrs = slices.DeleteFunc(verrs, func(e error) bool { return wrong[e.Error()] })
+	}
+	return p, append(errs, verrs...)
 }
 
 // spec gives measured phases the default probe (200 reads/s: GET, or READ for ycsb)

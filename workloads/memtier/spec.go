@@ -205,7 +205,7 @@ type doc struct {
 	Ratio        string  `yaml:"ratio"`       // set:get, e.g. "1:10"
 	KeyPattern   string  `yaml:"key_pattern"` // set:get patterns, e.g. "R:R", or one letter for both
 	KeyMin       *int64  `yaml:"key_min"`
-	KeyMax       int64   `yaml:"key_max"`
+	KeyMax       *int64  `yaml:"key_max"`
 	KeyPrefix    *string `yaml:"key_prefix"`
 	KeyMedian    float64 `yaml:"key_median"`
 	KeyStddev    float64 `yaml:"key_stddev"`
@@ -232,7 +232,7 @@ func (d *doc) Resolve(p *core.PhaseSpec) []error {
 
 func (d *doc) spec() (Spec, []error) {
 	var errs []error
-	m := Spec{KeyMin: DefaultKeyMin, KeyMax: d.KeyMax, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, ZipfExp: d.KeyZipfExp, MissFraction: d.MissFraction}
+	m := Spec{KeyMin: DefaultKeyMin, GaussMedian: d.KeyMedian, GaussStddev: d.KeyStddev, ZipfExp: d.KeyZipfExp, MissFraction: d.MissFraction}
 	ratio := cmp.Or(d.Ratio, DefaultRatio)
 	sets, gets, ok := pair(ratio, ":")
 	if !ok {
@@ -258,8 +258,13 @@ func (d *doc) spec() (Spec, []error) {
 	if d.KeyMin != nil {
 		m.KeyMin = *d.KeyMin
 	}
-	if d.KeyMax == 0 {
+	switch {
+	case d.KeyMax == nil:
 		errs = append(errs, fmt.Errorf("memtier: key_max is required"))
+	case *d.KeyMax < m.KeyMin:
+		errs = append(errs, fmt.Errorf("memtier: key_max %d is below key_min %d: the key range is empty", *d.KeyMax, m.KeyMin))
+	default:
+		m.KeyMax = *d.KeyMax
 	}
 	m.KeyPrefix = DefaultKeyPrefix
 	if d.KeyPrefix != nil {
