@@ -267,6 +267,11 @@ func TestFullDiskNeverClaimsCompleteIntegration(t *testing.T) {
 			t.Fatalf("%s claims %q", e.Name(), st)
 		}
 	}
+	// On the disk still full, recover fails as the machine's fault (exit 1, not
+	// bad input) and loses nothing.
+	if rec := cli(t, dir, nil, "recover", pending); rec.code != 1 || !strings.Contains(rec.stderr, "no space left on device") || !strings.Contains(rec.stderr, "free space") {
+		t.Fatalf("recover on a full disk: exit %d\n%s", rec.code, rec.stderr)
+	}
 	// Issue 25, bug 5: with room again, recover makes an archive that verifies
 	// (the capture that a full disk cut short used to be left out of the
 	// manifest and fail verify).

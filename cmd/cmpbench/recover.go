@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +36,9 @@ the disk. verify, report, compare and export then accept it.`,
 			}
 			w, err := archive.Recover(args[0], red)
 			if err != nil {
+				if environmentFault(err) {
+					return fmt.Errorf("%w: free space (or make it writable) and recover again; nothing was lost", err)
+				}
 				return badInput{err}
 			}
 			dir, tables, err := finishArchive(w, w.RecoveredStatus(), w.Ended())
@@ -76,4 +81,15 @@ func cmpbenchRunning(pid int) bool {
 		return false
 	}
 	return strings.HasPrefix(strings.TrimSpace(string(comm)), "cmpbench")
+}
+
+// environmentFault reports whether err is the machine's (a full disk, a
+// read-only or failing file system) rather than the input's: exit 1, not 2.
+func environmentFault(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
