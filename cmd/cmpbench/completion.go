@@ -43,7 +43,10 @@ func completeSystems(g *globals) cobra.CompletionFunc {
 				continue
 			}
 			c := named + n
-			sys, _ := s.Lookup(n)
+			sys, problems := s.Lookup(n)
+			if len(problems) > 0 {
+				continue // not usable here: its server is not on PATH, a variable is unset
+			}
 			if desc, _, _ := strings.Cut(strings.TrimSpace(sys.Description), "\n"); desc != "" {
 				c = cobra.CompletionWithDesc(c, desc)
 			}

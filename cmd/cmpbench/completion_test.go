@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Shell completion offers what cmpbench knows: the systems the systems file defines
+// Shell completion offers what cmpbench knows: the usable systems the systems file defines
 // (after a comma, those not named yet), the built-in suites and suite files, and the
 // archives under --out (in-progress run directories for recover).
 func TestCompletion(t *testing.T) {
@@ -32,6 +32,13 @@ func TestCompletion(t *testing.T) {
 		dirs    = ":16" // the shell's own completion of directories
 	)
 	both := []string{"results/20260101-000000-smoke-aaaaaa", "results/20260102-000000-ycsb-bbbbbb"}
+	// The built-in systems completed are those whose server is on PATH: a PATH
+	// with redis-server alone, whatever this machine has.
+	bin := t.TempDir()
+	if err := os.Symlink("/bin/true", filepath.Join(bin, "redis-server")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin}
 	for _, tc := range []struct {
 		args []string
 		want []string // candidates, then the directive
@@ -61,7 +68,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"verify", "/elsewhere/"}, []string{dirs}}, // no archive: the shell completes directories
 		{[]string{"--out", "nothing-here", "verify", ""}, []string{dirs}},
 	} {
-		r := cli(t, dir, nil, append([]string{"__complete"}, tc.args...)...)
+		r := cli(t, dir, env, append([]string{"__complete"}, tc.args...)...)
 		got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 		if r.code != 0 || strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%q: exit %d, got\n%s\nwant\n%s\nstderr: %s", tc.args, r.code, strings.Join(got, "\n"), strings.Join(tc.want, "\n"), r.stderr)

@@ -74,11 +74,12 @@ func TestDryRunPrintsEstimate(t *testing.T) {
 }
 
 // A run prints the same estimate at its start, before any system starts: here one
-// whose server cannot start, so that nothing runs. Smoke at --scale 0.1: 1000 keys
-// of 3+4 + 256 B, 1000 + 5000/s x 1 s ops, 1+1 s + 3x3 s to 60 s more for the load.
+// whose server exits at once (false), so that nothing runs. Smoke at --scale 0.1:
+// 1000 keys of 3+4 + 256 B, 1000 + 5000/s x 1 s ops, 1+1 s + 3x3 s to 60 s more
+// for the load.
 func TestRunStartPrintsEstimate(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "cmpbench.yaml", "systems:\n  x: {adapter: resp, provision: {command: [/nonexistent/server, --port, \"{port}\"]}}\n")
+	writeFile(t, dir, "cmpbench.yaml", "systems:\n  x: {adapter: resp, provision: {command: [false, --port, \"{port}\"]}}\n")
 	r := cli(t, dir, nil, "run", "--systems", "x", "--suite", "smoke", "--scale", "0.1")
 	want := "\nx: estimate: time 11s to 1m11s; 6,000 ops + as many as the system serves in 1 closed-loop phase; writes 263.0 kB\nx: load failed"
 	// Off a terminal every line starts with its time.

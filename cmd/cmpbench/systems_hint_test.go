@@ -3,13 +3,21 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/cmpbench/cmpbench/core/config"
 )
 
 // A system name that is not defined but names a built-in product profile or adapter
 // is answered with the entry to add and where; the entry, written there, defines it.
 func TestUndefinedSystemHint(t *testing.T) {
-	const defined = " is not defined (defined: redis, redis-aof)"
+	builtin, err := config.LoadSystems("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := " is not defined (defined: " + strings.Join(builtin.Names(), ", ") + ")"
 	const file = "./cmpbench.yaml (read when it exists; or give a file with --config FILE)"
+	// Names that are neither built-in systems nor defined: product profiles
+	// that no built-in system starts, and an adapter's name.
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -23,40 +31,38 @@ systems:
     adapter: resp
     profile: lavik
     endpoint: 127.0.0.1:6379`},
-		{name: "profile with its own port", args: []string{"--systems", "kvrocks"}, dryRuns: true, want: `system "kvrocks"` + defined + `
-kvrocks is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
+		{name: "profile with its own port", args: []string{"--systems", "tendis"}, dryRuns: true, want: `system "tendis"` + defined + `
+tendis is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
 systems:
-  kvrocks:
+  tendis:
     adapter: resp
-    profile: kvrocks
-    endpoint: 127.0.0.1:6666`},
-		{name: "adapter", args: []string{"--systems", "aerospike"}, dryRuns: true, want: `system "aerospike"` + defined + `
-aerospike is a built-in adapter; for a server on this machine, add to ` + file + `:
+    profile: tendis
+    endpoint: 127.0.0.1:8903`},
+		{name: "adapter", args: []string{"--systems", "resp"}, dryRuns: true, want: `system "resp"` + defined + `
+resp is a built-in adapter; for a server on this machine, add to ` + file + `:
 systems:
-  aerospike:
-    adapter: aerospike
-    endpoint: 127.0.0.1:3000
-    namespace: ycsb                # required: a namespace the server has`},
-		{name: "several, and one that matches nothing", args: []string{"--systems", "nope,lavik,aerospike"}, dryRuns: false,
+  resp:
+    adapter: resp
+    endpoint: 127.0.0.1:6379`},
+		{name: "several, and one that matches nothing", args: []string{"--systems", "nope,lavik,resp"}, dryRuns: false,
 			want: `system "nope"` + defined + `
 system "lavik"` + defined + `
-system "aerospike"` + defined + `
-lavik is a built-in profile of the resp adapter, aerospike is a built-in adapter; for servers on this machine, add to ` + file + `:
+system "resp"` + defined + `
+lavik is a built-in profile of the resp adapter, resp is a built-in adapter; for servers on this machine, add to ` + file + `:
 systems:
   lavik:
     adapter: resp
     profile: lavik
     endpoint: 127.0.0.1:6379
-  aerospike:
-    adapter: aerospike
-    endpoint: 127.0.0.1:3000
-    namespace: ycsb                # required: a namespace the server has`},
-		{name: "--config names the file", args: []string{"--config", "mine.yaml", "--systems", "valkey"}, dryRuns: true, want: `system "valkey"` + defined + `
-valkey is a built-in profile of the resp adapter; for a server on this machine, add to mine.yaml:
-systems:
-  valkey:
+  resp:
     adapter: resp
-    profile: valkey
+    endpoint: 127.0.0.1:6379`},
+		{name: "--config names the file", args: []string{"--config", "mine.yaml", "--systems", "garnet"}, dryRuns: true, want: `system "garnet"` + defined + `
+garnet is a built-in profile of the resp adapter; for a server on this machine, add to mine.yaml:
+systems:
+  garnet:
+    adapter: resp
+    profile: garnet
     endpoint: 127.0.0.1:6379`},
 		{name: "nothing matches", args: []string{"--systems", "nope"}, want: `system "nope"` + defined},
 	} {
