@@ -149,6 +149,10 @@ type Provision struct {
 	// Install says how to get the server when its binary is not on PATH; the
 	// run then stops before anything starts and says so.
 	Install string `yaml:"install"`
+	// PortOffsets are distances from {port} at which the server also listens,
+	// fixed in its code (Pika: 2000 and 10001): {port} is chosen so that those
+	// ports are free too.
+	PortOffsets []int `yaml:"port_offsets"`
 }
 
 // Auth credentials; the password must be a ${ENV_VAR} reference.
@@ -512,6 +516,11 @@ func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets 
 			for _, d := range p.Dirs {
 				if !filepath.IsLocal(d) {
 					errs = append(errs, fmt.Errorf("%s: provision.dirs: %q must be a relative path inside the server's directory", at("provision", "dirs"), d))
+				}
+			}
+			for _, off := range p.PortOffsets {
+				if off == 0 || off < -65534 || off > 65534 {
+					errs = append(errs, fmt.Errorf("%s: provision.port_offsets: %d is not a distance from one port to another", at("provision", "port_offsets"), off))
 				}
 			}
 			for _, l := range p.Logs {

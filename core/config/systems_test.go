@@ -50,6 +50,10 @@ func TestBuiltinSystems(t *testing.T) {
 		{"valkey", "resp", "valkey-server", 0},
 		{"aerospike", "aerospike", "asd", 0},
 		{"aerospike-cluster", "aerospike", "asd", 3},
+		{"keydb", "resp", "keydb-server", 0},
+		{"kvrocks", "resp", "kvrocks", 0},
+		{"dragonfly", "resp", "dragonfly", 0},
+		{"pika", "resp", "pika", 0},
 	} {
 		sys, _ := s.Lookup(tc.name)
 		if sys == nil {

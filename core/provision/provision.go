@@ -55,6 +55,10 @@ type Spec struct {
 	// Vars are more placeholders for the command and the files, "{name}" to its
 	// value (the runner's {data_gib}).
 	Vars map[string]string
+	// PortOffsets are distances from {port} at which the server also listens,
+	// fixed in its code (Pika: +2000 and +10001): {port} is chosen so that
+	// they are free too.
+	PortOffsets []int
 }
 
 // Server is a system's running server processes.
@@ -182,13 +186,50 @@ func freePorts(spec Spec) (map[string]string, error) {
 		if _, ok := ports[ph]; ok {
 			continue
 		}
-		p, err := FreePort()
+		var offsets []int
+		if ph == "{port}" {
+			offsets = spec.PortOffsets
+		}
+		p, err := freePortWith(offsets)
 		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
+			return nil, err
 		}
 		ports[ph] = strconv.Itoa(p)
 	}
 	return ports, nil
+}
+
+// freePortWith returns a free loopback port p with p+offset free too for each
+// offset, all of them ports (below 65536): for a server that also listens at
+// fixed distances from its port.
+func freePortWith(offsets []int) (int, error) {
+	for range 100 {
+		p, err := FreePort()
+		if err != nil {
+			return 0, fmt.Errorf("find a free port: %w", err)
+		}
+		ok := true
+		for _, off := range offsets {
+			if q := p + off; q < 1 || q > 65535 || !portFree(q) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("find a free port: none of 100 tried had ports %v from it free too", offsets)
+}
+
+// portFree reports whether a loopback TCP port can be listened on now.
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 // EachPrefix opens a placeholder that stands for every node: {each:TEMPLATE} is

@@ -255,3 +255,20 @@ func TestClusterMembersNameEachOtherIntegration(t *testing.T) {
 		}
 	}
 }
+
+// A server that also listens at fixed distances from its port (Pika: +2000 and
+// +10001) gets a port whose companions are free and are ports at all.
+func TestPortOffsets(t *testing.T) {
+	for range 20 {
+		p, err := freePortWith([]int{2000, 10001})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p+10001 > 65535 || !portFree(p+2000) || !portFree(p+10001) {
+			t.Fatalf("port %d: its companions are not free ports", p)
+		}
+	}
+	if _, err := freePortWith([]int{70000}); err == nil {
+		t.Fatal("an offset past the last port was accepted")
+	}
+}

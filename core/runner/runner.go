@@ -703,7 +703,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 			base = os.TempDir()
 		}
 		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout),
-			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, ReadyTimeout: r.readyTimeout(),
+			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, PortOffsets: p.PortOffsets, ReadyTimeout: r.readyTimeout(),
 			Vars: map[string]string{config.DataGiBPlaceholder: strconv.FormatInt(DataGiB(plan.EstimateSteps(r.steps).Bytes), 10)}}, base)
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+)
+
+// The Redis-protocol stores on disk and KeyDB, as users will first point cmpbench
+// at them: the built-in systems (KeyDB in memory, Kvrocks, Dragonfly, Pika)
+// through the smoke suite, then YCSB with the restart check on those that keep
+// their data (KeyDB with AOF and on FLASH, defined here), each counted exactly,
+// its version and product read from its own INFO and its command counts equal to
+// what the client sent. An in-memory KeyDB under the keydb-flash profile is
+// refused before anything is measured.
+func TestProductsIntegration(t *testing.T) {
+	for _, b := range []string{"keydb-server", "keydb-flash-server", "kvrocks", "dragonfly", "pika"} {
+		provisiontest.Need(t, b)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", `systems:
+  keydb-aof:
+    adapter: resp
+    profile: keydb
+    provision:
+      command: [keydb-server, --port, "{port}", --bind, 127.0.0.1, --dir, "{dir}", --save, "",
+                --appendonly, "yes", --appendfsync, everysec]
+  keydb-flash:
+    adapter: resp
+    profile: keydb-flash
+    provision:
+      command: [keydb-flash-server, --port, "{port}", --bind, 127.0.0.1, --dir, "{dir}", --save, "",
+                --storage-provider, flash, "{dir}/flash"]
+  keydb-not-flash:
+    adapter: resp
+    profile: keydb-flash
+    provision:
+      command: [keydb-server, --port, "{port}", --bind, 127.0.0.1, --dir, "{dir}", --save, ""]
+`)
+	builtins := []string{"keydb", "kvrocks", "dragonfly", "pika"}
+	r := realCLI(t, dir, "run", "--systems", strings.Join(builtins, ","), "--suite", "smoke", "--scale", "0.2", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("smoke: exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	for _, p := range a.Manifest.Phases {
+		if p.Status != "ok" {
+			t.Errorf("smoke %s %s: %s %s", p.System, p.Name, p.Status, p.Error)
+		}
+	}
+	v := validations(t, a)
+	for _, s := range builtins {
+		if load := v[s+"/after load"]; !load.OK() || load.Counted != 2000 {
+			t.Errorf("smoke %s after load: %+v", s, load)
+		}
+		if g := rows(a, s, "closed-1:10")["GET"]; g.Count == 0 || g.Errors != 0 {
+			t.Errorf("smoke %s GET: %+v", s, g.Counts)
+		}
+	}
+	assertNoServerOf(t, dir)
+
+	ycsb := []string{"keydb-aof", "keydb-flash", "kvrocks", "dragonfly", "pika"}
+	r = realCLI(t, dir, "run", "--systems", strings.Join(ycsb, ","), "--suite", "ycsb", "--scale", "0.0001", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("ycsb: exit %d\n%s", r.code, r.stderr)
+	}
+	checkRealRun(t, archiveOf(t, r), 10_000, map[string]struct{ binary, product, version string }{
+		"keydb-aof":   {"keydb-server", "keydb", "6.3.4"},
+		"keydb-flash": {"keydb-flash-server", "keydb-flash", "6.3.4"},
+		"kvrocks":     {"kvrocks", "kvrocks", "2.10.1"},
+		"dragonfly":   {"dragonfly", "dragonfly", "df-v1.26.4"},
+		"pika":        {"pika", "pika", "4.0.0"},
+	})
+	assertNoServerOf(t, dir)
+
+	r = realCLI(t, dir, "run", "--systems", "keydb-not-flash", "--suite", "smoke", "--scale", "0.1", "--quiet")
+	if r.code != 1 || !strings.Contains(r.stderr, "storage_provider") || !strings.Contains(r.stderr, "profile keydb") {
+		t.Errorf("an in-memory KeyDB under the keydb-flash profile: exit %d\n%s", r.code, r.stderr)
+	}
+	assertNoServerOf(t, dir)
+}
