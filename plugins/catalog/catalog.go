@@ -46,12 +46,15 @@ type Catalog struct {
 	entries map[string]Entry
 	// Problems are plugin files that were found but cannot be used, and why.
 	Problems []string
+	// unusable says, by adapter name, why a plugin file found for it cannot be
+	// used: Lookup's answer instead of "not found".
+	unusable map[string]string
 }
 
 // Discover lists the built-in adapters and the plugin binaries in dirs. Directories
 // that do not exist are skipped; a name found twice keeps its first directory.
 func Discover(dirs []string) (*Catalog, error) {
-	c := &Catalog{entries: map[string]Entry{}}
+	c := &Catalog{entries: map[string]Entry{}, unusable: map[string]string{}}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the cmpbench binary: %w", err)
@@ -88,11 +91,17 @@ func Discover(dirs []string) (*Catalog, error) {
 			info, err := f.Info()
 			if err != nil || info.Mode()&0o111 == 0 {
 				c.Problems = append(c.Problems, fmt.Sprintf("%s: ignored, not executable", path))
+				if _, seen := c.unusable[name]; !seen {
+					c.unusable[name] = fmt.Sprintf("%s is there but not executable (chmod +x it)", path)
+				}
 				continue
 			}
 			sum, err := core.FileSHA256(path)
 			if err != nil {
 				c.Problems = append(c.Problems, fmt.Sprintf("%s: ignored, %v", path, err))
+				if _, seen := c.unusable[name]; !seen {
+					c.unusable[name] = fmt.Sprintf("%s is there but cannot be read: %v", path, err)
+				}
 				continue
 			}
 			c.entries[name] = Entry{Name: name, Path: path, SHA256: sum}
@@ -114,6 +123,9 @@ func (c *Catalog) Entries() []Entry {
 // Lookup finds an adapter by name.
 func (c *Catalog) Lookup(name string) (Entry, error) {
 	e, ok := c.entries[name]
+	if why, found := c.unusable[name]; !ok && found {
+		return Entry{}, fmt.Errorf("adapter %q: %s", name, why)
+	}
 	if !ok {
 		names := make([]string, 0, len(c.entries))
 		for _, e := range c.Entries() {

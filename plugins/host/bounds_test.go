@@ -29,6 +29,13 @@ func TestMain(m *testing.M) {
 		sdk.Serve(hangingInfo{})
 	case "stuck-do":
 		sdk.Serve(stuck{})
+	case "stuck-open":
+		sdk.Serve(stuckOpen{})
+	case "panic-describe":
+		sdk.Serve(panicky{})
+	case "exit-at-start":
+		fmt.Fprintln(os.Stderr, "boom: cannot read my configuration")
+		os.Exit(3)
 	case "handshake-then-sleep":
 		// A plausible handshake line naming an address that accepts
 		// connections and never speaks gRPC.
@@ -59,6 +66,16 @@ func (hangingInfo) Info() core.Info {
 	fmt.Fprintln(os.Stderr, "thinking about who I am")
 	select {}
 }
+
+// panicky panics when asked who it is.
+type panicky struct{ fake }
+
+func (panicky) Info() core.Info { panic("who am I") }
+
+// stuckOpen never returns from Open.
+type stuckOpen struct{ fake }
+
+func (stuckOpen) Open(context.Context, core.SystemConfig) (core.Target, error) { select {} }
 
 // stuck's connections never return from Do.
 type stuck struct{ fake }
@@ -196,4 +213,35 @@ func TestPhaseBound(t *testing.T) {
 			t.Errorf("PhaseBound(%+v) = %s, want %s", tc.spec, got, tc.want)
 		}
 	}
+}
+
+// Issue 25's weak answers about plugins: each failure is said in the plugin's
+// own words and how its process ended, never in the transport's ("error reading
+// from server: EOF", "RST_STREAM ... CANCEL") or as a stack's tail.
+func TestPluginFailuresSayWhat(t *testing.T) {
+	t.Run("exits at start", func(t *testing.T) {
+		_, err := launchAs(t, "exit-at-start", time.Second)
+		if err == nil || !strings.Contains(err.Error(), "the plugin process exited (exit status 3)") ||
+			!strings.Contains(err.Error(), "boom: cannot read my configuration") || strings.Contains(err.Error(), "server") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("panics in Describe", func(t *testing.T) {
+		_, err := launchAs(t, "panic-describe", 5*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "its last output: panic: who am I (the stack follows in its output)") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("Open never answers", func(t *testing.T) {
+		d, err := launchAs(t, "stuck-open", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err = d.Open(ctx, core.SystemConfig{Endpoint: "up"})
+		if err == nil || !strings.HasPrefix(err.Error(), "the plugin did not answer Open within 1") || strings.Contains(err.Error(), "RST_STREAM") {
+			t.Fatalf("%v", err)
+		}
+	})
 }

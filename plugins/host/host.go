@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -54,14 +55,18 @@ var callTimeouts = map[string]time.Duration{
 // bounded gives ctx the call's default deadline when it has none, and says how
 // a call that ran out of it failed.
 func (d *Driver) bounded(ctx context.Context, call string) (context.Context, context.CancelFunc, func(error) error) {
-	limit, ok := callTimeouts[call]
-	if _, has := ctx.Deadline(); has || !ok {
-		return ctx, func() {}, func(err error) error { return d.explain(err) }
+	start := time.Now()
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if limit, ok := callTimeouts[call]; ok {
+		if _, has := ctx.Deadline(); !has {
+			cctx, cancel = context.WithTimeout(ctx, limit)
+		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, limit)
 	return cctx, cancel, func(err error) error {
-		if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("the plugin did not answer %s within %s (cmpbench's bound): %w", call, limit, d.explain(err))
+		if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && !d.Exited() {
+			// A deadline, the caller's or the host's: said plainly, not as the
+			// transport's words for a cancelled stream.
+			return fmt.Errorf("the plugin did not answer %s within %s: %w", call, time.Since(start).Round(100*time.Millisecond), context.DeadlineExceeded)
 		}
 		return d.explain(err)
 	}
@@ -90,6 +95,7 @@ type Options struct {
 // Driver is a running plugin process.
 type Driver struct {
 	client     *plugin.Client
+	cmd        *exec.Cmd // the plugin process, for how it ended
 	rpc        pluginv1.AdapterClient
 	info       core.Info
 	sdkVersion string
@@ -121,7 +127,7 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 		cfg.SecureConfig = &plugin.SecureConfig{Checksum: opts.Checksum, Hash: sha256.New()}
 	}
 	client := plugin.NewClient(cfg)
-	d := &Driver{client: client, stderr: stderr}
+	d := &Driver{client: client, cmd: opts.Cmd, stderr: stderr}
 	describeTimeout := cmp.Or(opts.DescribeTimeout, DefaultDescribeTimeout)
 	// go-plugin waits for the handshake line for StartTimeout; what follows it
 	// (a gRPC connection to an address that may never answer, Describe) is
@@ -154,7 +160,15 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 func (d *Driver) start(ctx context.Context, describeTimeout time.Duration) error {
 	rpcClient, err := d.client.Client()
 	if err != nil {
-		return d.explain(fmt.Errorf("start plugin: %w", err))
+		// A plugin that exits at start is said as such, with its exit status and
+		// what it wrote, not as go-plugin's "Unrecognized remote plugin message".
+		for deadline := time.Now().Add(2 * time.Second); !d.client.Exited() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if d.client.Exited() {
+			return fmt.Errorf("%s before its handshake%s", d.ended(), d.lastOutput())
+		}
+		return fmt.Errorf("start plugin: %w%s", err, d.lastOutput())
 	}
 	raw, err := rpcClient.Dispense(plugins.PluginName)
 	if err != nil {
@@ -199,9 +213,6 @@ func (d *Driver) Pid() int {
 	}
 	return 0
 }
-
-// Exited reports whether the plugin process has ended.
-func (d *Driver) Exited() bool { return d.client.Exited() }
 
 // Open connects the plugin to a system.
 func (d *Driver) Open(ctx context.Context, sys core.SystemConfig) error {
@@ -414,8 +425,8 @@ func (d *Driver) Kill() { d.client.Kill() }
 
 // explain turns an error from the plugin into the error it means
 // (plugins.FromStatus: a refusal, a feature it lacks), and a transport error from
-// a dead plugin into one that says so, with the end of what the plugin wrote to
-// stderr.
+// a dead plugin into one that says so: how the process ended and what it wrote
+// last (a panic's own line first), not the transport's words for a broken stream.
 func (d *Driver) explain(err error) error {
 	if err == nil {
 		return nil
@@ -426,26 +437,58 @@ func (d *Driver) explain(err error) error {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	err = plugins.FromStatus(err)
 	if d.client != nil && d.client.Exited() {
-		if t := d.stderr.String(); t != "" {
-			return fmt.Errorf("plugin process exited: %w; its last output: %s", err, t)
-		}
-		return fmt.Errorf("plugin process exited: %w", err)
+		return fmt.Errorf("%s%s", d.ended(), d.lastOutput())
 	}
-	return err
+	return plugins.FromStatus(err)
 }
 
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+// Exited reports whether the plugin process has ended.
+func (d *Driver) Exited() bool { return d.client != nil && d.client.Exited() }
+
+// ended says how the plugin process ended, as far as the host knows.
+func (d *Driver) ended() string {
+	// go-plugin waits for the process; its state arrives a moment after Exited.
+	for deadline := time.Now().Add(time.Second); d.cmd != nil && d.cmd.ProcessState == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d.cmd != nil && d.cmd.ProcessState != nil {
+		return "the plugin process exited (" + d.cmd.ProcessState.String() + ")"
+	}
+	return "the plugin process exited"
 }
+
+// lastOutput is "; its last output: ..." when the plugin wrote anything.
+func (d *Driver) lastOutput() string {
+	if t := d.stderr.String(); t != "" {
+		return "; its last output: " + t
+	}
+	return ""
+}
+
+// tail keeps the last max bytes written to it, and the first line that says a
+// Go program crashed (panic, fatal error): a stack's tail says nothing of why.
+type tail struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	crash string
+}
+
+// crashLine finds what a crashing Go program printed first.
+var crashLine = regexp.MustCompile(`(?m)^(panic: |fatal error: ).*$`)
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.crash == "" {
+		if m := crashLine.Find(p); m != nil {
+			t.crash = string(m)
+			if len(t.crash) > 500 {
+				t.crash = t.crash[:500] + "…"
+			}
+		}
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
@@ -456,6 +499,9 @@ func (t *tail) Write(p []byte) (int, error) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.crash != "" {
+		return t.crash + " (the stack follows in its output)"
+	}
 	s := strings.TrimSpace(string(t.buf))
 	if lines := strings.Split(s, "\n"); len(lines) > 5 {
 		s = strings.Join(lines[len(lines)-5:], " | ")
