@@ -98,6 +98,11 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
+		if opt.TLSConfig == nil && speaksTLS(ctx, sys.Endpoint, timeout) {
+			// A TLS server drops a plaintext hello: retrying would only repeat
+			// "connection reset by peer".
+			return nil, core.Refused(fmt.Errorf("connect %s: the server speaks TLS on this port, and tls.enabled is not true: set tls: {enabled: true} (with ca_file for a private CA) (%v)", sys.Endpoint, err))
+		}
 		return nil, refusal(fmt.Errorf("connect %s: %w", sys.Endpoint, err))
 	}
 	if cluster && client.Mode() != rueidis.ClientModeCluster {
@@ -147,6 +152,22 @@ func probeTLS(ctx context.Context, endpoint string, cfg *tls.Config, timeout tim
 		return core.Refused(fmt.Errorf("connect %s: no answer to the TLS handshake within %s: is the server serving TLS on this port? (a plaintext server does not answer a TLS hello; tls.enabled is true)", endpoint, timeout.Round(time.Millisecond)))
 	}
 	return refusal(fmt.Errorf("connect %s: TLS handshake: %w", endpoint, err))
+}
+
+// speaksTLS reports whether the server at endpoint completes a TLS handshake
+// (its certificate unchecked: only whether it speaks TLS at all is asked).
+func speaksTLS(ctx context.Context, endpoint string, timeout time.Duration) bool {
+	hctx, cancel := context.WithTimeout(ctx, min(timeout, 2*time.Second))
+	defer cancel()
+	// Unverified on purpose: only whether the port speaks TLS is asked, and
+	// nothing is sent over the connection.
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}
+	c, err := d.DialContext(hctx, "tcp", endpoint)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // refusal marks the errors that waiting cannot cure as refusals: the server's own

@@ -70,8 +70,14 @@ func TestTLSIntegration(t *testing.T) {
 		})
 	}
 	t.Run("plaintext to a TLS port fails, never falls back", func(t *testing.T) {
-		if _, err := (Adapter{}).Open(context.Background(), sysAt(srv.Endpoint())); err == nil {
+		// Issue 25: it used to be retried for 10 s, ending "connection reset by
+		// peer"; it is refused at once, saying the server speaks TLS.
+		_, err := (Adapter{}).Open(context.Background(), sysAt(srv.Endpoint()))
+		if err == nil {
 			t.Fatal("a plaintext client reached a TLS-only server")
+		}
+		if !errors.Is(err, core.ErrRefused) || !strings.Contains(err.Error(), "the server speaks TLS on this port, and tls.enabled is not true") {
+			t.Fatalf("plaintext to a TLS server: %v", err)
 		}
 	})
 }
