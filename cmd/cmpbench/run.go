@@ -328,6 +328,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	runID := newRunID(time.Now(), suite.Name)
 	h := header(runID, p, systems, red)
 	var meeting runner.Meeting
+	meetDir := "" // where the shards meet, for a sharded run
 	if sh != nil {
 		h.RunID = fmt.Sprintf("%s-shard%dof%d", runID, p.Shard.Index, p.Shard.Count)
 		runID = h.RunID
@@ -339,7 +340,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", inputErr("--sync-dir %s: %w", dir, err)
 		}
-		meeting = runner.DirMeeting{Dir: dir, Shard: p.Shard}
+		meetDir = dir
 		if !f.quiet {
 			fmt.Fprintf(stderr, "shard %s of plan %s: the shards meet in %s; the first phase starts at %s\n", p.Shard, h.Shard.PlanHash, dir, sh.startAt.Format(time.RFC3339))
 		}
@@ -368,6 +369,13 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	defer os.RemoveAll(work)
 
 	prog := newProgress(stderr, p, red, f.quiet)
+	if meetDir != "" {
+		// A shard waiting for another says so, also under --quiet.
+		meeting = runner.DirMeeting{Dir: meetDir, Shard: p.Shard, Waiting: func(point string, missing []string, waited, left time.Duration) {
+			prog.Warn(fmt.Sprintf("shard %s waits for shard %s at %s (for %s; it gives up in %s): are they running, with --start-at %s and --sync-dir %s?",
+				p.Shard, strings.Join(missing, ", "), point, waited.Round(time.Second), left.Round(time.Second), sh.startAt.Format(time.RFC3339), meetDir))
+		}}
+	}
 	defer prog.Close()
 	prog.Note(fmt.Sprintf("cmpbench run %s: suite %s, systems %s, %d phases; writing %s", runID, suite.Name, strings.Join(names, ", "), len(p.Steps), w.Dir()))
 	es, warnings := estimates(p, systems, measureRoom(work))

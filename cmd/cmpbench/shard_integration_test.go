@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 )
 
 const shardSuiteText = `name: sharded
@@ -281,5 +282,21 @@ func TestKubernetesPodsLocallyIntegration(t *testing.T) {
 		if !v.OK() || v.Counted != 3000 {
 			t.Errorf("%s: the shards' loads together: %+v", v.System, v)
 		}
+	}
+}
+
+// Issue 25's weak answer: a shard started with --start-at in the past, whose
+// other shard never comes, used to wait silently under --quiet for as long as the
+// plan's longest phase. It says what it waits for, and where.
+func TestShardWaitingForAnAbsentShardSaysSo(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	srv := provisiontest.Redis(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r: {adapter: resp, endpoint: %q, disposable: true}\n", srv.Endpoint()))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	s := startCLI(t, dir, nil, "shard 0/2 waits for shard 1 at r.0.0.before", "--config", "systems.yaml", "--out", "shards", "run", "--systems", "r",
+		"--suite", "suite.yaml", "--shard", "0/2", "--start-at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339), "--quiet")
+	if !strings.Contains(s.stderr.String(), "it gives up in 9m") || !strings.Contains(s.stderr.String(), "--sync-dir") {
+		t.Errorf("the wait is not said in full:\n%s", s.stderr.String())
 	}
 }

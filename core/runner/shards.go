@@ -52,7 +52,17 @@ type DirMeeting struct {
 	Shard plan.Shard
 	// Poll is how often it looks for the others' notes (DefaultPoll when 0).
 	Poll time.Duration
+	// Waiting, when set, is told what a meeting still waits for once it has
+	// waited WaitingAfter, and again every WaitingEvery: a shard waiting for
+	// another that may never come says so, also under --quiet.
+	Waiting func(point string, missing []string, waited, left time.Duration)
 }
+
+// When a DirMeeting says what it waits for (variables for tests).
+var (
+	WaitingAfter = 5 * time.Second
+	WaitingEvery = time.Minute
+)
 
 // DefaultPoll is how often a DirMeeting looks for the other shards' notes.
 const DefaultPoll = 20 * time.Millisecond
@@ -79,7 +89,9 @@ func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	deadline := time.Now().Add(wait)
+	start := time.Now()
+	deadline := start.Add(wait)
+	tell := start.Add(WaitingAfter)
 	for {
 		notes, missing, err := d.read(dir)
 		if err != nil {
@@ -88,8 +100,13 @@ func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait
 		if len(missing) == 0 {
 			return notes, nil
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		if now.After(deadline) {
 			return nil, fmt.Errorf("shard meeting %s: shard %s did not arrive within %s (in %s)", point, strings.Join(missing, ", "), wait, d.Dir)
+		}
+		if d.Waiting != nil && now.After(tell) {
+			d.Waiting(point, missing, now.Sub(start), deadline.Sub(now))
+			tell = now.Add(WaitingEvery)
 		}
 		select {
 		case <-ctx.Done():
@@ -124,14 +141,17 @@ func startLead(spec core.PhaseSpec) time.Duration {
 	return time.Second + time.Duration(spec.Connections)*time.Millisecond
 }
 
-// meetWait bounds a wait for the other shards: the longest phase, and ten minutes
-// for whatever a shard does between phases.
-func (r *systemRunner) meetWait() time.Duration {
-	var longest time.Duration
-	for _, st := range r.cfg.Plan.Steps {
-		longest = max(longest, st.Spec.Duration)
-	}
-	return max(0, time.Until(r.cfg.StartAt)) + longest + 10*time.Minute
+// meetGrace is what a wait for the other shards allows for whatever a shard does
+// between phases (shard 0 empties the system before a load, counts it after one).
+const meetGrace = 10 * time.Minute
+
+// meetWait bounds a wait for the other shards: until the run's start, the
+// longest the others may still be running the phase before (running, its time
+// bound; 0 before the first), and meetGrace. A shard whose --start-at is past,
+// waiting at the first meeting for one that never comes, gives up after
+// meetGrace, not after the longest phase of the plan.
+func (r *systemRunner) meetWait(running time.Duration) time.Duration {
+	return max(0, time.Until(r.cfg.StartAt)) + running + meetGrace
 }
 
 func meetPoint(st plan.Step, when string) string {
@@ -171,7 +191,11 @@ func (r *systemRunner) runSharded(ctx context.Context, failed string) {
 		if own != "" {
 			problem = own
 		}
-		notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait())
+		var before time.Duration // what the others may still be running
+		if i > 0 {
+			before = r.steps[i-1].Spec.Duration
+		}
+		notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait(before))
 		if err != nil {
 			r.skipFrom(i, core.StatusFailed, err.Error())
 			return
@@ -195,7 +219,7 @@ func (r *systemRunner) runSharded(ctx context.Context, failed string) {
 		p := r.measure(ctx, st)
 		achieved, _ := core.Sustained(p)
 		notes, err = r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
-			ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait())
+			ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait(st.Spec.Duration))
 		if err != nil {
 			r.cfg.Observer.Warn(fmt.Sprintf("%s: %v", r.info.Name, err))
 			r.skipFrom(i+1, core.StatusFailed, err.Error())

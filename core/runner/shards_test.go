@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -39,11 +40,39 @@ func TestDirMeeting(t *testing.T) {
 		t.Errorf("own problem: %q", why)
 	}
 
-	// A shard that never comes is named when the wait ends.
-	m := DirMeeting{Dir: dir, Shard: plan.Shard{Index: 0, Count: 2}, Poll: 5 * time.Millisecond}
-	_, err := m.Meet(context.Background(), "r.1.0.before", ShardNote{}, 50*time.Millisecond)
+	// A shard that never comes is named while the wait goes on, and when it ends.
+	after, every := WaitingAfter, WaitingEvery
+	WaitingAfter, WaitingEvery = 20*time.Millisecond, 100*time.Millisecond
+	t.Cleanup(func() { WaitingAfter, WaitingEvery = after, every })
+	var told []string
+	m := DirMeeting{Dir: dir, Shard: plan.Shard{Index: 0, Count: 2}, Poll: 5 * time.Millisecond,
+		Waiting: func(point string, missing []string, waited, left time.Duration) {
+			told = append(told, fmt.Sprintf("%s %v %v", point, missing, waited+left > 250*time.Millisecond))
+		}}
+	_, err := m.Meet(context.Background(), "r.1.0.before", ShardNote{}, 250*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "shard 1 did not arrive") {
 		t.Errorf("a missing shard: %v", err)
+	}
+	if len(told) < 2 || len(told) > 3 || told[0] != "r.1.0.before [1] false" {
+		t.Errorf("told of the wait %q", told)
+	}
+}
+
+// Issue 25's weak answer: a shard whose --start-at was past waited for an absent
+// shard as long as the plan's longest phase (6 h for ycsb). Before the first
+// phase nothing runs elsewhere: it waits meetGrace; later, the phase the others
+// may still run, and meetGrace.
+func TestMeetWait(t *testing.T) {
+	r := &systemRunner{cfg: Config{StartAt: time.Now().Add(-time.Hour)}}
+	if got := r.meetWait(0); got != meetGrace {
+		t.Errorf("first meeting, --start-at past: %s", got)
+	}
+	if got := r.meetWait(6 * time.Hour); got != 6*time.Hour+meetGrace {
+		t.Errorf("after a 6 h load: %s", got)
+	}
+	r.cfg.StartAt = time.Now().Add(time.Minute)
+	if got := r.meetWait(0); got < meetGrace+59*time.Second || got > meetGrace+time.Minute {
+		t.Errorf("first meeting, --start-at a minute ahead: %s", got)
 	}
 }
 
