@@ -174,6 +174,11 @@ type Capture struct {
 	Refused []string
 }
 
+// CaptureCaveats names the capture section in which an adapter says what it
+// cannot tell of the system (resp: a profile whose UPDATE cannot see a missing
+// record); the report lists it among its caveats when the run did what it says.
+const CaptureCaveats = "caveats"
+
 // SystemConfig is what an adapter needs to reach one system. It carries secrets in
 // memory only; it is never written anywhere.
 type SystemConfig struct {

@@ -228,7 +228,7 @@ func (t *target) Flush(ctx context.Context) error {
 func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 	cp := core.Capture{Sections: map[string]string{}}
 	if c := t.profile.caveats(); c != "" {
-		cp.Sections["caveats"] = c
+		cp.Sections[core.CaptureCaveats] = c
 	}
 	for i, n := range t.nodes(ctx, false) {
 		sfx := t.suffix(n)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,9 @@ type data struct {
 	// identity are the samples' cmpbench.* keys (core.StatInstance, StatUptime):
 	// what tells whether the server restarted between two samples.
 	identity []archive.ServerStatRow
+	// captureCaveats is, per system, what its capture says its adapter cannot
+	// tell (core.CaptureCaveats).
+	captureCaveats map[string]string
 	// callsSource is, per system, where its adapter's request counts come from
 	// (core.StatCallsSource).
 	callsSource map[string]string
@@ -100,6 +104,18 @@ func load(a *archive.Archive) (*data, error) {
 	var err error
 	if d.validations, err = a.Validations(); err != nil {
 		return nil, err
+	}
+	// What an adapter's capture says it cannot tell (resp's caveats.txt: a
+	// profile whose UPDATE cannot see a missing record).
+	d.captureCaveats = map[string]string{}
+	for _, s := range d.m.Systems {
+		if slices.Contains(s.Files, core.CaptureCaveats+".txt") {
+			b, err := a.ReadFile(archive.SystemsDir + "/" + s.Name + "/" + core.CaptureCaveats + ".txt")
+			if err != nil {
+				return nil, err
+			}
+			d.captureCaveats[s.Name] = strings.TrimSpace(string(b))
+		}
 	}
 	seen := map[int]bool{}
 	for _, p := range d.m.Phases {

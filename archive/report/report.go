@@ -620,6 +620,16 @@ func abs(n int64) int64 {
 	return n
 }
 
+// ranOp reports whether any phase of system issued op.
+func (d *data) ranOp(system string, op core.OpKind) bool {
+	for _, r := range d.summary {
+		if r.System == system && r.Op == op.String() && r.Count+r.Errors > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // caveats lists what a reader must know before comparing the numbers.
 func (d *data) caveats() []string {
 	var out []string
@@ -643,6 +653,9 @@ func (d *data) caveats() []string {
 		}
 		if len(s.Refused) > 0 {
 			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, strings.TrimRight(oneLine(strings.Join(s.Refused, "; ")), ".")))
+		}
+		if c := d.captureCaveats[s.Name]; c != "" && d.ranOp(s.Name, core.OpUpdate) {
+			out = append(out, fmt.Sprintf("%s: %s", s.Name, oneLine(c)))
 		}
 	}
 	if len(local) > 0 {
