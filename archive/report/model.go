@@ -1,8 +1,8 @@
 package report
 
 import (
-	"sort"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
