@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -167,5 +169,17 @@ func TestSDKVersionOf(t *testing.T) {
 		if got := sdkVersionOf(&tc.bi); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.bi.Main, got, tc.want)
 		}
+	}
+}
+
+func TestCutErrorSample(t *testing.T) {
+	short := "timeout: read tcp 127.0.0.1:3000: i/o timeout"
+	if got := CutErrorSample(short); got != short {
+		t.Errorf("a short sample changed: %q", got)
+	}
+	long := strings.Repeat("é", MaxErrorSampleBytes) // two bytes each
+	got := CutErrorSample(long)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, fmt.Sprintf("… (%d bytes more)", len(long)-MaxErrorSampleBytes)) || len(got) > MaxErrorSampleBytes+40 {
+		t.Errorf("cut to %d bytes: %q", len(got), got[len(got)-40:])
 	}
 }

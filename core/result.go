@@ -1,9 +1,31 @@
 package core
 
-import "time"
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
 
-// MaxErrorSamples bounds PhaseEnd.ErrorSamples.
-const MaxErrorSamples = 5
+// MaxErrorSamples bounds PhaseEnd.ErrorSamples, and MaxErrorSampleBytes each
+// of them: a client library's error can chain an entry per retry (the Aerospike
+// client's run to tens of KB).
+const (
+	MaxErrorSamples     = 5
+	MaxErrorSampleBytes = 1024
+)
+
+// CutErrorSample cuts an error sample to MaxErrorSampleBytes, at a rune, saying
+// how much was left out.
+func CutErrorSample(msg string) string {
+	if len(msg) <= MaxErrorSampleBytes {
+		return msg
+	}
+	cut := MaxErrorSampleBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", msg[:cut], len(msg)-cut)
+}
 
 // OpInterval is what one op kind did in one interval (or a whole phase).
 type OpInterval struct {

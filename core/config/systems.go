@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/provision"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
@@ -202,6 +203,17 @@ func (s *System) CheckOptions(declared []core.Option) []error {
 		}
 	}
 	return errs
+}
+
+// ProvisionSpec is how the system's servers are started: its provision block,
+// with the ready and stop timeouts given (a run's grow with the data: see
+// ReadyPerMillion) and the room {data_gib} gives for its data. The one place a
+// definition becomes a provision.Spec.
+func (s *System) ProvisionSpec(ready, stop time.Duration, dataGiB int64) provision.Spec {
+	p := s.Provision
+	return provision.Spec{Name: s.Name, Command: p.Command, CPUs: p.CPUs, StopTimeout: stop, ReadyTimeout: ready,
+		Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, PortOffsets: p.PortOffsets,
+		Vars: map[string]string{DataGiBPlaceholder: strconv.FormatInt(dataGiB, 10)}}
 }
 
 // Provisioned reports whether cmpbench starts the system itself.

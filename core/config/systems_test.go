@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -492,5 +493,24 @@ func TestClusterPlaceholders(t *testing.T) {
 	_, err := LoadSystems(writeFile(t, bad), true)
 	if err == nil || !strings.Contains(err.Error(), "unbalanced braces") || !strings.Contains(err.Error(), "cmpbench.yaml:6") {
 		t.Fatalf("an {each: without its closing brace: %v", err)
+	}
+}
+
+// A definition becomes a provision.Spec in one place: every provision field
+// reaches it.
+func TestProvisionSpec(t *testing.T) {
+	s, err := LoadSystems("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pika, _ := s.Lookup("pika")
+	spec := pika.ProvisionSpec(time.Minute, 2*time.Minute, 7)
+	if spec.Name != "pika" || spec.Command[0] != "pika" || spec.Files["pika.conf"] == "" || len(spec.Logs) != 1 ||
+		fmt.Sprint(spec.PortOffsets) != "[2000 10001]" || spec.Vars[DataGiBPlaceholder] != "7" || spec.ReadyTimeout != time.Minute || spec.StopTimeout != 2*time.Minute {
+		t.Errorf("pika: %+v", spec)
+	}
+	as, _ := s.Lookup("aerospike-cluster")
+	if spec := as.ProvisionSpec(time.Minute, time.Minute, 1); spec.Nodes != 3 || len(spec.Dirs) != 2 {
+		t.Errorf("aerospike-cluster: %+v", spec)
 	}
 }

@@ -562,6 +562,7 @@ func errorSamples(logs []*errLog) []string {
 			if prefix := core.ErrorClass(class).String() + ": "; !strings.HasPrefix(msg, prefix) {
 				msg = prefix + msg // an OpError says its class already
 			}
+			msg = core.CutErrorSample(msg)
 			if !slices.Contains(out, msg) && len(out) < core.MaxErrorSamples {
 				out = append(out, msg)
 			}

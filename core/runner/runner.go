@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -702,9 +701,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		if base == "" {
 			base = os.TempDir()
 		}
-		r.srv, err = provision.Start(provision.Spec{Name: name, Command: p.Command, CPUs: p.CPUs, StopTimeout: time.Duration(p.StopTimeout),
-			Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, PortOffsets: p.PortOffsets, ReadyTimeout: r.readyTimeout(),
-			Vars: map[string]string{config.DataGiBPlaceholder: strconv.FormatInt(DataGiB(plan.EstimateSteps(r.steps).Bytes), 10)}}, base)
+		r.srv, err = provision.Start(sys.ProvisionSpec(r.readyTimeout(), r.stopTimeout(), DataGiB(plan.EstimateSteps(r.steps).Bytes)), base)
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)
 		}

@@ -31,7 +31,7 @@ const ConfigFile = "aerospike.conf"
 
 // DataGiB is what the tests give {data_gib}: the smallest storage file a run
 // would give (1 GiB; runner.DataGiB).
-const DataGiB = "1"
+const DataGiB = 1
 
 // Server is a built-in system's asd processes, started for one test.
 type Server struct {
@@ -59,19 +59,16 @@ func Builtin(t testing.TB, name string) *config.System {
 
 // Spec is the provision spec a run starts sys with (core/runner's start), its
 // storage file sized {data_gib} GiB.
-func Spec(sys *config.System, dataGiB string) provision.Spec {
-	p := sys.Provision
-	ready := time.Duration(p.ReadyTimeout)
+func Spec(sys *config.System, dataGiB int64) provision.Spec {
+	ready := time.Duration(sys.Provision.ReadyTimeout)
 	if ready <= 0 {
 		ready = config.DefaultReadyTimeout
 	}
-	stop := time.Duration(p.StopTimeout)
+	stop := time.Duration(sys.Provision.StopTimeout)
 	if stop <= 0 {
 		stop = config.DefaultStopTimeout
 	}
-	return provision.Spec{Name: sys.Name, Command: p.Command, CPUs: p.CPUs, StopTimeout: stop,
-		Nodes: p.Nodes, Setup: p.Setup, Files: p.Files, Dirs: p.Dirs, Logs: p.Logs, ReadyTimeout: ready,
-		Vars: map[string]string{config.DataGiBPlaceholder: dataGiB}}
+	return sys.ProvisionSpec(ready, stop, dataGiB)
 }
 
 // Start starts the built-in system name in a directory of the test's, with its
