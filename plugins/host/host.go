@@ -142,11 +142,10 @@ func Launch(ctx context.Context, opts Options) (*Driver, error) {
 		}
 		return d, nil
 	case <-time.After(cfg.StartTimeout + describeTimeout):
-		// go-plugin's Kill waits for a connection attempt in progress (to an
-		// address that may never answer): the process is killed first.
-		if p := opts.Cmd.Process; p != nil {
-			_ = p.Kill()
-		}
+		// go-plugin's Kill waits for the connection attempt in progress (to an
+		// address that may never answer, gRPC gives up after 20 s): it ends the
+		// process in the background, and the process dies with cmpbench anyway
+		// (parent-death signal).
 		go client.Kill()
 		err := fmt.Errorf("the plugin did not describe itself within %s of its start (handshake %s, then %s to answer)", cfg.StartTimeout+describeTimeout, cfg.StartTimeout, describeTimeout)
 		if t := d.stderr.String(); t != "" {
