@@ -69,10 +69,13 @@ func TestStreamConnWriteTimeout(t *testing.T) {
 	}
 	defer c.Close()
 
+	// What is checked is a timeout rather than a hang: the bound leaves room for a
+	// machine loaded by other packages' tests, on which encrypting and copying the
+	// 64 MiB took 3.9 s in CI.
 	start := time.Now()
 	err = c.Do(context.Background(), &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: make([]byte, 64<<20)})
-	if took := time.Since(start); core.ClassOf(err) != core.ErrClassTimeout || took > 2*time.Second {
-		t.Fatalf("SET to a server that stopped reading: %v (class %v) after %s; want a timeout after 300 ms", err, core.ClassOf(err), took)
+	if took := time.Since(start); core.ClassOf(err) != core.ErrClassTimeout || took > 20*time.Second {
+		t.Fatalf("SET to a server that stopped reading: %v (class %v) after %s; want a timeout, not a hang", err, core.ClassOf(err), took)
 	}
 	if c.nc != nil {
 		t.Fatal("the connection is still open after a timeout")
