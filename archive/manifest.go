@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
-	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for manifests
 )
 
 // FormatVersion is the archive format this code writes and the newest it reads.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
-	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for the boundary
 )
 
 // InfoToProto and the functions below are the only conversions between core types

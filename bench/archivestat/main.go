@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workloads, which archives and suites name
 )
 
 func main() {

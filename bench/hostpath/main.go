@@ -25,7 +25,8 @@ import (
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 	"github.com/cmpbench/cmpbench/core/runner"
-	"github.com/cmpbench/cmpbench/core/runner/runnertest"
+	"github.com/cmpbench/cmpbench/plugins/plugintest"
+	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workloads, which archives and suites name
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 
@@ -78,7 +79,7 @@ func run(nsys, probe int) error {
 	if err != nil {
 		return err
 	}
-	drv := runnertest.NewSynthetic(probe)
+	drv := plugintest.NewSynthetic(probe)
 	var maxHeap uint64
 	obs := &heapWatch{max: &maxHeap, drv: drv}
 	start := time.Now()
@@ -124,7 +125,7 @@ func run(nsys, probe int) error {
 // heapWatch samples the heap every 1,000 intervals.
 type heapWatch struct {
 	max *uint64
-	drv *runnertest.Synthetic
+	drv *plugintest.Synthetic
 }
 
 func (h *heapWatch) Interval(plan.Step, core.IntervalReport) {

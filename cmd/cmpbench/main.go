@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/cmpbench/cmpbench/adapters/all" // built-in adapters, served by `cmpbench plugin serve`
 	"github.com/cmpbench/cmpbench/core"
+	_ "github.com/cmpbench/cmpbench/workloads" // built-in workloads: suites, the plugin boundary, archives
 )
 
 // Exit codes.

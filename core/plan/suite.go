@@ -18,7 +18,6 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
-	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workload kinds, for suites
 )
 
 // DefaultConnections is a phase's connections when the suite gives none:

@@ -14,12 +14,12 @@ import (
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 	"github.com/cmpbench/cmpbench/core/runner"
-	"github.com/cmpbench/cmpbench/core/runner/runnertest"
+	"github.com/cmpbench/cmpbench/plugins/plugintest"
 )
 
 // heapSampler forces a collection every 1,000 intervals and keeps the live heap.
 type heapSampler struct {
-	drv       *runnertest.Synthetic
+	drv       *plugintest.Synthetic
 	first, hi uint64
 }
 
@@ -72,7 +72,7 @@ phases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv := runnertest.NewSynthetic(20)
+	drv := plugintest.NewSynthetic(20)
 	obs := &heapSampler{drv: drv}
 	res := runner.Run(context.Background(), runner.Config{RunID: "long", Plan: p, Systems: systems, Launch: drv.Launcher(),
 		Redactor: redact.New(), Sink: w, Observer: obs, StatsInterval: time.Hour})

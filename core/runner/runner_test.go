@@ -16,14 +16,14 @@ import (
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/runner"
-	"github.com/cmpbench/cmpbench/core/runner/runnertest"
+	"github.com/cmpbench/cmpbench/plugins/plugintest"
 )
 
 // faulty is a synthetic plugin with faults injected by phase name: a server that
 // refuses the load, restarts (losing or keeping its data), a plugin that dies part
 // way, a system that holds data before the run.
 type faulty struct {
-	*runnertest.Synthetic
+	*plugintest.Synthetic
 	keys     int64      // what the system holds
 	failLoad string     // a load that ends failed, as on OOM replies
 	restart  string     // a phase during which the server restarts
@@ -108,7 +108,7 @@ func runFaulty(t *testing.T, f *faulty, disposable bool, systems []string, suite
 		t.Fatal(err)
 	}
 	if f.Synthetic == nil {
-		f.Synthetic = runnertest.NewSynthetic(0)
+		f.Synthetic = plugintest.NewSynthetic(0)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

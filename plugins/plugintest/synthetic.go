@@ -1,7 +1,7 @@
-// Package runnertest drives the runner with synthetic plugins that answer at once,
+// Package plugintest drives the runner with synthetic plugins that answer at once,
 // for tests and benchmarks of the host's data path: what the host does with
 // intervals, and how much memory that takes, over runs of any length.
-package runnertest
+package plugintest
 
 import (
 	"context"
