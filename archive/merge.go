@@ -129,6 +129,11 @@ func ShardArchives(args []string) ([]*Archive, error) {
 			continue
 		}
 		st, err := os.Stat(a)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The shards make their directory when they start: a merge started
+			// beside them (--wait) may look before.
+			return nil, mergeErr("%s does not exist (yet), so it holds %w", a, ErrNoShards)
+		}
 		if err != nil {
 			return nil, mergeErr("%s: %v", a, err)
 		}
@@ -160,6 +165,20 @@ func ShardArchives(args []string) ([]*Archive, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// UnfinishedShards are the shards whose runs ended otherwise than complete
+// (interrupted, failed): with any of them a merge can never be the whole run.
+func UnfinishedShards(archives []*Archive) []ShardPart {
+	var out []ShardPart
+	for _, a := range archives {
+		for _, p := range partsOf(&a.Manifest) {
+			if p.Status != core.RunComplete {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // CheckShards checks that archives are shards of one plan, none twice, and returns

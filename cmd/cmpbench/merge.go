@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,30 +52,37 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 	deadline := time.Now().Add(wait)
 	var archives []*archive.Archive
 	var shards []int
+	var said string
 	for {
 		found, err := archive.ShardArchives(args)
 		if err == nil {
 			archives, shards, err = archive.CheckShards(found)
 		}
-		switch {
-		case err != nil && (!errors.Is(err, archive.ErrNoShards) || time.Now().After(deadline)):
+		if err != nil && (!errors.Is(err, archive.ErrNoShards) || time.Now().After(deadline)) {
 			return badInput{err}
-		case err == nil && (len(shards) == archives[0].Manifest.Shard.Count || time.Now().After(deadline)):
-		default:
-			if err == nil {
-				fmt.Fprintf(stderr, "merge: %d of %d shards finished; waiting\n", len(shards), archives[0].Manifest.Shard.Count)
-			}
-			select {
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			case <-time.After(mergePoll):
-			}
-			continue
 		}
-		break
+		if err == nil {
+			now, why := mergeNow(archives, shards, time.Now().After(deadline))
+			if why != "" {
+				fmt.Fprintf(stderr, "merge: %s\n", why)
+			}
+			if now {
+				break
+			}
+			// Said when it changes, not at every look: a wait can last hours.
+			if msg := fmt.Sprintf("merge: %d of %d shards finished; waiting", len(shards), archives[0].Manifest.Shard.Count); msg != said {
+				fmt.Fprintln(stderr, msg)
+				said = msg
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(mergePoll):
+		}
 	}
 	if n := archives[0].Manifest.Shard.Count; len(shards) < n {
-		fmt.Fprintf(stderr, "warning: merging %d of %d shards (%s); the result is not the whole run\n", len(shards), n, intsString(shards))
+		fmt.Fprintf(stderr, "warning: merging %d of %d shards (%s): %s; the result is not the whole run\n", len(shards), n, intsString(shards), missingShards(shards, n))
 	}
 	out, err := filepath.Abs(g.out)
 	if err != nil {
@@ -111,6 +119,50 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 		return errFailed
 	}
 	return nil
+}
+
+// mergeNow says whether merge --wait merges the shards found, and why it does
+// before it has all of them: a shard whose run ended interrupted or failed (a
+// shard killed, the others then stopped; a shard that gave up waiting for one
+// that never came) means the merge can never be whole, and saying so now beats
+// waiting out --wait.
+func mergeNow(archives []*archive.Archive, shards []int, expired bool) (bool, string) {
+	count := archives[0].Manifest.Shard.Count
+	if len(shards) == count {
+		return true, ""
+	}
+	if un := archive.UnfinishedShards(archives); len(un) > 0 {
+		return true, fmt.Sprintf("shard %d's run ended %s, so the merge cannot be the whole run; not waiting for %s",
+			un[0].Shard, un[0].Status, shardNames(absentShards(shards, count)))
+	}
+	return expired, ""
+}
+
+// missingShards says which shards of count are not among have.
+func missingShards(have []int, count int) string {
+	absent := absentShards(have, count)
+	if len(absent) == 1 {
+		return shardNames(absent) + " is missing"
+	}
+	return shardNames(absent) + " are missing"
+}
+
+func absentShards(have []int, count int) []int {
+	var absent []int
+	for i := range count {
+		if !slices.Contains(have, i) {
+			absent = append(absent, i)
+		}
+	}
+	return absent
+}
+
+// shardNames is "shard 1" or "shards 1, 2".
+func shardNames(ids []int) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("shard %d", ids[0])
+	}
+	return "shards " + strings.ReplaceAll(intsString(ids), ",", ", ")
 }
 
 func intsString(v []int) string {
