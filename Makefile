@@ -81,6 +81,14 @@ test: deps lint
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
 	$(MAKE) --no-print-directory fuzz
 
+# deploy/kubernetes on a real one-node Kubernetes on this machine's loopback, as root
+# on Debian 12: the Indexed Job of 2 shards and the merge Job, then a shard killed
+# mid-phase; everything torn down after (deploy/kubernetes/e2e/README.md). The
+# components build once into .e2e-kubernetes/ (a quarter of an hour on 2 cores).
+.PHONY: e2e-kubernetes
+e2e-kubernetes:
+	deploy/kubernetes/e2e/e2e.sh
+
 # Every reader of user files and archive bytes, fuzzed from the seed corpora under
 # testdata/fuzz for a few seconds each: a panic fails the build. Budgets are counts
 # of inputs, not durations (go1.26's -fuzztime 5s can fail at the deadline with
