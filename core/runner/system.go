@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/plan"
+	"github.com/cmpbench/cmpbench/core/provision"
+	"github.com/cmpbench/cmpbench/core/redact"
+)
+
+// openTimeout bounds one attempt to open a system.
+const openTimeout = 5 * time.Second
+
+// logTail is how much of a server's log an error quotes: its last lines, whole.
+const logTail = 2 << 10
+
+func (r *systemRunner) start(ctx context.Context, name string) error {
+	sys, err := r.cfg.Systems.Get(name)
+	if err != nil {
+		return err
+	}
+	r.sys = sys
+	r.info.Adapter, r.info.Provisioned = sys.Adapter, sys.Provisioned()
+	endpoint := sys.Endpoint
+	ready := 10 * time.Second
+	if p := sys.Provision; p != nil {
+		base := r.cfg.WorkDir
+		if base == "" {
+			base = os.TempDir()
+		}
+		r.srv, err = provision.Start(sys.ProvisionSpec(r.readyTimeout(), r.stopTimeout(), DataGiB(plan.EstimateSteps(r.steps).Bytes)), base)
+		if err != nil {
+			return fmt.Errorf("provision: %w", err)
+		}
+		endpoint = r.srv.Endpoint()
+		if eps := r.srv.Endpoints(); len(eps) > 1 {
+			r.info.Nodes = eps
+		}
+		r.info.Launch = r.cfg.Redactor.Strings(r.srv.Launch)
+		r.info.Binary, r.info.BinarySHA256 = r.srv.Binary, r.srv.BinarySHA256
+		ready = r.readyTimeout()
+	}
+	r.info.Endpoint = endpoint
+	r.target = sys.SystemConfig(endpoint)
+	r.target.Concurrency = concurrency(r.steps)
+	if err := r.launch(ctx, ready); err != nil {
+		return err
+	}
+	pid := 0
+	if r.srv != nil {
+		pid = r.srv.Pid()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cp, err := r.drv.Capture(cctx)
+	if err != nil {
+		r.info.CaptureError = r.cfg.Redactor.String(err.Error())
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: capture: %s", name, r.info.CaptureError))
+	}
+	r.info.Capture = redactCapture(cp, r.cfg.Redactor)
+	r.sinkFailed(r.cfg.Sink.SystemStarted(*r.info))
+	r.cfg.Observer.SystemStarted(*r.info, pid)
+	return nil
+}
+
+// launch starts the plugin and opens the system.
+func (r *systemRunner) launch(ctx context.Context, ready time.Duration) error {
+	drv, ref, err := r.cfg.Launch(ctx, r.sys.Adapter)
+	if err != nil {
+		return err
+	}
+	r.drv = drv
+	r.info.Plugin = ref
+	return r.open(ctx, ready)
+}
+
+// DataGiB is the room {data_gib} gives for bytes of data: four times as much, in
+// whole GiB, at least 1. The margin covers what an estimate of the data as sent
+// leaves out: a storage engine's per-record overhead and free space (Aerospike
+// stops writes at 70% of its device, and defragments blocks half empty), and
+// the records closed-loop inserts add.
+func DataGiB(bytes int64) int64 {
+	const gib = 1 << 30
+	return max(1, (4*bytes+gib-1)/gib)
+}
+
+// readyTimeout is how long a provisioned server may take to accept connections.
+func (r *systemRunner) readyTimeout() time.Duration {
+	d := config.DefaultReadyTimeout
+	if p := r.sys.Provision; p != nil {
+		if p.ReadyTimeout > 0 {
+			d = time.Duration(p.ReadyTimeout)
+		}
+		d += perMillion(p.ReadyPerMillion, r.loaded)
+	}
+	return d
+}
+
+// stopTimeout is how long a graceful stop of the server may take.
+func (r *systemRunner) stopTimeout() time.Duration {
+	d := config.DefaultStopTimeout
+	if p := r.sys.Provision; p != nil {
+		if p.StopTimeout > 0 {
+			d = time.Duration(p.StopTimeout)
+		}
+		d += perMillion(p.StopPerMillion, r.loaded)
+	}
+	return d
+}
+
+// perMillion is d for every million records.
+func perMillion(d config.Duration, records int64) time.Duration {
+	return time.Duration(float64(d) * float64(records) / 1e6)
+}
+
+// open opens the system in the plugin, retrying until ready: a server just started
+// may not accept connections yet.
+func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
+	drv := r.drv
+	start := time.Now()
+	deadline := start.Add(ready)
+	for {
+		octx, cancel := context.WithTimeout(ctx, openTimeout)
+		err := drv.Open(octx, r.target)
+		if err != nil && errors.Is(octx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("the plugin did not open it within %s (%w)", openTimeout, err)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if r.srv != nil {
+			if exited, werr := r.srv.Exited(); exited {
+				return fmt.Errorf("server exited during start-up (%v)%s", werr, r.cfg.Redactor.String(r.srv.Why()))
+			}
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() || errors.Is(err, core.ErrRefused) {
+			hint := ""
+			if strings.Contains(err.Error(), "connection refused") {
+				hint = ": nothing accepts connections there; is the server running, and on this port?"
+			}
+			if errors.Is(err, core.ErrRefused) {
+				return fmt.Errorf("cannot open %s at %s: %w%s", r.info.Name, r.target.Endpoint, err, hint)
+			}
+			if r.srv != nil && ctx.Err() == nil && !drv.Exited() {
+				// The server cmpbench started runs but never became ready: what
+				// it logged is the likeliest reason.
+				hint = fmt.Sprintf("; the server cmpbench started did not become ready within its ready timeout (%s, provision.ready_timeout)%s",
+					ready, r.cfg.Redactor.String(r.srv.Why()))
+			}
+			return fmt.Errorf("cannot open %s at %s (tried for %s): %w%s", r.info.Name, r.target.Endpoint, time.Since(start).Round(100*time.Millisecond), err, hint)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop closes the plugin and stops the server, even after an interrupt.
+func (r *systemRunner) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if r.drv != nil {
+		if err := r.drv.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			r.cfg.Observer.Warn(fmt.Sprintf("%s: closing plugin: %s", r.info.Name, r.cfg.Redactor.String(err.Error())))
+		}
+		r.drv.Kill()
+	}
+	if r.srv != nil {
+		r.srv.SetStopTimeout(r.stopTimeout())
+		if err := r.srv.Stop(); err != nil {
+			r.cfg.Observer.Warn(err.Error())
+		}
+		r.info.ServerLog = r.cfg.Redactor.String(r.srv.LogTail(64 << 10))
+	}
+	r.sinkFailed(r.cfg.Sink.SystemEnded(*r.info))
+}
+
+func redactCapture(c core.Capture, red *redact.Redactor) core.Capture {
+	out := c
+	out.Sections = make(map[string]string, len(c.Sections))
+	for k, v := range c.Sections {
+		out.Sections[k] = red.String(v)
+	}
+	out.Refused = red.Strings(c.Refused)
+	return out
+}
