@@ -74,9 +74,11 @@ lint:
 # integration tests run every real server the suites name (about 11 minutes on
 # these 2-core machines, past go test's default 10-minute bound) and load both
 # cores: they run after the other packages, whose timing tests (the engine's
-# send lag, a fixed rate held) want a machine that is not saturated.
+# send lag, a fixed rate held) want a machine that is not saturated — so those
+# packages run one at a time too (-p 1): the real-server tests of adapters/
+# aerospike and adapters/resp each fill both cores.
 test: deps lint
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/cmd/cmpbench$$')
+	$(GO) test -count=1 -p 1 $$($(GO) list ./... | grep -v '/cmd/cmpbench$$')
 	$(GO) test -count=1 -timeout 30m ./cmd/cmpbench
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...
 	$(MAKE) --no-print-directory fuzz
