@@ -377,7 +377,7 @@ kubepods_cgroups() {
 cluster_down() {
 	stop_pid kubelet
 	# Every container's processes, by the kubelet's cgroups, then the shims.
-	local cg pid i
+	local cg pid i n
 	for cg in $(kubepods_cgroups); do
 		while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
 	done
@@ -399,7 +399,11 @@ cluster_down() {
 	restore_sysctls
 	# The kubelet's links to its pods' logs, which it keeps where it always does.
 	find /var/log/containers -maxdepth 1 -type l -lname "$STATE/*" -delete 2>/dev/null || true
-	rm -rf "$STATE" "$RUNDIR"
+	if grep -qE "$STATE|$RUNDIR" /proc/self/mountinfo; then
+		say "mounts remain under $STATE or $RUNDIR: not removing them"
+	else
+		rm -rf "$STATE" "$RUNDIR"
+	fi
 	# What the kubelet and containerd make where they always do, whatever they are
 	# told: the kubelet's device plugin socket, containerd's shim sockets. Removed
 	# when empty, so never what another kubelet or containerd keeps there.
