@@ -90,6 +90,8 @@ start() {
 	shift
 	setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$RUNDIR/$name.pid"
+	# Not this shell's job any more: teardown's SIGKILL then prints no "Killed".
+	disown $!
 }
 
 # wait_for WHAT SECONDS CMD...: until CMD succeeds.
