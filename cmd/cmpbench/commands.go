@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,79 +117,86 @@ func newSystemsCmd(g *globals) *cobra.Command {
 		Short: "List the defined systems (or, with --profiles, the resp adapter's product profiles)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			if profiles {
-				fmt.Fprintln(tw, "PROFILE\tPORT\tTLS\tRESP\tUPDATE\tKEY COUNT\tDESCRIPTION")
-				for _, n := range resp.Profiles() {
-					p, err := resp.LoadProfile(n, nil)
-					if err != nil {
-						return err
-					}
-					count := strings.Join(p.Count.Command, " ")
-					if len(p.Count.Trigger) > 0 {
-						count = strings.Join(p.Count.Trigger, " ") + ", wait, " + count
-					}
-					if p.Count.Expensive {
-						count += " (expensive)"
-					}
-					proto := "3, falls back to 2"
-					if p.RESP == 2 {
-						proto = "2"
-					}
-					port := "per service"
-					if p.DefaultPort > 0 {
-						port = strconv.Itoa(p.DefaultPort)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", n, port, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
-				}
-				return tw.Flush()
+				return printProfiles(cmd.OutOrStdout())
 			}
-			s, err := loadSystems(g)
-			if err != nil {
-				return err
-			}
-			red := s.Redactor()
-			fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
-			var unusable []string
-			for _, n := range s.Names() {
-				sys, problems := s.Lookup(n)
-				target := sys.Endpoint
-				if sys.Provisioned() {
-					target = "starts: " + core.ShellQuote(sys.Provision.Command)
-				}
-				if len(problems) > 0 {
-					target = "(not usable here: see below)"
-					for _, p := range problems {
-						unusable = append(unusable, strings.ReplaceAll(p.Error(), "\n", " "))
-					}
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if len(unusable) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "\nNot usable here:")
-				for _, u := range unusable {
-					fmt.Fprintln(cmd.OutOrStdout(), "  "+red.String(u))
-				}
-			}
-			// Each usable system's configuration against what its adapter declares.
-			var usable []string
-			for _, n := range s.Names() {
-				if _, problems := s.Lookup(n); len(problems) == 0 {
-					usable = append(usable, n)
-				}
-			}
-			cat, _, err := discover(g)
-			if err != nil {
-				return err
-			}
-			return checkAdapters(cmd.Context(), cat, s, usable, nil)
+			return listSystems(cmd.Context(), g, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")
 	return cmd
+}
+
+// printProfiles lists the resp adapter's product profiles.
+func printProfiles(out io.Writer) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tPORT\tTLS\tRESP\tUPDATE\tKEY COUNT\tDESCRIPTION")
+	for _, n := range resp.Profiles() {
+		p, err := resp.LoadProfile(n, nil)
+		if err != nil {
+			return err
+		}
+		count := strings.Join(p.Count.Command, " ")
+		if len(p.Count.Trigger) > 0 {
+			count = strings.Join(p.Count.Trigger, " ") + ", wait, " + count
+		}
+		if p.Count.Expensive {
+			count += " (expensive)"
+		}
+		proto := "3, falls back to 2"
+		if p.RESP == 2 {
+			proto = "2"
+		}
+		port := "per service"
+		if p.DefaultPort > 0 {
+			port = strconv.Itoa(p.DefaultPort)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", n, port, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
+	}
+	return tw.Flush()
+}
+
+// listSystems lists the defined systems, says which cannot be used here and why,
+// and checks each usable one's configuration against what its adapter declares.
+func listSystems(ctx context.Context, g *globals, out io.Writer) error {
+	s, err := loadSystems(g)
+	if err != nil {
+		return err
+	}
+	red := s.Redactor()
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
+	var unusable, usable []string
+	for _, n := range s.Names() {
+		sys, problems := s.Lookup(n)
+		target := sys.Endpoint
+		if sys.Provisioned() {
+			target = "starts: " + core.ShellQuote(sys.Provision.Command)
+		}
+		if len(problems) > 0 {
+			target = "(not usable here: see below)"
+			for _, p := range problems {
+				unusable = append(unusable, strings.ReplaceAll(p.Error(), "\n", " "))
+			}
+		} else {
+			usable = append(usable, n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(unusable) > 0 {
+		fmt.Fprintln(out, "\nNot usable here:")
+		for _, u := range unusable {
+			fmt.Fprintln(out, "  "+red.String(u))
+		}
+	}
+	cat, _, err := discover(g)
+	if err != nil {
+		return err
+	}
+	return checkAdapters(ctx, cat, s, usable, nil)
 }
 
 func newSuitesCmd() *cobra.Command {
