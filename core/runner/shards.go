@@ -158,39 +158,31 @@ func meetPoint(st plan.Step, when string) string {
 	return fmt.Sprintf("%s.%d.%d.%s", st.System, st.Index, st.Repetition, when)
 }
 
+// shardState is what a shard carries from one of a system's steps to the next.
+type shardState struct {
+	failed  string // why this shard can run no step (the system did not start here)
+	broken  string // why the data the next phases need is not there
+	stopped string // why this shard runs no more phases (a validation failed)
+	ladders ladderStops
+}
+
 // runSharded runs a system's steps as one shard of the run; failed says why this
 // shard can run none of them (the system did not start here): it still meets the
 // others at every step, so that they skip them too.
 func (r *systemRunner) runSharded(ctx context.Context, failed string) {
-	shard := r.cfg.Plan.Shard
-	// broken says why the data the next phases need is not there; stopped why
-	// this shard runs no more phases (a validation failed).
-	var broken, stopped string
-	ladders := ladderStops{}
+	s := &shardState{failed: failed, ladders: ladderStops{}}
 	for i, st := range r.steps {
 		if ctx.Err() != nil {
 			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
 			return
 		}
-		if why := ladders.stopped(st); why != "" {
-			if ladders.note(st) {
+		if why := s.ladders.stopped(st); why != "" {
+			if s.ladders.note(st) {
 				r.cfg.Observer.Note(fmt.Sprintf("%s: %s; its steps from %s on are not run", r.info.Name, why, st.Spec.Name))
 			}
 			continue
 		}
-		// own is this shard's problem with the step, which fails it here; the
-		// others skip it.
-		own := failed
-		problem := stopped
-		if problem == "" && broken != "" && st.Spec.Kind != core.PhaseLoad {
-			problem = broken
-		}
-		if problem == "" && own == "" {
-			own = r.prepareShard(ctx, st)
-		}
-		if own != "" {
-			problem = own
-		}
+		own, problem := r.shardProblem(ctx, s, st)
 		var before time.Duration // what the others may still be running
 		if i > 0 {
 			before = r.steps[i-1].Spec.Duration
@@ -200,51 +192,92 @@ func (r *systemRunner) runSharded(ctx context.Context, failed string) {
 			r.skipFrom(i, core.StatusFailed, err.Error())
 			return
 		}
-		if why := shardProblems(notes, shard); why != "" {
-			status := core.StatusSkipped
-			if own != "" {
-				status, why = core.StatusFailed, own
-			}
-			r.addPhase(st, core.PhaseEnd{Status: status, Error: why, Started: time.Now(), Ended: time.Now()})
-			if st.Spec.Kind == core.PhaseLoad {
-				broken = fmt.Sprintf("the load %q did not run, so the data this phase needs is not there", st.Spec.Name)
-			}
+		if why := shardProblems(notes, r.cfg.Plan.Shard); why != "" {
+			r.skipOnShards(s, st, own, why)
 			continue
 		}
-		last := slices.MaxFunc(notes, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
-		st.Spec.StartAt = last.Add(startLead(st.Spec))
-		if r.cfg.StartAt.After(st.Spec.StartAt) {
-			st.Spec.StartAt = r.cfg.StartAt
-		}
-		p := r.measure(ctx, st)
-		achieved, _ := core.Sustained(p)
-		notes, err = r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
-			ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait(st.Spec.Duration))
-		if err != nil {
-			r.cfg.Observer.Warn(fmt.Sprintf("%s: %v", r.info.Name, err))
-			r.skipFrom(i+1, core.StatusFailed, err.Error())
+		if !r.measureOnShards(ctx, s, i, st, notes) {
 			return
 		}
-		whole := wholeStep(notes)
-		if shard.First() {
-			r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.status, whole.achieved, achieved))
+	}
+}
+
+// shardProblem says why a step cannot run: own is this shard's problem with it,
+// which fails it here (the others skip it); problem is what this shard tells the
+// others, own or not.
+func (r *systemRunner) shardProblem(ctx context.Context, s *shardState, st plan.Step) (own, problem string) {
+	own, problem = s.failed, s.stopped
+	if problem == "" && s.broken != "" && st.Spec.Kind != core.PhaseLoad {
+		problem = s.broken
+	}
+	if problem == "" && own == "" {
+		own = r.prepareShard(ctx, st)
+	}
+	if own != "" {
+		problem = own
+	}
+	return own, problem
+}
+
+// skipOnShards records a step that some shard cannot run: failed on the shard
+// whose problem it is, skipped on the others.
+func (r *systemRunner) skipOnShards(s *shardState, st plan.Step, own, why string) {
+	status := core.StatusSkipped
+	if own != "" {
+		status, why = core.StatusFailed, own
+	}
+	r.addPhase(st, core.PhaseEnd{Status: status, Error: why, Started: time.Now(), Ended: time.Now()})
+	if st.Spec.Kind == core.PhaseLoad {
+		s.broken = fmt.Sprintf("the load %q did not run, so the data this phase needs is not there", st.Spec.Name)
+	}
+}
+
+// measureOnShards runs step i on this shard, starting with the others, and meets
+// them after it to learn how the whole step ended. It returns false when the
+// shards lost each other: the rest of the steps are then failed.
+func (r *systemRunner) measureOnShards(ctx context.Context, s *shardState, i int, st plan.Step, before []ShardNote) bool {
+	shard := r.cfg.Plan.Shard
+	last := slices.MaxFunc(before, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
+	st.Spec.StartAt = last.Add(startLead(st.Spec))
+	if r.cfg.StartAt.After(st.Spec.StartAt) {
+		st.Spec.StartAt = r.cfg.StartAt
+	}
+	p := r.measure(ctx, st)
+	achieved, _ := core.Sustained(p)
+	notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
+		ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait(st.Spec.Duration))
+	if err != nil {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: %v", r.info.Name, err))
+		r.skipFrom(i+1, core.StatusFailed, err.Error())
+		return false
+	}
+	whole := wholeStep(notes)
+	if shard.First() {
+		r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.status, whole.achieved, achieved))
+	}
+	s.ladders.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
+	if st.Spec.Kind == core.PhaseLoad {
+		r.loaded = whole.ok
+	}
+	r.checkShardedLoad(ctx, s, st, p, whole.status)
+	return true
+}
+
+// checkShardedLoad validates a load once every shard's part of it has ended: shard
+// 0 counts the whole data set. A load that failed on a shard breaks the phases
+// after it.
+func (r *systemRunner) checkShardedLoad(ctx context.Context, s *shardState, st plan.Step, p *core.PhaseRun, whole core.PhaseStatus) {
+	first := r.cfg.Plan.Shard.First()
+	switch {
+	case st.Spec.Kind == core.PhaseLoad && whole != core.StatusOK && whole != core.StatusInterrupted:
+		s.broken = fmt.Sprintf("the load %q failed on a shard, so the data this phase needs is not all there", st.Spec.Name)
+		if st.Checks.Validate && first {
+			r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
+				Problems: []string{"not validated: the load failed on a shard"}})
 		}
-		ladders.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
-		if st.Spec.Kind == core.PhaseLoad {
-			r.loaded = whole.ok
-		}
-		switch {
-		case st.Spec.Kind == core.PhaseLoad && whole.status != core.StatusOK && whole.status != core.StatusInterrupted:
-			broken = fmt.Sprintf("the load %q failed on a shard, so the data this phase needs is not all there", st.Spec.Name)
-			if st.Checks.Validate && shard.First() {
-				r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
-					Problems: []string{"not validated: the load failed on a shard"}})
-			}
-		case st.Checks.Validate && whole.status == core.StatusOK && shard.First():
-			// Every shard's load has ended: shard 0 counts the whole data set.
-			if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
-				stopped = "validation failed: " + problem
-			}
+	case st.Checks.Validate && whole == core.StatusOK && first:
+		if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
+			s.stopped = "validation failed: " + problem
 		}
 	}
 }
