@@ -93,26 +93,28 @@ func DataGiB(bytes int64) int64 {
 
 // readyTimeout is how long a provisioned server may take to accept connections.
 func (r *systemRunner) readyTimeout() time.Duration {
-	d := config.DefaultReadyTimeout
 	if p := r.sys.Provision; p != nil {
-		if p.ReadyTimeout > 0 {
-			d = time.Duration(p.ReadyTimeout)
-		}
-		d += perMillion(p.ReadyPerMillion, r.loaded)
+		return r.scaled(config.DefaultReadyTimeout, p.ReadyTimeout, p.ReadyPerMillion)
 	}
-	return d
+	return config.DefaultReadyTimeout
 }
 
 // stopTimeout is how long a graceful stop of the server may take.
 func (r *systemRunner) stopTimeout() time.Duration {
-	d := config.DefaultStopTimeout
 	if p := r.sys.Provision; p != nil {
-		if p.StopTimeout > 0 {
-			d = time.Duration(p.StopTimeout)
-		}
-		d += perMillion(p.StopPerMillion, r.loaded)
+		return r.scaled(config.DefaultStopTimeout, p.StopTimeout, p.StopPerMillion)
 	}
-	return d
+	return config.DefaultStopTimeout
+}
+
+// scaled is a provisioned server's timeout: the one configured (or def), and
+// perM more for every million records loaded.
+func (r *systemRunner) scaled(def time.Duration, set, perM config.Duration) time.Duration {
+	d := def
+	if set > 0 {
+		d = time.Duration(set)
+	}
+	return d + perMillion(perM, r.loaded)
 }
 
 // perMillion is d for every million records.
