@@ -115,7 +115,8 @@ PY
 else
   echo "   memtier_benchmark is not on PATH: no comparison in this run"
 fi
-quiet_c=${c_rate[-1]}; quiet_m=${m_rate[-1]:-0}
+quiet_c=${c_rate[-1]}; quiet_m=0
+$have_memtier && quiet_m=${m_rate[-1]}
 ( while :; do :; done ) & hog_pid=$!
 round "with hog"
 kill "$hog_pid"; wait "$hog_pid" 2>/dev/null || true; hog_pid=
