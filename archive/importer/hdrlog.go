@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -47,92 +46,115 @@ func readHdrLog(path string) (*hdrLog, error) {
 	return parseHdrLog(f, path)
 }
 
+// parseHdrLog reads an HdrHistogram interval log from r; name is the file's, for
+// its errors.
 func parseHdrLog(r io.Reader, name string) (*hdrLog, error) {
-	l := &hdrLog{}
-	var base float64
-	haveBase, endTimes := false, false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, args...))
-		}
-		switch {
-		case line == "":
-			continue
-		case strings.HasPrefix(line, "#[StartTime:"):
-			v, err := leadingFloat(strings.TrimPrefix(line, "#[StartTime:"))
-			if err != nil {
-				return nil, bad("StartTime: %v", err)
-			}
-			l.Start = unixSeconds(v)
-			continue
-		case strings.HasPrefix(line, "#[BaseTime:"):
-			v, err := leadingFloat(strings.TrimPrefix(line, "#[BaseTime:"))
-			if err != nil {
-				return nil, bad("BaseTime: %v", err)
-			}
-			base, haveBase = v, true
-			continue
-		case strings.HasPrefix(line, "#"):
-			continue
-		case strings.HasPrefix(line, `"StartTimestamp"`):
-			endTimes = strings.Contains(line, `"EndTimestamp"`)
-			continue
-		}
-		iv := logInterval{}
-		if rest, ok := strings.CutPrefix(line, "Tag="); ok {
-			tag, fields, ok := strings.Cut(rest, ",")
-			if !ok {
-				return nil, bad("a Tag= line without an interval")
-			}
-			iv.Tag, line = tag, fields
-		}
-		f := strings.Split(line, ",")
-		if len(f) != 4 {
-			return nil, bad("want start,length,max,histogram; got %d fields", len(f))
-		}
-		start, err1 := strconv.ParseFloat(f[0], 64)
-		second, err2 := strconv.ParseFloat(f[1], 64)
-		if err1 != nil || err2 != nil {
-			return nil, bad("interval times %q, %q are not numbers", f[0], f[1])
-		}
-		if !haveBase {
-			// As the reference readers do: times more than a year before the start
-			// time are relative to it, others absolute.
-			if !l.Start.IsZero() && start < float64(l.Start.Unix())-365*24*3600 {
-				base = float64(l.Start.UnixNano()) / 1e9
-			}
-			haveBase = true
-		}
-		end := start + second
-		if endTimes {
-			end = second
-		} else {
-			end += base
-		}
-		iv.Start, iv.End = unixSeconds(start+base), unixSeconds(end)
-		if endTimes {
-			iv.Start = unixSeconds(start)
-		}
-		if iv.End.Before(iv.Start) {
-			return nil, bad("the interval ends before it starts")
-		}
-		h, err := hdrhistogram.Decode([]byte(f[3]))
+	p := &hdrLogParser{l: &hdrLog{}}
+	lr := newLineReader(r, name, 64<<20)
+	for lr.next() {
+		header, err := p.header(lr)
 		if err != nil {
-			return nil, bad("histogram: %v", err)
+			return nil, err
 		}
-		iv.Hist = h
-		l.Intervals = append(l.Intervals, iv)
+		if header {
+			continue
+		}
+		iv, err := p.interval(lr)
+		if err != nil {
+			return nil, err
+		}
+		p.l.Intervals = append(p.l.Intervals, iv)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := lr.err(); err != nil {
+		return nil, err
 	}
-	if len(l.Intervals) == 0 {
+	if len(p.l.Intervals) == 0 {
 		return nil, fmt.Errorf("%s: no interval histograms: not an HdrHistogram log, or an empty one", name)
 	}
-	return l, nil
+	return p.l, nil
+}
+
+// hdrLogParser is the state of a log's reading: what its header lines said.
+type hdrLogParser struct {
+	l        *hdrLog
+	base     float64 // the times' base, seconds since the epoch
+	haveBase bool
+	endTimes bool // the second field is the interval's end, not its length
+}
+
+// header reads the line when it is a blank, comment or legend line, saying whether
+// it was.
+func (p *hdrLogParser) header(lr *lineReader) (bool, error) {
+	line := lr.line
+	switch {
+	case line == "":
+	case strings.HasPrefix(line, "#[StartTime:"):
+		v, err := leadingFloat(strings.TrimPrefix(line, "#[StartTime:"))
+		if err != nil {
+			return true, lr.bad("StartTime: %v", err)
+		}
+		p.l.Start = unixSeconds(v)
+	case strings.HasPrefix(line, "#[BaseTime:"):
+		v, err := leadingFloat(strings.TrimPrefix(line, "#[BaseTime:"))
+		if err != nil {
+			return true, lr.bad("BaseTime: %v", err)
+		}
+		p.base, p.haveBase = v, true
+	case strings.HasPrefix(line, "#"):
+	case strings.HasPrefix(line, `"StartTimestamp"`):
+		p.endTimes = strings.Contains(line, `"EndTimestamp"`)
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// interval reads an interval line: [Tag=tag,]start,length or end,max,histogram.
+func (p *hdrLogParser) interval(lr *lineReader) (logInterval, error) {
+	iv := logInterval{}
+	line := lr.line
+	if rest, ok := strings.CutPrefix(line, "Tag="); ok {
+		tag, fields, ok := strings.Cut(rest, ",")
+		if !ok {
+			return iv, lr.bad("a Tag= line without an interval")
+		}
+		iv.Tag, line = tag, fields
+	}
+	f := strings.Split(line, ",")
+	if len(f) != 4 {
+		return iv, lr.bad("want start,length,max,histogram; got %d fields", len(f))
+	}
+	start, err1 := strconv.ParseFloat(f[0], 64)
+	second, err2 := strconv.ParseFloat(f[1], 64)
+	if err1 != nil || err2 != nil {
+		return iv, lr.bad("interval times %q, %q are not numbers", f[0], f[1])
+	}
+	iv.Start, iv.End = p.times(start, second)
+	if iv.End.Before(iv.Start) {
+		return iv, lr.bad("the interval ends before it starts")
+	}
+	h, err := hdrhistogram.Decode([]byte(f[3]))
+	if err != nil {
+		return iv, lr.bad("histogram: %v", err)
+	}
+	iv.Hist = h
+	return iv, nil
+}
+
+// times are an interval's absolute start and end, from its line's first two fields.
+func (p *hdrLogParser) times(start, second float64) (time.Time, time.Time) {
+	if !p.haveBase {
+		// As the reference readers do: times more than a year before the start
+		// time are relative to it, others absolute.
+		if !p.l.Start.IsZero() && start < float64(p.l.Start.Unix())-365*24*3600 {
+			p.base = float64(p.l.Start.UnixNano()) / 1e9
+		}
+		p.haveBase = true
+	}
+	if p.endTimes {
+		return unixSeconds(start), unixSeconds(second)
+	}
+	return unixSeconds(start + p.base), unixSeconds(start + second + p.base)
 }
 
 func leadingFloat(s string) (float64, error) {

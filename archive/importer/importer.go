@@ -4,8 +4,11 @@
 package importer
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
@@ -143,4 +146,43 @@ func shape(connections int, rate float64) string {
 // commonCaveats are what no imported source has.
 func (r *Run) commonCaveats(tool string) {
 	r.caveat("%s's output records no client host, no server version or configuration, no server-side counts and no side probe, and cmpbench did not watch the client's CPU: stalls, server restarts and a client-bound load generator cannot be told from these numbers.", tool)
+}
+
+// lineReader reads a source's lines, trimmed and numbered, for errors that say
+// where they are.
+type lineReader struct {
+	sc   *bufio.Scanner
+	name string
+	n    int    // the line's number, from 1
+	line string // the line, trimmed
+}
+
+// newLineReader reads r, the file name's, in lines of up to maxLine bytes.
+func newLineReader(r io.Reader, name string, maxLine int) *lineReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	return &lineReader{sc: sc, name: name}
+}
+
+// next reads the next line, saying whether there was one.
+func (lr *lineReader) next() bool {
+	if !lr.sc.Scan() {
+		return false
+	}
+	lr.n++
+	lr.line = strings.TrimSpace(lr.sc.Text())
+	return true
+}
+
+// bad is an error of the current line, named file:line.
+func (lr *lineReader) bad(format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", lr.name, lr.n, fmt.Sprintf(format, args...))
+}
+
+// err is the reading's error, if it failed, naming the file.
+func (lr *lineReader) err() error {
+	if err := lr.sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", lr.name, err)
+	}
+	return nil
 }

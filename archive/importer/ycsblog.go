@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"fmt"
 	"maps"
 	"net/url"
@@ -107,6 +106,7 @@ var (
 	ycsbPctKey = regexp.MustCompile(`^(\d+(?:\.\d+)?)(?:st|nd|rd|th)?PercentileLatency\((us|ms)\)$`)
 )
 
+// parseYCSB reads YCSB's text output at path.
 func parseYCSB(path string) (*ycsbLog, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -114,135 +114,177 @@ func parseYCSB(path string) (*ycsbLog, error) {
 	}
 	defer f.Close()
 	l := &ycsbLog{props: map[string]string{}, measures: map[string]*ycsbMeasure{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s", path, n, fmt.Sprintf(format, args...))
+	lr := newLineReader(f, path, 16<<20)
+	for lr.next() {
+		if err := l.readLine(lr); err != nil {
+			return nil, err
 		}
-		switch {
-		case strings.HasPrefix(line, "YCSB Client "):
-			l.version = strings.TrimSpace(strings.TrimPrefix(line, "YCSB Client "))
-			continue
-		case strings.HasPrefix(line, "Command line:"):
-			l.cmdline = strings.Fields(strings.TrimPrefix(line, "Command line:"))
-			l.props = ycsbProps(l.cmdline)
-			continue
-		}
-		if m := ycsbStatLn.FindStringSubmatch(line); m != nil {
-			at, err := time.Parse("2006-01-02 15:04:05.000", m[1][:19]+"."+m[1][20:])
-			if err != nil {
-				return nil, bad("status line time %q: %v", m[1], err)
-			}
-			st := ycsbStatus{at: at, ops: map[string]map[string]float64{}, lined: n}
-			for _, part := range ycsbPart.FindAllStringSubmatch(m[4], -1) {
-				if part[2] != ": " {
-					l.countless = true // "[READ AverageLatency(us)=782.17]"
-					continue
-				}
-				vals := map[string]float64{}
-				for _, kv := range strings.Split(part[3], ", ") {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return nil, bad("status line: %q in [%s: ...] is not key=value", kv, part[1])
-					}
-					// DecimalFormat writes the locale's decimal separator.
-					x, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
-					if err != nil {
-						return nil, bad("status line: [%s: %s=%s]: not a number", part[1], k, v)
-					}
-					vals[k] = x
-				}
-				if _, ok := vals["Count"]; !ok {
-					l.countless = true
-					continue
-				}
-				st.ops[part[1]] = vals
-			}
-			l.status = append(l.status, st)
-			continue
-		}
-		m := ycsbRow.FindStringSubmatch(line)
-		if m == nil {
-			continue // the JVM's and the binding's own output
-		}
-		name, metric, value := m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3])
-		if name == "OVERALL" {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				return nil, bad("[OVERALL], %s: %q is not a number", metric, value)
-			}
-			switch metric {
-			case "RunTime(ms)":
-				l.runtime, l.haveRun = v, true
-			case "Throughput(ops/sec)":
-				l.throughput = v
-			}
+	}
+	if err := lr.err(); err != nil {
+		return nil, err
+	}
+	if err := l.check(path); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readLine reads one line of the output: the version, the command line, a status
+// line or a summary row; the rest is the JVM's and the binding's own output.
+func (l *ycsbLog) readLine(lr *lineReader) error {
+	line := lr.line
+	switch {
+	case strings.HasPrefix(line, "YCSB Client "):
+		l.version = strings.TrimSpace(strings.TrimPrefix(line, "YCSB Client "))
+		return nil
+	case strings.HasPrefix(line, "Command line:"):
+		l.cmdline = strings.Fields(strings.TrimPrefix(line, "Command line:"))
+		l.props = ycsbProps(l.cmdline)
+		return nil
+	}
+	if m := ycsbStatLn.FindStringSubmatch(line); m != nil {
+		return l.readStatus(lr, m)
+	}
+	if m := ycsbRow.FindStringSubmatch(line); m != nil {
+		return l.readRow(lr, m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]))
+	}
+	return nil
+}
+
+// readStatus reads a status line, m its ycsbStatLn match.
+func (l *ycsbLog) readStatus(lr *lineReader, m []string) error {
+	at, err := time.Parse("2006-01-02 15:04:05.000", m[1][:19]+"."+m[1][20:])
+	if err != nil {
+		return lr.bad("status line time %q: %v", m[1], err)
+	}
+	st := ycsbStatus{at: at, ops: map[string]map[string]float64{}, lined: lr.n}
+	for _, part := range ycsbPart.FindAllStringSubmatch(m[4], -1) {
+		if part[2] != ": " {
+			l.countless = true // "[READ AverageLatency(us)=782.17]"
 			continue
 		}
-		if strings.HasPrefix(name, "TOTAL_GC") || strings.HasSuffix(name, "_MEM_USED") || strings.HasSuffix(name, "_THREADS") || strings.HasSuffix(name, "_LOAD_AVG") {
-			continue
-		}
-		me := l.measures[name]
-		if me == nil {
-			me = &ycsbMeasure{pct: map[float64]float64{}, returns: map[string]int64{}, firstRow: n}
-			l.measures[name] = me
-		}
-		if status, ok := strings.CutPrefix(metric, "Return="); ok {
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil || v < 0 {
-				return nil, bad("[%s], %s: %q is not a count", name, metric, value)
-			}
-			me.returns[status] += int64(v)
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
+		vals, err := statusValues(lr, part[1], part[3])
 		if err != nil {
-			return nil, bad("[%s], %s: %q is not a number", name, metric, value)
+			return err
 		}
-		switch pm := ycsbPctKey.FindStringSubmatch(metric); {
-		case metric == "Operations":
-			if v < 0 {
-				return nil, bad("[%s], Operations: %q is not a count", name, value)
-			}
-			me.ops, me.haveOps = v, true
-		case metric == "MaxLatency(us)":
-			me.max = v
-		case pm != nil:
-			q, _ := strconv.ParseFloat(pm[1], 64)
-			if pm[2] == "ms" {
-				v *= 1000
-			}
-			me.pct[q] = v
-		case metric[0] >= '0' && metric[0] <= '9' || metric[0] == '>':
-			me.buckets = true // measurementtype=histogram's buckets
+		if _, ok := vals["Count"]; !ok {
+			l.countless = true
+			continue
 		}
+		st.ops[part[1]] = vals
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	l.status = append(l.status, st)
+	return nil
+}
+
+// statusValues reads the key=value list of a status line's [name: ...].
+func statusValues(lr *lineReader, name, list string) (map[string]float64, error) {
+	vals := map[string]float64{}
+	for _, kv := range strings.Split(list, ", ") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, lr.bad("status line: %q in [%s: ...] is not key=value", kv, name)
+		}
+		// DecimalFormat writes the locale's decimal separator.
+		x, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
+		if err != nil {
+			return nil, lr.bad("status line: [%s: %s=%s]: not a number", name, k, v)
+		}
+		vals[k] = x
 	}
+	return vals, nil
+}
+
+// readRow reads a summary row, [name], metric, value.
+func (l *ycsbLog) readRow(lr *lineReader, name, metric, value string) error {
+	if name == "OVERALL" {
+		return l.readOverall(lr, metric, value)
+	}
+	if strings.HasPrefix(name, "TOTAL_GC") || strings.HasSuffix(name, "_MEM_USED") || strings.HasSuffix(name, "_THREADS") || strings.HasSuffix(name, "_LOAD_AVG") {
+		return nil
+	}
+	me := l.measures[name]
+	if me == nil {
+		me = &ycsbMeasure{pct: map[float64]float64{}, returns: map[string]int64{}, firstRow: lr.n}
+		l.measures[name] = me
+	}
+	return me.readRow(lr, name, metric, value)
+}
+
+// readOverall reads an [OVERALL] row: the run time and the throughput.
+func (l *ycsbLog) readOverall(lr *lineReader, metric, value string) error {
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return lr.bad("[OVERALL], %s: %q is not a number", metric, value)
+	}
+	switch metric {
+	case "RunTime(ms)":
+		l.runtime, l.haveRun = v, true
+	case "Throughput(ops/sec)":
+		l.throughput = v
+	}
+	return nil
+}
+
+// readRow reads one of the measurement's rows: a Return= count, its Operations,
+// its maximum, a percentile or a histogram bucket.
+func (me *ycsbMeasure) readRow(lr *lineReader, name, metric, value string) error {
+	if status, ok := strings.CutPrefix(metric, "Return="); ok {
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || v < 0 {
+			return lr.bad("[%s], %s: %q is not a count", name, metric, value)
+		}
+		me.returns[status] += int64(v)
+		return nil
+	}
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return lr.bad("[%s], %s: %q is not a number", name, metric, value)
+	}
+	switch pm := ycsbPctKey.FindStringSubmatch(metric); {
+	case metric == "Operations":
+		if v < 0 {
+			return lr.bad("[%s], Operations: %q is not a count", name, value)
+		}
+		me.ops, me.haveOps = v, true
+	case metric == "MaxLatency(us)":
+		me.max = v
+	case pm != nil:
+		q, _ := strconv.ParseFloat(pm[1], 64)
+		if pm[2] == "ms" {
+			v *= 1000
+		}
+		me.pct[q] = v
+	case metric[0] >= '0' && metric[0] <= '9' || metric[0] == '>':
+		me.buckets = true // measurementtype=histogram's buckets
+	}
+	return nil
+}
+
+// check says what a complete output has that this one lacks: its run time, its
+// operations' counts, their outcomes.
+func (l *ycsbLog) check(path string) error {
 	if !l.haveRun {
-		return nil, fmt.Errorf("%s: no [OVERALL], RunTime(ms) line: not YCSB output, or cut short before YCSB printed its results", path)
+		return fmt.Errorf("%s: no [OVERALL], RunTime(ms) line: not YCSB output, or cut short before YCSB printed its results", path)
 	}
 	counted := false
 	for _, name := range slices.Sorted(maps.Keys(l.measures)) {
 		me := l.measures[name]
 		if !me.haveOps && len(me.returns) > 0 {
-			return nil, fmt.Errorf("%s:%d: [%s] has Return= lines but no Operations line: the output is cut", path, me.firstRow, name)
+			return fmt.Errorf("%s:%d: [%s] has Return= lines but no Operations line: the output is cut", path, me.firstRow, name)
 		}
 		if err := me.consistent(name); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, me.firstRow, err)
+			return fmt.Errorf("%s:%d: %w", path, me.firstRow, err)
 		}
 		counted = counted || me.haveOps
 	}
 	if l.runtime <= 0 && counted {
-		return nil, fmt.Errorf("%s: [OVERALL], RunTime(ms) is %g: no rate can be made of it (the output is damaged)", path, l.runtime)
+		return fmt.Errorf("%s: [OVERALL], RunTime(ms) is %g: no rate can be made of it (the output is damaged)", path, l.runtime)
 	}
 	if !counted {
-		return nil, fmt.Errorf("%s: no [<OP>], Operations lines after [OVERALL]: the output is cut short, or YCSB ran no operation", path)
+		return fmt.Errorf("%s: no [<OP>], Operations lines after [OVERALL]: the output is cut short, or YCSB ran no operation", path)
 	}
-	return l, nil
+	return nil
 }
 
 // ycsbProps reads the -p properties and the flags of YCSB's command line.
