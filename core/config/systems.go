@@ -296,18 +296,62 @@ func LoadSystemsData(file string, data []byte) (*Systems, error) {
 	return s, nil
 }
 
+// systemsLoad is one systems file being read: the file as written and as
+// decoded, and the problems found so far.
+type systemsLoad struct {
+	file string
+	doc  *yaml.Node
+	f    SystemsFile
+	// nodes is the systems: mapping (nil when there is none).
+	nodes *yaml.Node
+	// raw is each system as written, ${ENV} references unexpanded (what the
+	// archive keeps); rawAuth its secret fields as written, by field.
+	raw     map[string]map[string]any
+	rawAuth map[string]map[string]string
+	// deferred are the problems that depend on the environment, by system.
+	deferred map[string][]error
+	// checked are the adapter/profile pairs checked.
+	checked map[string]bool
+	errs    []error
+}
+
+// load reads a systems file's text (named file in messages) on top of the
+// definitions so far, reporting every problem at once.
 func (s *Systems) load(file string, data []byte) error {
 	doc, err := Parse(file, data)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	// The definitions as written, before expansion, are what the archive keeps.
+	l := &systemsLoad{file: file, doc: doc, raw: rawSystems(doc), rawAuth: rawAuth(doc), checked: map[string]bool{}}
+	secrets := l.expandEnv()
+	l.decode()
+	for _, name := range slices.Sorted(maps.Keys(l.f.Systems)) {
+		if sys := l.system(name); sys != nil {
+			s.byName[name] = sys
+		}
+	}
+	for _, sec := range secrets {
+		s.Secrets = append(s.Secrets, sec.Value)
+	}
+	if len(l.errs) > 0 {
+		return Errors(l.errs)
+	}
+	return nil
+}
+
+// rawSystems is each system of doc as written, before expansion: what the
+// archive keeps.
+func rawSystems(doc *yaml.Node) map[string]map[string]any {
 	var raw struct {
 		Systems map[string]map[string]any `yaml:"systems"`
 	}
 	_ = doc.Decode(&raw)
-	// The secret fields as written, to check they are ${ENV} references.
+	return raw.Systems
+}
+
+// rawAuth is the secret fields of each system of doc as written, to check that
+// they are ${ENV} references.
+func rawAuth(doc *yaml.Node) map[string]map[string]string {
 	rawAuth := map[string]map[string]string{}
 	if sn := mappingValue(doc, "systems"); sn != nil {
 		for i := 0; i+1 < len(sn.Content); i += 2 {
@@ -322,78 +366,79 @@ func (s *Systems) load(file string, data []byte) error {
 			}
 		}
 	}
+	return rawAuth
+}
+
+// expandEnv expands the file's ${ENV} references and returns the secrets among
+// them, keeping each problem with the system it belongs to.
+func (l *systemsLoad) expandEnv() []Secret {
 	// Problems that depend on the environment (an unset variable, a missing
 	// certificate file) belong to their system and are raised only when it is used,
 	// so that a file can hold systems for several machines.
-	secrets, envErrs := ExpandEnv(file, doc, isSecret)
+	secrets, envErrs := ExpandEnv(l.file, l.doc, isSecret)
 	// A secret cmpbench could not tell from what it writes itself would be
 	// redacted out of numbers, hashes and names, corrupting the archive: such a
 	// secret is refused where the reference is, before anything runs.
 	for _, sec := range secrets {
 		if why := weakSecret(sec.Value); why != "" {
 			envErrs = append(envErrs, PathError{sec.Path, fmt.Errorf("%s:%d: ${%s} is a secret (%s), but its value %s, so it cannot be kept out of the archive without corrupting it: use a real secret, or a variable whose name does not say PASS, SECRET, TOKEN, KEY or CRED for a value that is not one",
-				file, sec.Line, sec.Name, secretWhy(sec.Path), why)})
+				l.file, sec.Line, sec.Name, secretWhy(sec.Path), why)})
 		}
 	}
-	deferred := map[string][]error{}
+	l.deferred = map[string][]error{}
 	for _, e := range envErrs {
 		parts := strings.SplitN(e.Path, ".", 3)
 		if len(parts) >= 2 && parts[0] == "systems" {
-			deferred[parts[1]] = append(deferred[parts[1]], e.Err)
+			l.deferred[parts[1]] = append(l.deferred[parts[1]], e.Err)
 		} else {
-			errs = append(errs, e.Err)
+			l.errs = append(l.errs, e.Err)
 		}
 	}
-	var f SystemsFile
-	errs = append(errs, DecodeStrict(file, doc, &f)...)
-	sysNodes := mappingValue(doc, "systems")
-	if sysNodes == nil {
-		errs = append(errs, fmt.Errorf("%s: no \"systems:\" mapping", file))
+	return secrets
+}
+
+// decode decodes the expanded file strictly and finds its systems: mapping.
+func (l *systemsLoad) decode() {
+	l.errs = append(l.errs, DecodeStrict(l.file, l.doc, &l.f)...)
+	l.nodes = mappingValue(l.doc, "systems")
+	if l.nodes == nil {
+		l.errs = append(l.errs, fmt.Errorf("%s: no \"systems:\" mapping", l.file))
 	}
-	names := make([]string, 0, len(f.Systems))
-	for name := range f.Systems {
-		names = append(names, name)
+}
+
+// system completes and checks the system defined under name, or returns nil
+// when its definition is empty.
+func (l *systemsLoad) system(name string) *System {
+	file := l.file
+	sys := l.f.Systems[name]
+	if sys == nil {
+		l.errs = append(l.errs, fmt.Errorf("%s:%d: system %q is empty", file, lineOf(l.nodes, name), name))
+		return nil
 	}
-	sort.Strings(names)
-	checked := map[string]bool{} // adapter/profile pairs checked
-	for _, name := range names {
-		sys := f.Systems[name]
-		if sys == nil {
-			errs = append(errs, fmt.Errorf("%s:%d: system %q is empty", file, lineOf(sysNodes, name), name))
-			continue
+	node := mappingValue(l.nodes, name)
+	sys.Name = name
+	sys.Source = file
+	if file != BuiltinFile {
+		sys.Source = fmt.Sprintf("%s:%d", file, lineOf(l.nodes, name))
+	}
+	sys.Raw = l.raw[name]
+	verrs, envDependent := sys.validate(file, node, lineOf(l.nodes, name), l.rawAuth[name])
+	l.errs = append(l.errs, verrs...)
+	sys.unusable = append(l.deferred[name], envDependent...)
+	if pn, ok := l.f.Profiles[sys.Profile]; ok && sys.Profile != "" {
+		b, err := yaml.Marshal(&pn)
+		if err != nil {
+			l.errs = append(l.errs, fmt.Errorf("%s: profile %q: %v", file, sys.Profile, err))
 		}
-		node := mappingValue(sysNodes, name)
-		sys.Name = name
-		sys.Source = file
-		if file != BuiltinFile {
-			sys.Source = fmt.Sprintf("%s:%d", file, lineOf(sysNodes, name))
-		}
-		sys.Raw = raw.Systems[name]
-		verrs, envDependent := sys.validate(file, node, lineOf(sysNodes, name), rawAuth[name])
-		errs = append(errs, verrs...)
-		sys.unusable = append(deferred[name], envDependent...)
-		if pn, ok := f.Profiles[sys.Profile]; ok && sys.Profile != "" {
-			b, err := yaml.Marshal(&pn)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: profile %q: %v", file, sys.Profile, err))
-			}
-			sys.ProfileData = b
-		}
-		errs = append(errs, checkProfile(file, sys, f.Profiles, node, checked)...)
-		if a, ok := core.BuiltinAdapter(sys.Adapter); ok {
-			// A third-party plugin's options are checked when it is found
-			// (cmd/cmpbench): declaring them takes running it.
-			errs = append(errs, sys.CheckOptions(a.Info().Options)...)
-		}
-		s.byName[name] = sys
+		sys.ProfileData = b
 	}
-	for _, sec := range secrets {
-		s.Secrets = append(s.Secrets, sec.Value)
+	l.errs = append(l.errs, checkProfile(file, sys, l.f.Profiles, node, l.checked)...)
+	if a, ok := core.BuiltinAdapter(sys.Adapter); ok {
+		// A third-party plugin's options are checked when it is found
+		// (cmd/cmpbench): declaring them takes running it.
+		l.errs = append(l.errs, sys.CheckOptions(a.Info().Options)...)
 	}
-	if len(errs) > 0 {
-		return Errors(errs)
-	}
-	return nil
+	return sys
 }
 
 // checkProfile checks the profile a system names against its adapter's schema, when
@@ -451,159 +496,255 @@ var (
 	minSecretLen = 8
 )
 
+// systemCheck is one system's definition being checked: where it is written,
+// and the problems found so far.
+type systemCheck struct {
+	s       *System
+	file    string
+	node    *yaml.Node
+	keyLine int
+	// errs are the definition's problems; envDependent those that depend on
+	// the environment, raised only when the system is used.
+	errs, envDependent []error
+}
+
 // validate reports every problem with one system, with file:line.
 func (s *System) validate(file string, node *yaml.Node, keyLine int, rawSecrets map[string]string) (errs, envDependent []error) {
-	at := func(path ...string) string {
-		line := keyLine
-		if len(path) > 0 {
-			line = lineOf(node, path...)
-		}
-		return fmt.Sprintf("%s:%d: system %q", file, line, s.Name)
+	c := &systemCheck{s: s, file: file, node: node, keyLine: keyLine}
+	c.recordPlaces()
+	c.checkNameAndAdapter()
+	c.checkEndpointOrProvision()
+	c.checkRestartWait()
+	if p := s.Provision; p != nil {
+		c.checkProvision(p)
 	}
-	s.at = at()
+	if t := s.TLS; t != nil {
+		c.checkTLS(t)
+	}
+	if a := s.Auth; a != nil {
+		c.checkAuth(a, rawSecrets)
+	}
+	c.checkTLSVersion()
+	c.checkTimeoutAndCost()
+	return c.errs, c.envDependent
+}
+
+// at is "file:line: system \"name\"", the line that of the key at path in the
+// system's definition, or of the system's own key.
+func (c *systemCheck) at(path ...string) string {
+	line := c.keyLine
+	if len(path) > 0 {
+		line = lineOf(c.node, path...)
+	}
+	return fmt.Sprintf("%s:%d: system %q", c.file, line, c.s.Name)
+}
+
+// problem records a problem with the definition.
+func (c *systemCheck) problem(format string, a ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, a...))
+}
+
+// recordPlaces notes where the system and each of its options are written, and
+// which options are keys of the system itself, for CheckOptions.
+func (c *systemCheck) recordPlaces() {
+	s := c.s
+	s.at = c.at()
 	s.optionAt = map[string]string{}
 	for k := range s.Options {
-		s.optionAt[k] = at("options", k)
+		s.optionAt[k] = c.at("options", k)
 	}
 	s.topLevel = map[string]bool{}
 	for _, k := range topLevelOptions {
-		if mappingValue(node, k) != nil {
-			s.optionAt[k], s.topLevel[k] = at(k), true
+		if mappingValue(c.node, k) != nil {
+			s.optionAt[k], s.topLevel[k] = c.at(k), true
 		}
 	}
-	if !systemName.MatchString(s.Name) {
-		errs = append(errs, fmt.Errorf("%s: name must be lower-case letters, digits, '.', '_' or '-'", at()))
+}
+
+// checkNameAndAdapter checks the system's name and that it names an adapter.
+func (c *systemCheck) checkNameAndAdapter() {
+	if !systemName.MatchString(c.s.Name) {
+		c.problem("%s: name must be lower-case letters, digits, '.', '_' or '-'", c.at())
 	}
-	if s.Adapter == "" {
-		errs = append(errs, fmt.Errorf("%s: adapter is required (e.g. adapter: resp)", at()))
+	if c.s.Adapter == "" {
+		c.problem("%s: adapter is required (e.g. adapter: resp)", c.at())
 	}
+}
+
+// checkEndpointOrProvision checks that the system has either an endpoint or a
+// provision block, and the endpoint; an endpoint set from the environment is
+// this machine's problem.
+func (c *systemCheck) checkEndpointOrProvision() {
+	s := c.s
 	switch {
 	case s.Endpoint == "" && s.Provision == nil:
-		errs = append(errs, fmt.Errorf("%s: needs either endpoint (host:port) or provision (a command to start it)", at()))
+		c.problem("%s: needs either endpoint (host:port) or provision (a command to start it)", c.at())
 	case s.Endpoint != "" && s.Provision != nil:
-		errs = append(errs, fmt.Errorf("%s: has both endpoint and provision; a provisioned system listens on a port cmpbench picks", at("endpoint")))
+		c.problem("%s: has both endpoint and provision; a provisioned system listens on a port cmpbench picks", c.at("endpoint"))
 	case s.Endpoint != "":
 		raw, _ := s.Raw["endpoint"].(string)
 		if err := checkEndpoint(s.Endpoint); err != nil {
-			err := fmt.Errorf("%s: endpoint %q %v", at("endpoint"), s.Endpoint, err)
+			err := fmt.Errorf("%s: endpoint %q %v", c.at("endpoint"), s.Endpoint, err)
 			switch {
 			case strings.Contains(s.Endpoint, "${"): // an unset variable, reported already
 			case strings.Contains(raw, "${"): // set from the environment: this machine's problem
-				envDependent = append(envDependent, err)
+				c.envDependent = append(c.envDependent, err)
 			default:
-				errs = append(errs, err)
+				c.errs = append(c.errs, err)
 			}
 		}
 	}
-	if s.RestartWait != 0 && (s.Provision != nil || s.RestartWait < 0) {
-		errs = append(errs, fmt.Errorf("%s: restart_wait is how long to wait for someone to restart a system cmpbench does not start: a positive duration, on a system with an endpoint", at("restart_wait")))
+}
+
+// checkRestartWait checks restart_wait: a positive duration, on a system with
+// an endpoint.
+func (c *systemCheck) checkRestartWait() {
+	if s := c.s; s.RestartWait != 0 && (s.Provision != nil || s.RestartWait < 0) {
+		c.problem("%s: restart_wait is how long to wait for someone to restart a system cmpbench does not start: a positive duration, on a system with an endpoint", c.at("restart_wait"))
 	}
-	if p := s.Provision; p != nil {
-		if len(p.Command) == 0 || p.Command[0] == "" {
-			errs = append(errs, fmt.Errorf("%s: provision.command is empty", at("provision", "command")))
-		} else {
-			hasPort := func(a string) bool { return strings.Contains(a, PortPlaceholder) }
-			if !slices.ContainsFunc(p.Command, hasPort) && !slices.ContainsFunc(slices.Collect(maps.Values(p.Files)), hasPort) {
-				errs = append(errs, fmt.Errorf("%s: provision.command (or one of provision.files) must contain {port}, where the server listens", at("provision", "command")))
-			}
-			check := func(where string, path []string, text string) {
-				for _, ph := range placeholder.FindAllString(text, -1) {
-					if ph != PortPlaceholder && ph != DirPlaceholder && ph != NodePlaceholder && ph != DataGiBPlaceholder && !namedPort.MatchString(ph) {
-						errs = append(errs, fmt.Errorf("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir}, {node}, {data_gib}, {each:...}, {each_line:...})", at(path...), where, ph))
-					}
-				}
-				if strings.Count(text, "{") != strings.Count(text, "}") {
-					errs = append(errs, fmt.Errorf("%s: %s has unbalanced braces: each { of a placeholder needs its }", at(path...), where))
-				}
-			}
-			for _, a := range p.Command {
-				check("provision.command", []string{"provision", "command"}, a)
-			}
-			for _, name := range slices.Sorted(maps.Keys(p.Files)) {
-				if name != filepath.Base(name) || name == "." || name == ".." || name == "server.log" {
-					errs = append(errs, fmt.Errorf("%s: provision.files: %q must be a plain file name (written into the server's directory)", at("provision", "files"), name))
-				}
-				check("provision.files."+name, []string{"provision", "files", name}, p.Files[name])
-			}
-			for _, d := range p.Dirs {
-				if !filepath.IsLocal(d) {
-					errs = append(errs, fmt.Errorf("%s: provision.dirs: %q must be a relative path inside the server's directory", at("provision", "dirs"), d))
-				}
-			}
-			for _, off := range p.PortOffsets {
-				if off == 0 || off < -65534 || off > 65534 {
-					errs = append(errs, fmt.Errorf("%s: provision.port_offsets: %d is not a distance from one port to another", at("provision", "port_offsets"), off))
-				}
-			}
-			for _, l := range p.Logs {
-				if !filepath.IsLocal(l) || l == "server.log" {
-					errs = append(errs, fmt.Errorf("%s: provision.logs: %q must be a relative path inside the server's directory (its output goes to server.log already)", at("provision", "logs"), l))
-				}
-			}
+}
+
+// checkProvision checks the provision block: the command and what goes into
+// each node's directory, then the timeouts, nodes, setup and CPUs.
+func (c *systemCheck) checkProvision(p *Provision) {
+	if len(p.Command) == 0 || p.Command[0] == "" {
+		c.problem("%s: provision.command is empty", c.at("provision", "command"))
+	} else {
+		c.checkCommandAndFiles(p)
+		c.checkDirsOffsetsLogs(p)
+	}
+	c.checkProvisionSettings(p)
+}
+
+// checkCommandAndFiles checks that the command (or a file) has {port}, the
+// placeholders of the command and the files, and the files' names.
+func (c *systemCheck) checkCommandAndFiles(p *Provision) {
+	hasPort := func(a string) bool { return strings.Contains(a, PortPlaceholder) }
+	if !slices.ContainsFunc(p.Command, hasPort) && !slices.ContainsFunc(slices.Collect(maps.Values(p.Files)), hasPort) {
+		c.problem("%s: provision.command (or one of provision.files) must contain {port}, where the server listens", c.at("provision", "command"))
+	}
+	for _, a := range p.Command {
+		c.checkPlaceholders("provision.command", []string{"provision", "command"}, a)
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Files)) {
+		if name != filepath.Base(name) || name == "." || name == ".." || name == "server.log" {
+			c.problem("%s: provision.files: %q must be a plain file name (written into the server's directory)", c.at("provision", "files"), name)
 		}
-		for _, d := range []struct {
-			key string
-			v   Duration
-		}{{"ready_timeout", p.ReadyTimeout}, {"stop_timeout", p.StopTimeout}, {"ready_per_million", p.ReadyPerMillion}, {"stop_per_million", p.StopPerMillion}} {
-			if d.v < 0 {
-				errs = append(errs, fmt.Errorf("%s: provision.%s must not be negative", at("provision", d.key), d.key))
-			}
-		}
-		if p.Nodes < 0 || p.Nodes > 64 {
-			errs = append(errs, fmt.Errorf("%s: provision.nodes must be between 1 and 64", at("provision", "nodes")))
-		}
-		if len(p.Setup) > 0 && !slices.ContainsFunc(p.Setup, func(a string) bool { return strings.Contains(a, EndpointsPlaceholder) }) {
-			errs = append(errs, fmt.Errorf("%s: provision.setup should name the servers with {endpoints}", at("provision", "setup")))
-		}
-		if p.CPUs != "" && !cpuList.MatchString(p.CPUs) {
-			errs = append(errs, fmt.Errorf("%s: provision.cpus %q is not a CPU list such as 0, 2-3 or 0,2", at("provision", "cpus"), p.CPUs))
+		c.checkPlaceholders("provision.files."+name, []string{"provision", "files", name}, p.Files[name])
+	}
+}
+
+// checkPlaceholders checks that text (what is written at path, named where in
+// messages) has only known placeholders, and balanced braces.
+func (c *systemCheck) checkPlaceholders(where string, path []string, text string) {
+	for _, ph := range placeholder.FindAllString(text, -1) {
+		if ph != PortPlaceholder && ph != DirPlaceholder && ph != NodePlaceholder && ph != DataGiBPlaceholder && !namedPort.MatchString(ph) {
+			c.problem("%s: %s has unknown placeholder %s (known: {port}, {port:NAME}, {dir}, {node}, {data_gib}, {each:...}, {each_line:...})", c.at(path...), where, ph)
 		}
 	}
-	if t := s.TLS; t != nil {
-		if !t.Enabled && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
-			errs = append(errs, fmt.Errorf("%s: tls settings are given but tls.enabled is not true; cmpbench never falls back to plaintext silently", at("tls")))
-		}
-		if (t.CertFile == "") != (t.KeyFile == "") {
-			errs = append(errs, fmt.Errorf("%s: tls.cert_file and tls.key_file go together", at("tls")))
-		}
-		for _, f := range []struct{ key, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
-			if f.path == "" {
-				continue
-			}
-			if err := checkPEM(f.key, f.path); err != nil {
-				envDependent = append(envDependent, fmt.Errorf("%s: tls.%s: %v", at("tls", f.key), f.key, err))
-			}
+	if strings.Count(text, "{") != strings.Count(text, "}") {
+		c.problem("%s: %s has unbalanced braces: each { of a placeholder needs its }", c.at(path...), where)
+	}
+}
+
+// checkDirsOffsetsLogs checks the directories and logs (relative paths inside
+// the server's directory) and the port offsets.
+func (c *systemCheck) checkDirsOffsetsLogs(p *Provision) {
+	for _, d := range p.Dirs {
+		if !filepath.IsLocal(d) {
+			c.problem("%s: provision.dirs: %q must be a relative path inside the server's directory", c.at("provision", "dirs"), d)
 		}
 	}
-	if a := s.Auth; a != nil {
-		for _, f := range []struct{ key, value string }{{"password", a.Password}, {"access_key", a.AccessKey}} {
-			raw := rawSecrets[f.key]
-			switch {
-			case raw != "" && !onlyEnvRef.MatchString(raw):
-				errs = append(errs, fmt.Errorf("%s: auth.%s must be a ${ENV_VAR} reference; secrets never go in the file", at("auth", f.key), f.key))
-			case f.value != "" && weakSecret(f.value) != "":
-				// Refused where the reference is expanded (load).
-			case f.value != "" && commonWord(f.value):
-				errs = append(errs, fmt.Errorf("%s: auth.%s is a common word (%q) that cmpbench's own output holds, so it cannot be kept out of the archive; use a real secret", at("auth", f.key), f.key, strings.ToLower(f.value)))
-			}
-		}
-		if a.AccessKey != "" && (a.Username != "" || a.Password != "") {
-			errs = append(errs, fmt.Errorf("%s: auth.access_key is used alone; give either it or username/password", at("auth", "access_key")))
-		}
-		if a.Username != "" && a.Password == "" {
-			errs = append(errs, fmt.Errorf("%s: auth.username needs auth.password", at("auth", "username")))
+	for _, off := range p.PortOffsets {
+		if off == 0 || off < -65534 || off > 65534 {
+			c.problem("%s: provision.port_offsets: %d is not a distance from one port to another", c.at("provision", "port_offsets"), off)
 		}
 	}
-	if t := s.TLS; t != nil && t.MinVersion != "" && t.MinVersion != "1.2" && t.MinVersion != "1.3" {
-		errs = append(errs, fmt.Errorf("%s: tls.min_version %q is not 1.2 or 1.3", at("tls", "min_version"), t.MinVersion))
+	for _, l := range p.Logs {
+		if !filepath.IsLocal(l) || l == "server.log" {
+			c.problem("%s: provision.logs: %q must be a relative path inside the server's directory (its output goes to server.log already)", c.at("provision", "logs"), l)
+		}
 	}
-	if s.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("%s: timeout must not be negative", at("timeout")))
+}
+
+// checkProvisionSettings checks the provision block's timeouts, nodes, setup
+// and CPU list.
+func (c *systemCheck) checkProvisionSettings(p *Provision) {
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"ready_timeout", p.ReadyTimeout}, {"stop_timeout", p.StopTimeout}, {"ready_per_million", p.ReadyPerMillion}, {"stop_per_million", p.StopPerMillion}} {
+		if d.v < 0 {
+			c.problem("%s: provision.%s must not be negative", c.at("provision", d.key), d.key)
+		}
 	}
-	if c := s.Cost; c != nil && c.USDPerMonth <= 0 {
-		errs = append(errs, fmt.Errorf("%s: cost.usd_per_month must be positive", at("cost", "usd_per_month")))
+	if p.Nodes < 0 || p.Nodes > 64 {
+		c.problem("%s: provision.nodes must be between 1 and 64", c.at("provision", "nodes"))
 	}
-	return errs, envDependent
+	if len(p.Setup) > 0 && !slices.ContainsFunc(p.Setup, func(a string) bool { return strings.Contains(a, EndpointsPlaceholder) }) {
+		c.problem("%s: provision.setup should name the servers with {endpoints}", c.at("provision", "setup"))
+	}
+	if p.CPUs != "" && !cpuList.MatchString(p.CPUs) {
+		c.problem("%s: provision.cpus %q is not a CPU list such as 0, 2-3 or 0,2", c.at("provision", "cpus"), p.CPUs)
+	}
+}
+
+// checkTLS checks that TLS settings come with tls.enabled, that a certificate
+// comes with its key, and the PEM files (this machine's problem).
+func (c *systemCheck) checkTLS(t *core.TLSConfig) {
+	if !t.Enabled && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
+		c.problem("%s: tls settings are given but tls.enabled is not true; cmpbench never falls back to plaintext silently", c.at("tls"))
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		c.problem("%s: tls.cert_file and tls.key_file go together", c.at("tls"))
+	}
+	for _, f := range []struct{ key, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkPEM(f.key, f.path); err != nil {
+			c.envDependent = append(c.envDependent, fmt.Errorf("%s: tls.%s: %v", c.at("tls", f.key), f.key, err))
+		}
+	}
+}
+
+// checkAuth checks that secrets are ${ENV} references (rawSecrets are the
+// fields as written) and not common words, and which fields go together.
+func (c *systemCheck) checkAuth(a *Auth, rawSecrets map[string]string) {
+	for _, f := range []struct{ key, value string }{{"password", a.Password}, {"access_key", a.AccessKey}} {
+		raw := rawSecrets[f.key]
+		switch {
+		case raw != "" && !onlyEnvRef.MatchString(raw):
+			c.problem("%s: auth.%s must be a ${ENV_VAR} reference; secrets never go in the file", c.at("auth", f.key), f.key)
+		case f.value != "" && weakSecret(f.value) != "":
+			// Refused where the reference is expanded (load).
+		case f.value != "" && commonWord(f.value):
+			c.problem("%s: auth.%s is a common word (%q) that cmpbench's own output holds, so it cannot be kept out of the archive; use a real secret", c.at("auth", f.key), f.key, strings.ToLower(f.value))
+		}
+	}
+	if a.AccessKey != "" && (a.Username != "" || a.Password != "") {
+		c.problem("%s: auth.access_key is used alone; give either it or username/password", c.at("auth", "access_key"))
+	}
+	if a.Username != "" && a.Password == "" {
+		c.problem("%s: auth.username needs auth.password", c.at("auth", "username"))
+	}
+}
+
+// checkTLSVersion checks tls.min_version.
+func (c *systemCheck) checkTLSVersion() {
+	if t := c.s.TLS; t != nil && t.MinVersion != "" && t.MinVersion != "1.2" && t.MinVersion != "1.3" {
+		c.problem("%s: tls.min_version %q is not 1.2 or 1.3", c.at("tls", "min_version"), t.MinVersion)
+	}
+}
+
+// checkTimeoutAndCost checks the timeout and the cost.
+func (c *systemCheck) checkTimeoutAndCost() {
+	if c.s.Timeout < 0 {
+		c.problem("%s: timeout must not be negative", c.at("timeout"))
+	}
+	if cost := c.s.Cost; cost != nil && cost.USDPerMonth <= 0 {
+		c.problem("%s: cost.usd_per_month must be positive", c.at("cost", "usd_per_month"))
+	}
 }
 
 // checkEndpoint checks host:port, the port a number a socket can have.
