@@ -152,28 +152,50 @@ func worst(statuses []string) string {
 // a measured phase that has no rows on either side (it failed or was skipped before
 // any operation) is listed once, with op and metric "—".
 func Compare(a, b *archive.Archive, o Options) []Row {
-	sa, sb := group(a), group(b)
+	p := pair{group(a), group(b)}
+	var rows []Row
+	for _, k := range p.sortedKeys() {
+		rows = append(rows, p.rowsOf(k, o)...)
+	}
+	return rows
+}
+
+// pair is the two archives' sides, A and B.
+type pair struct{ a, b side }
+
+// keys is every phase x op with rows on either side, and (op "") every measured
+// phase with rows on neither.
+func (p pair) keys() map[key]bool {
 	keys := map[key]bool{}
 	withRows := map[phaseKey]bool{}
-	for _, s := range []side{sa, sb} {
+	for _, s := range []side{p.a, p.b} {
 		for k := range s.rows {
 			keys[k] = true
 			withRows[phaseKey{k.system, k.phase}] = true
 		}
 	}
-	for _, s := range []side{sa, sb} {
+	for _, s := range []side{p.a, p.b} {
 		for pk := range s.status {
 			if !withRows[pk] {
 				keys[key{pk.system, pk.phase, ""}] = true
 			}
 		}
 	}
-	order := func(k key) int {
-		if i, ok := sa.order[phaseKey{k.system, k.phase}]; ok {
-			return i
-		}
-		return sb.order[phaseKey{k.system, k.phase}]
+	return keys
+}
+
+// order is the index of k's phase in the suite: A's, else B's.
+func (p pair) order(k key) int {
+	if i, ok := p.a.order[phaseKey{k.system, k.phase}]; ok {
+		return i
 	}
+	return p.b.order[phaseKey{k.system, k.phase}]
+}
+
+// sortedKeys is keys in the order rows are listed: by system, then phase in suite
+// order (by name where the order ties), then op.
+func (p pair) sortedKeys() []key {
+	keys := p.keys()
 	sorted := make([]key, 0, len(keys))
 	for k := range keys {
 		sorted = append(sorted, k)
@@ -184,54 +206,60 @@ func Compare(a, b *archive.Archive, o Options) []Row {
 			return x.system < y.system
 		}
 		if x.phase != y.phase {
-			if ox, oy := order(x), order(y); ox != oy {
+			if ox, oy := p.order(x), p.order(y); ox != oy {
 				return ox < oy
 			}
 			return x.phase < y.phase
 		}
 		return x.op < y.op
 	})
-	var rows []Row
-	for _, k := range sorted {
-		pk := phaseKey{k.system, k.phase}
-		base := Row{System: k.system, Phase: k.phase, Op: k.op, StatusA: sa.status[pk], StatusB: sb.status[pk]}
-		if k.op == "" {
-			row := base
-			row.Metric = ""
-			row.Verdict = verdictOfStatus(row)
-			rows = append(rows, row)
-			continue
-		}
-		for _, m := range metrics {
-			row := base
-			row.Metric = m.name
-			ra, rb := sa.rows[k], sb.rows[k]
-			pa, pb := spread(ra, m), spread(rb, m)
-			row.HasA, row.HasB = pa.N > 0, pb.N > 0
-			row.A, row.B = pa.Median, pb.Median
-			switch {
-			case row.StatusA == "" || row.StatusB == "":
-				row.Verdict = Missing
-			case row.NotOK():
-				row.Verdict = verdictOfStatus(row)
-			case len(ra) == 0 || len(rb) == 0:
-				row.Verdict = Missing
-			case !row.HasA || !row.HasB:
-				row.Verdict = Absent
-			default:
-				row.Change = change(row.A, row.B)
-				row.Verdict = judge(row.Change, m.lowerIsBetter, o)
-				switch {
-				case m.lowerIsBetter && (!sustainedAll(ra) || !sustainedAll(rb)):
-					row.Verdict = NotComparable
-				case pa.N > 1 && pa.CV > o.Unstable || pb.N > 1 && pb.CV > o.Unstable:
-					row.Verdict = Unstable
-				}
-			}
-			rows = append(rows, row)
-		}
+	return sorted
+}
+
+// rowsOf is k's rows: one per metric, or for a phase with rows on neither side
+// (op "") the one row of its status.
+func (p pair) rowsOf(k key, o Options) []Row {
+	pk := phaseKey{k.system, k.phase}
+	base := Row{System: k.system, Phase: k.phase, Op: k.op, StatusA: p.a.status[pk], StatusB: p.b.status[pk]}
+	if k.op == "" {
+		base.Verdict = verdictOfStatus(base)
+		return []Row{base}
+	}
+	rows := make([]Row, 0, len(metrics))
+	for _, m := range metrics {
+		rows = append(rows, judgeMetric(base, m, p.a.rows[k], p.b.rows[k], o))
 	}
 	return rows
+}
+
+// judgeMetric is base's row for metric m, its values from A's rows ra and B's rows
+// rb (over repetitions), with its change and verdict.
+func judgeMetric(base Row, m metric, ra, rb []archive.SummaryRow, o Options) Row {
+	row := base
+	row.Metric = m.name
+	pa, pb := spread(ra, m), spread(rb, m)
+	row.HasA, row.HasB = pa.N > 0, pb.N > 0
+	row.A, row.B = pa.Median, pb.Median
+	switch {
+	case row.StatusA == "" || row.StatusB == "":
+		row.Verdict = Missing
+	case row.NotOK():
+		row.Verdict = verdictOfStatus(row)
+	case len(ra) == 0 || len(rb) == 0:
+		row.Verdict = Missing
+	case !row.HasA || !row.HasB:
+		row.Verdict = Absent
+	default:
+		row.Change = change(row.A, row.B)
+		row.Verdict = judge(row.Change, m.lowerIsBetter, o)
+		switch {
+		case m.lowerIsBetter && (!sustainedAll(ra) || !sustainedAll(rb)):
+			row.Verdict = NotComparable
+		case pa.N > 1 && pa.CV > o.Unstable || pb.N > 1 && pb.CV > o.Unstable:
+			row.Verdict = Unstable
+		}
+	}
+	return row
 }
 
 // verdictOfStatus is the status of a phase that did not end ok: B's, else A's.
