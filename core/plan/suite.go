@@ -253,6 +253,26 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 	}
 	var f suiteFile
 	errs := config.DecodeStrict(file, doc, &f)
+	errs = append(errs, checkSuiteHead(file, doc, &f)...)
+	p := &suiteParse{file: file, s: &Suite{Name: f.Name, Description: f.Description, Source: file, Text: data}, seen: map[string]int{}}
+	if f.Defaults.Kind != 0 {
+		p.defaults = &f.Defaults
+		errs = append(errs, checkKeys(file, p.defaults)...)
+	}
+	p.errs = errs
+	for _, pn := range f.Phases {
+		p.phase(pn)
+	}
+	if len(p.errs) > 0 {
+		return nil, config.Errors(p.errs)
+	}
+	return p.s, nil
+}
+
+// checkSuiteHead checks the suite's name (part of the run's id, which names its
+// directories) and that it has phases.
+func checkSuiteHead(file string, doc *yaml.Node, f *suiteFile) []error {
+	var errs []error
 	switch {
 	case f.Name == "":
 		errs = append(errs, fmt.Errorf("%s: suite has no name", file))
@@ -263,112 +283,154 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 	if len(f.Phases) == 0 {
 		errs = append(errs, fmt.Errorf("%s: suite has no phases", file))
 	}
-	s := &Suite{Name: f.Name, Description: f.Description, Source: file, Text: data}
-	hasDefaults := f.Defaults.Kind != 0
-	if hasDefaults {
-		errs = append(errs, checkKeys(file, &f.Defaults)...)
+	return errs
+}
+
+// suiteParse is a suite being read phase by phase: the suite so far, what later
+// phases need of earlier ones, and the problems found.
+type suiteParse struct {
+	file     string
+	defaults *yaml.Node // nil when the suite has none
+	s        *Suite
+	seen     map[string]int // the line of each phase name
+	sweeps   []string       // the sweeps so far, for connections: knee
+	errs     []error
+}
+
+// phaseAt is a phase as decoded, with where it is for messages.
+type phaseAt struct {
+	phaseDoc
+	at string // "file:line: phase \"name\""
+	// decoded is false when the phase did not decode: it holds zero values where
+	// its mistakes are, and checking them would only repeat those mistakes as
+	// other errors ("rate: fast" would also be "got 0").
+	decoded bool
+}
+
+// phase reads one phase as written (pn) into the suite: a sweep's or a ladder's
+// steps, or the phase itself.
+func (p *suiteParse) phase(pn yaml.Node) {
+	pd := p.decode(&pn)
+	p.checkName(pn.Line, pd)
+	if pd.Sweep != nil {
+		p.addSweep(pd)
+		return
 	}
-	seen := map[string]int{}
-	var sweeps []string // the sweeps so far, for connections: knee
-	for _, pn := range f.Phases {
-		pn := pn
-		var pd phaseDoc
-		if hasDefaults {
-			_ = f.Defaults.Decode(&pd) // its errors are reported once, above
-			_ = pd.decodeWorkloads(file, &f.Defaults)
-		}
-		decodeErrs := config.DecodeStrict(file, &pn, &pd, core.WorkloadKinds()...)
-		decodeErrs = append(decodeErrs, pd.decodeWorkloads(file, &pn)...)
-		errs = append(errs, decodeErrs...)
-		// A phase that did not decode holds zero values where its mistakes are:
-		// checking them would only repeat those mistakes as other errors ("rate:
-		// fast" would also be "got 0").
-		checked := func(e []error) []error {
-			if len(decodeErrs) > 0 {
-				return nil
-			}
-			return e
-		}
-		at := fmt.Sprintf("%s:%d: phase %q", file, pn.Line, pd.Name)
-		if pd.Name == "" {
-			errs = append(errs, fmt.Errorf("%s:%d: phase has no name", file, pn.Line))
-		} else if prev, dup := seen[pd.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: name already used at line %d", at, prev))
-		}
-		seen[pd.Name] = pn.Line
-		if pd.Sweep != nil {
-			steps, serrs := pd.sweep()
-			for _, e := range checked(serrs) {
-				errs = append(errs, fmt.Errorf("%s: %v", at, e))
-			}
-			gain := core.DefaultKneeGain
-			if pd.Sweep.Gain != nil {
-				gain = *pd.Sweep.Gain
-			}
-			for _, spec := range steps {
-				s.Phases = append(s.Phases, spec)
-				s.Checks = append(s.Checks, Checks{})
-				s.Ladders = append(s.Ladders, Ladder{})
-				var bound time.Duration
-				if b := pd.Sweep.P99Bound; b != nil {
-					bound = time.Duration(*b)
-				}
-				s.Sweeps = append(s.Sweeps, Sweep{Name: pd.Name, Gain: gain, P99Bound: bound})
-				s.KneeOf = append(s.KneeOf, "")
-			}
-			sweeps = append(sweeps, pd.Name)
-			continue
-		}
-		kneeOf := ""
-		if c := pd.Connections; c != nil && c.knee {
-			switch {
-			case pd.Ladder != nil:
-				errs = append(errs, fmt.Errorf("%s: connections: knee is for phases after a sweep, not a ladder", at))
-			case c.sweep == "" && len(sweeps) == 0:
-				errs = append(errs, fmt.Errorf("%s: connections: knee, but no sweep comes before this phase", at))
-			case c.sweep == "":
-				kneeOf = sweeps[len(sweeps)-1]
-			case !slices.Contains(sweeps, c.sweep):
-				errs = append(errs, fmt.Errorf("%s: connections: knee:%s, but no sweep of that name comes before this phase", at, c.sweep))
-			default:
-				kneeOf = c.sweep
-			}
-		}
-		if pd.Ladder != nil {
-			steps, lerrs := pd.ladder(file)
-			for _, e := range checked(lerrs) {
-				errs = append(errs, fmt.Errorf("%s: %v", at, e))
-			}
-			for _, spec := range steps {
-				s.Phases = append(s.Phases, spec)
-				s.Checks = append(s.Checks, Checks{})
-				stop := DefaultStopAfterNS
-				if pd.Ladder.StopAfterNS != nil {
-					stop = *pd.Ladder.StopAfterNS
-				}
-				s.Ladders = append(s.Ladders, Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: cmp.Or(pd.Ladder.Combine, core.LadderPooled)})
-				s.Sweeps = append(s.Sweeps, Sweep{})
-				s.KneeOf = append(s.KneeOf, "")
-			}
-			continue
-		}
-		spec, perrs := pd.spec()
-		if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
-			perrs = append(perrs, fmt.Errorf("validate and restart follow load phases only"))
-		}
-		for _, e := range checked(perrs) {
-			errs = append(errs, fmt.Errorf("%s: %v", at, e))
-		}
-		s.Phases = append(s.Phases, spec)
-		s.Checks = append(s.Checks, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart})
-		s.Ladders = append(s.Ladders, Ladder{})
-		s.Sweeps = append(s.Sweeps, Sweep{})
-		s.KneeOf = append(s.KneeOf, kneeOf)
+	kneeOf := p.kneeOf(pd)
+	if pd.Ladder != nil {
+		p.addLadder(pd)
+		return
 	}
-	if len(errs) > 0 {
-		return nil, config.Errors(errs)
+	p.addPhase(pd, kneeOf)
+}
+
+// decode decodes a phase on top of the suite's defaults.
+func (p *suiteParse) decode(pn *yaml.Node) phaseAt {
+	var pd phaseDoc
+	if p.defaults != nil {
+		_ = p.defaults.Decode(&pd) // its errors are reported once, in ParseSuite
+		_ = pd.decodeWorkloads(p.file, p.defaults)
 	}
-	return s, nil
+	decodeErrs := config.DecodeStrict(p.file, pn, &pd, core.WorkloadKinds()...)
+	decodeErrs = append(decodeErrs, pd.decodeWorkloads(p.file, pn)...)
+	p.errs = append(p.errs, decodeErrs...)
+	return phaseAt{phaseDoc: pd, at: fmt.Sprintf("%s:%d: phase %q", p.file, pn.Line, pd.Name), decoded: len(decodeErrs) == 0}
+}
+
+// checkName checks that the phase at line has a name not used before.
+func (p *suiteParse) checkName(line int, pd phaseAt) {
+	if pd.Name == "" {
+		p.errs = append(p.errs, fmt.Errorf("%s:%d: phase has no name", p.file, line))
+	} else if prev, dup := p.seen[pd.Name]; dup {
+		p.errs = append(p.errs, fmt.Errorf("%s: name already used at line %d", pd.at, prev))
+	}
+	p.seen[pd.Name] = line
+}
+
+// report records a phase's problems, each after where the phase is, unless
+// the phase did not decode.
+func (p *suiteParse) report(pd phaseAt, errs []error) {
+	if !pd.decoded {
+		return
+	}
+	for _, e := range errs {
+		p.errs = append(p.errs, fmt.Errorf("%s: %v", pd.at, e))
+	}
+}
+
+// add appends one phase to the suite, with what runs after it, the ladder or
+// sweep it is a step of, and the sweep at whose knee it runs.
+func (s *Suite) add(spec core.PhaseSpec, checks Checks, ladder Ladder, sweep Sweep, kneeOf string) {
+	s.Phases = append(s.Phases, spec)
+	s.Checks = append(s.Checks, checks)
+	s.Ladders = append(s.Ladders, ladder)
+	s.Sweeps = append(s.Sweeps, sweep)
+	s.KneeOf = append(s.KneeOf, kneeOf)
+}
+
+// addSweep adds the steps of a phase written with `sweep:`.
+func (p *suiteParse) addSweep(pd phaseAt) {
+	steps, errs := pd.sweep()
+	p.report(pd, errs)
+	gain := core.DefaultKneeGain
+	if pd.Sweep.Gain != nil {
+		gain = *pd.Sweep.Gain
+	}
+	var bound time.Duration
+	if b := pd.Sweep.P99Bound; b != nil {
+		bound = time.Duration(*b)
+	}
+	for _, spec := range steps {
+		p.s.add(spec, Checks{}, Ladder{}, Sweep{Name: pd.Name, Gain: gain, P99Bound: bound}, "")
+	}
+	p.sweeps = append(p.sweeps, pd.Name)
+}
+
+// kneeOf is the sweep at whose knee a phase written with `connections: knee`
+// runs, or "".
+func (p *suiteParse) kneeOf(pd phaseAt) string {
+	c := pd.Connections
+	if c == nil || !c.knee {
+		return ""
+	}
+	switch {
+	case pd.Ladder != nil:
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee is for phases after a sweep, not a ladder", pd.at))
+	case c.sweep == "" && len(p.sweeps) == 0:
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee, but no sweep comes before this phase", pd.at))
+	case c.sweep == "":
+		return p.sweeps[len(p.sweeps)-1]
+	case !slices.Contains(p.sweeps, c.sweep):
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee:%s, but no sweep of that name comes before this phase", pd.at, c.sweep))
+	default:
+		return c.sweep
+	}
+	return ""
+}
+
+// addLadder adds the steps of a phase written with `ladder:`.
+func (p *suiteParse) addLadder(pd phaseAt) {
+	steps, errs := pd.ladder(p.file)
+	p.report(pd, errs)
+	stop := DefaultStopAfterNS
+	if pd.Ladder.StopAfterNS != nil {
+		stop = *pd.Ladder.StopAfterNS
+	}
+	ladder := Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: cmp.Or(pd.Ladder.Combine, core.LadderPooled)}
+	for _, spec := range steps {
+		p.s.add(spec, Checks{}, ladder, Sweep{}, "")
+	}
+}
+
+// addPhase adds a phase that is neither a sweep nor a ladder, running at the
+// knee of sweep kneeOf when not "".
+func (p *suiteParse) addPhase(pd phaseAt, kneeOf string) {
+	spec, errs := pd.spec()
+	if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
+		errs = append(errs, fmt.Errorf("validate and restart follow load phases only"))
+	}
+	p.report(pd, errs)
+	p.s.add(spec, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart}, Ladder{}, Sweep{}, kneeOf)
 }
 
 // sweep expands a phase written with `sweep:` into its steps: one closed-loop
@@ -406,19 +468,10 @@ func (d phaseDoc) sweep() ([]core.PhaseSpec, []error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	var steps []core.PhaseSpec
-	for _, c := range w.Connections {
-		step := d
-		step.Sweep, step.Kind = nil, string(core.PhaseMeasured)
-		step.Name = fmt.Sprintf("%s@%dc", d.Name, c)
-		step.Connections = &connectionsDoc{n: c}
-		spec, serrs := step.spec()
-		for _, e := range serrs {
-			errs = append(errs, fmt.Errorf("step %s: %v", step.Name, e))
-		}
-		steps = append(steps, spec)
-	}
-	return steps, errs
+	return d.measuredSteps(len(w.Connections), func(step *phaseDoc, i int) {
+		step.Name = fmt.Sprintf("%s@%dc", d.Name, w.Connections[i])
+		step.Connections = &connectionsDoc{n: w.Connections[i]}
+	})
 }
 
 // ladder expands a phase written with `ladder:` into its steps: one measured phase
@@ -452,12 +505,22 @@ func (d phaseDoc) ladder(file string) ([]core.PhaseSpec, []error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	return d.measuredSteps(len(rates), func(step *phaseDoc, i int) {
+		step.Name = d.Name + "@" + strconv.FormatFloat(rates[i], 'f', -1, 64)
+		step.Rate = &rates[i]
+	})
+}
+
+// measuredSteps turns a sweep or a ladder into its n steps, measured phases: step
+// i is the phase as written, with its name and what the steps vary set by set,
+// and each of its problems is named by the step.
+func (d phaseDoc) measuredSteps(n int, set func(step *phaseDoc, i int)) ([]core.PhaseSpec, []error) {
 	var steps []core.PhaseSpec
-	for _, r := range rates {
+	var errs []error
+	for i := range n {
 		step := d
-		step.Ladder, step.Kind = nil, string(core.PhaseMeasured)
-		step.Name = d.Name + "@" + strconv.FormatFloat(r, 'f', -1, 64)
-		step.Rate = &r
+		step.Sweep, step.Ladder, step.Kind = nil, nil, string(core.PhaseMeasured)
+		set(&step, i)
 		spec, serrs := step.spec()
 		for _, e := range serrs {
 			errs = append(errs, fmt.Errorf("step %s: %v", step.Name, e))
