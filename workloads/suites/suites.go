@@ -1,5 +1,5 @@
 // Package suites holds the suites built into cmpbench, as YAML. Users can run their
-// own suite files with the same format (see README.md "Suites").
+// own suite files with the same format (see docs/suites.md).
 package suites
 
 import (
