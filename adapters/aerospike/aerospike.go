@@ -86,23 +86,58 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 	return t, err
 }
 
+// openTarget checks the configuration, connects, and returns the target once the
+// cluster is ready and every node has its connections.
 func openTarget(sys core.SystemConfig) (core.Target, error) {
 	ns := sys.Options["namespace"]
 	if ns == "" {
 		return nil, core.Refused(errors.New("aerospike needs a namespace (namespace: ycsb)"))
 	}
-	host, portStr, err := net.SplitHostPort(sys.Endpoint)
+	host, port, err := splitEndpoint(sys.Endpoint)
 	if err != nil {
-		return nil, core.Refused(fmt.Errorf("endpoint %q: %w", sys.Endpoint, err))
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return nil, core.Refused(fmt.Errorf("endpoint %q: bad port", sys.Endpoint))
+		return nil, err
 	}
 	timeout := sys.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	cp, err := clientPolicy(sys, timeout)
+	if err != nil {
+		return nil, err
+	}
+	h, err := seedHost(sys, host, port, cp)
+	if err != nil {
+		return nil, err
+	}
+	client, aerr := as.NewClientWithPolicyAndHost(cp, h)
+	if aerr != nil {
+		return nil, fmt.Errorf("connect %s: %w", sys.Endpoint, aerr)
+	}
+	t, err := newTarget(client, sys, ns, cp, timeout)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// splitEndpoint is the endpoint's host and port; one that is not host:port is a
+// refusal.
+func splitEndpoint(endpoint string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return "", 0, core.Refused(fmt.Errorf("endpoint %q: %w", endpoint, err))
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, core.Refused(fmt.Errorf("endpoint %q: bad port", endpoint))
+	}
+	return host, port, nil
+}
+
+// clientPolicy is the client's settings: its connection pool sized to the run's
+// concurrency (or connection_queue_size), no circuit breaker, the credentials.
+func clientPolicy(sys core.SystemConfig, timeout time.Duration) (*as.ClientPolicy, error) {
 	cp := as.NewClientPolicy()
 	cp.Timeout = timeout
 	// One connection per operation in flight, to every node, opened when the client
@@ -120,6 +155,7 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 		cp.MinConnectionsPerNode = sys.Concurrency + tendConnections
 	}
 	if v := sys.Options["connection_queue_size"]; v != "" {
+		var err error
 		if cp.ConnectionQueueSize, err = strconv.Atoi(v); err != nil || cp.ConnectionQueueSize < 1 {
 			return nil, core.Refused(fmt.Errorf("connection_queue_size %q is not a positive number", v))
 		}
@@ -132,6 +168,12 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	cp.MaxErrorRate = 0
 	// Enterprise-only features, passed through as given.
 	cp.User, cp.Password = sys.Auth.Username, sys.Auth.Password
+	return cp, nil
+}
+
+// seedHost is the host the client starts from, with TLS (in the client policy too)
+// when the system asks for it.
+func seedHost(sys core.SystemConfig, host string, port int, cp *as.ClientPolicy) (*as.Host, error) {
 	h := as.NewHost(host, port)
 	if sys.TLS.Enabled {
 		tc, err := sys.TLS.ClientConfig(host)
@@ -141,10 +183,13 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 		cp.TlsConfig = tc
 		h.TLSName = tc.ServerName
 	}
-	client, aerr := as.NewClientWithPolicyAndHost(cp, h)
-	if aerr != nil {
-		return nil, fmt.Errorf("connect %s: %w", sys.Endpoint, aerr)
-	}
+	return h, nil
+}
+
+// newTarget is the target on a connected client: its set and cluster size from the
+// options, the cluster checked ready, every node's connections opened, and the
+// operations' policies.
+func newTarget(client *as.Client, sys core.SystemConfig, ns string, cp *as.ClientPolicy, timeout time.Duration) (*target, error) {
 	t := &target{client: client, ns: ns, set: DefaultSet, timeout: timeout,
 		policy: fmt.Sprintf("connection_queue_size=%d\nmin_connections_per_node=%d\nlimit_connections_to_queue_size=%v\nmax_error_rate=%d (0: no circuit breaker)\ntimeout=%s\nmax_retries=0\n",
 			cp.ConnectionQueueSize, cp.MinConnectionsPerNode, cp.LimitConnectionsToQueueSize, cp.MaxErrorRate, timeout)}
@@ -152,13 +197,12 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 		t.set = s
 	}
 	if v := sys.Options["cluster_size"]; v != "" {
+		var err error
 		if t.size, err = strconv.Atoi(v); err != nil || t.size < 1 {
-			client.Close()
 			return nil, core.Refused(fmt.Errorf("cluster_size %q is not a positive number", v))
 		}
 	}
 	if err := t.ready(); err != nil {
-		client.Close()
 		return nil, err
 	}
 	// The client fills each node's pool to the minimum from its tend goroutine, a
@@ -167,10 +211,16 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	// bounds what both open together).
 	if n := cp.MinConnectionsPerNode; n > 0 {
 		if _, err := client.WarmUp(n); err != nil {
-			client.Close()
 			return nil, fmt.Errorf("opening %d connections to every node of %s: %w", n, sys.Endpoint, err)
 		}
 	}
+	t.setPolicies(timeout)
+	return t, nil
+}
+
+// setPolicies sets the policies of reads and of each kind of write: no retries, the
+// timeout on the whole command and on the socket.
+func (t *target) setPolicies(timeout time.Duration) {
 	base := as.NewPolicy()
 	base.MaxRetries, base.TotalTimeout, base.SocketTimeout = 0, timeout, timeout
 	t.read = base
@@ -178,7 +228,6 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 	t.update = writePolicy(base, as.REPLACE_ONLY)
 	t.updateBins = writePolicy(base, as.UPDATE_ONLY)
 	t.insert = writePolicy(base, as.CREATE_ONLY)
-	return t, nil
 }
 
 func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePolicy {
