@@ -613,78 +613,98 @@ func (c *Cluster) execute(m *msg, kind string, pid int) (byte, uint32, []byte) {
 		c.remove(m.digest)
 		return rcOK, 0, nil
 	case "write":
-		for _, o := range m.ops {
-			if o.kind != opWrite {
-				return rcUnsupported, 0, nil
-			}
-			if len(o.name) >= binNameMaxSize {
-				return rcBinName, 0, nil
-			}
-		}
-		switch {
-		case m.info2&info2Create != 0 && exists:
-			return rcExists, rec.gen, nil
-		case (m.info3&info3ReplOnly != 0 || m.info3&info3Update != 0) && !exists:
-			return rcNotFound, 0, nil
-		}
-		n := &record{set: m.set, pid: pid, bins: map[string]bin{}, gen: 1, lut: time.Now().UnixNano(), keySize: m.keySize}
-		if exists {
-			n.gen = rec.gen + 1
-			if n.keySize == 0 {
-				n.keySize = rec.keySize
-			}
-			if m.info3&(info3ReplOnly|info3Replace) == 0 {
-				for k, v := range rec.bins {
-					n.bins[k] = v
-				}
-			}
-		}
-		for _, o := range m.ops {
-			if o.particle == particleNull {
-				delete(n.bins, o.name)
-				continue
-			}
-			n.bins[o.name] = bin{particle: o.particle, value: o.value}
-		}
-		size := flatSize(n)
-		if size+endMarkSize > c.opt.RecordSizeLimit {
-			return rcTooBig, 0, nil
-		}
-		n.size = roundRblocks(size)
-		c.remove(m.digest)
-		if len(n.bins) > 0 { // a write deleting the last bin deletes the record
-			c.add(m.digest, n)
-		}
-		return rcOK, n.gen, nil
+		return c.write(m, pid, rec, exists)
 	default: // read
 		if !exists {
 			return rcNotFound, 0, nil
 		}
-		if m.info1&info1NoBinData != 0 {
-			return rcOK, rec.gen, nil
-		}
-		var names []string
-		if m.info1&info1GetAll != 0 || len(m.ops) == 0 {
-			for n := range rec.bins {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-		} else {
-			for _, o := range m.ops {
-				if len(o.name) >= binNameMaxSize {
-					return rcBinName, 0, nil
-				}
-				if _, ok := rec.bins[o.name]; ok {
-					names = append(names, o.name)
-				}
-			}
-		}
-		out := make([]bin, len(names))
-		for i, n := range names {
-			out[i] = rec.bins[n]
-		}
-		return rcOK, rec.gen, binOps(names, out)
+		return readBins(m, rec)
 	}
+}
+
+// write runs a write on the record store (rec, when it exists): its checks, then the
+// record it leaves, stored unless it is too big or has no bins left.
+func (c *Cluster) write(m *msg, pid int, rec *record, exists bool) (byte, uint32, []byte) {
+	for _, o := range m.ops {
+		if o.kind != opWrite {
+			return rcUnsupported, 0, nil
+		}
+		if len(o.name) >= binNameMaxSize {
+			return rcBinName, 0, nil
+		}
+	}
+	switch {
+	case m.info2&info2Create != 0 && exists:
+		return rcExists, rec.gen, nil
+	case (m.info3&info3ReplOnly != 0 || m.info3&info3Update != 0) && !exists:
+		return rcNotFound, 0, nil
+	}
+	n := writtenRecord(m, pid, rec, exists)
+	size := flatSize(n)
+	if size+endMarkSize > c.opt.RecordSizeLimit {
+		return rcTooBig, 0, nil
+	}
+	n.size = roundRblocks(size)
+	c.remove(m.digest)
+	if len(n.bins) > 0 { // a write deleting the last bin deletes the record
+		c.add(m.digest, n)
+	}
+	return rcOK, n.gen, nil
+}
+
+// writtenRecord is the record a write leaves: the next generation of rec (its bins
+// kept unless the write replaces the record) with the write's bins set or, for a
+// null particle, deleted.
+func writtenRecord(m *msg, pid int, rec *record, exists bool) *record {
+	n := &record{set: m.set, pid: pid, bins: map[string]bin{}, gen: 1, lut: time.Now().UnixNano(), keySize: m.keySize}
+	if exists {
+		n.gen = rec.gen + 1
+		if n.keySize == 0 {
+			n.keySize = rec.keySize
+		}
+		if m.info3&(info3ReplOnly|info3Replace) == 0 {
+			for k, v := range rec.bins {
+				n.bins[k] = v
+			}
+		}
+	}
+	for _, o := range m.ops {
+		if o.particle == particleNull {
+			delete(n.bins, o.name)
+			continue
+		}
+		n.bins[o.name] = bin{particle: o.particle, value: o.value}
+	}
+	return n
+}
+
+// readBins answers a read of an existing record: its generation alone, every bin,
+// or the bins the command names that it has.
+func readBins(m *msg, rec *record) (byte, uint32, []byte) {
+	if m.info1&info1NoBinData != 0 {
+		return rcOK, rec.gen, nil
+	}
+	var names []string
+	if m.info1&info1GetAll != 0 || len(m.ops) == 0 {
+		for n := range rec.bins {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	} else {
+		for _, o := range m.ops {
+			if len(o.name) >= binNameMaxSize {
+				return rcBinName, 0, nil
+			}
+			if _, ok := rec.bins[o.name]; ok {
+				names = append(names, o.name)
+			}
+		}
+	}
+	out := make([]bin, len(names))
+	for i, n := range names {
+		out[i] = rec.bins[n]
+	}
+	return rcOK, rec.gen, binOps(names, out)
 }
 
 // Record size as the server's storage computes it (storage/flat.c
