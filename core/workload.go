@@ -91,6 +91,26 @@ func Scaled(n int64, f float64, least int64) int64 {
 	return max(least, int64(math.Round(float64(n)*f)))
 }
 
+// ScaleOverflows reports whether a count (keys, records, ops, nanoseconds) of n
+// scaled by --scale's f would come near what an int64 holds: f is too large.
+func ScaleOverflows(n int64, f float64) bool {
+	return float64(n)*f > math.MaxInt64/2
+}
+
+// ScaledOps is phase p's op count at --scale's f for a Scalable workload whose
+// keys (or records) become scaled many: a load that writes each of them once
+// (loadWritesAll) writes each of the scaled ones once; another op count scales
+// as it is, at least one op, and none stays none.
+func ScaledOps(p PhaseSpec, f float64, loadWritesAll bool, scaled int64) int64 {
+	switch {
+	case p.Kind == PhaseLoad && loadWritesAll:
+		return scaled
+	case p.Ops > 0:
+		return Scaled(p.Ops, f, 1)
+	}
+	return p.Ops
+}
+
 // KeysWritten is what a phase adds to the server's data: keys First..Last of a key
 // space, each written once however often a phase writes it (at most Max of them
 // when Bounded), each KeyBytes+ValueBytes; Space "" for keys no other phase

@@ -129,7 +129,7 @@ func scalePhase(p core.PhaseSpec, scale float64) (core.PhaseSpec, error) {
 	tooLarge := func(why error) (core.PhaseSpec, error) {
 		return p, fmt.Errorf("phase %q: --scale %g is too large for it (%v)", p.Name, scale, why)
 	}
-	if max(float64(p.Duration), float64(p.Ops))*scale > float64(math.MaxInt64)/2 {
+	if core.ScaleOverflows(int64(p.Duration), scale) || core.ScaleOverflows(p.Ops, scale) {
 		return tooLarge(errors.New("its durations or op counts would overflow"))
 	}
 	if p.Kind != core.PhaseLoad || p.Ops == 0 {

@@ -135,7 +135,7 @@ func (m Spec) ProbeOps() (read, write core.OpKind) { return core.OpGet, core.OpS
 // connection, and with it a load's op count (it writes its range once); other op
 // counts scale as they are.
 func (m Spec) Scale(p core.PhaseSpec, f float64) (core.PhaseSpec, error) {
-	if float64(m.KeyMax)*f > math.MaxInt64/2 {
+	if core.ScaleOverflows(m.KeyMax, f) {
 		return p, fmt.Errorf("its key range would overflow")
 	}
 	mm := m
@@ -144,11 +144,7 @@ func (m Spec) Scale(p core.PhaseSpec, f float64) (core.PhaseSpec, error) {
 		mm.GaussMedian = float64(mm.KeyMin) + (m.GaussMedian-float64(m.KeyMin))*f
 	}
 	mm.GaussStddev *= f
-	if p.Kind == core.PhaseLoad && p.Ops == m.Keys() {
-		p.Ops = mm.Keys()
-	} else if p.Ops > 0 {
-		p.Ops = core.Scaled(p.Ops, f, 1)
-	}
+	p.Ops = core.ScaledOps(p, f, p.Ops == m.Keys(), mm.Keys())
 	p.Workload = mm
 	return p, nil
 }

@@ -172,16 +172,12 @@ func (y Spec) ProbeOps() (read, write core.OpKind) { return core.OpRead, core.Op
 // Scale implements core.Scalable: the record count scales, keeping at least a
 // record per connection, and with it a load's op count (it inserts every record).
 func (y Spec) Scale(p core.PhaseSpec, f float64) (core.PhaseSpec, error) {
-	if float64(y.RecordCount)*f > math.MaxInt64/2 {
+	if core.ScaleOverflows(y.RecordCount, f) {
 		return p, fmt.Errorf("its record count would overflow")
 	}
 	yy := y
 	yy.RecordCount = core.Scaled(y.RecordCount, f, int64(p.Connections))
-	if p.Kind == core.PhaseLoad {
-		p.Ops = yy.RecordCount
-	} else if p.Ops > 0 {
-		p.Ops = core.Scaled(p.Ops, f, 1)
-	}
+	p.Ops = core.ScaledOps(p, f, true, yy.RecordCount)
 	p.Workload = yy
 	return p, nil
 }
