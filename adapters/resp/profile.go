@@ -220,7 +220,21 @@ func init() {
 
 // check fills in a decoded profile's defaults and reports what is wrong with it.
 func (p *Profile) check(name string) error {
-	var err error
+	p.setDefaults(name)
+	for _, check := range []func(name string) error{
+		p.checkUpdateNotFound, p.checkProtocol, p.checkCount, p.checkRequire, p.checkCountWait, p.checkCapture, p.checkTimeline,
+	} {
+		if err := check(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setDefaults fills in what the profile leaves out: its name, the commands (HGETALL
+// and HSET), INFO's sections, the count command, count.wait's timeout and the
+// timeline fields.
+func (p *Profile) setDefaults(name string) {
 	if p.Name == "" {
 		p.Name = name
 	}
@@ -230,6 +244,23 @@ func (p *Profile) check(name string) error {
 			*c = def[i]
 		}
 	}
+	if len(p.InfoSections) == 0 {
+		p.InfoSections = []string{"everything", "all"}
+	}
+	if len(p.Count.Command) == 0 {
+		p.Count.Command = []string{"DBSIZE"}
+	}
+	if w := p.Count.Wait; w != nil && w.Timeout <= 0 {
+		w.Timeout = DefaultCountWait
+	}
+	if len(p.Timeline) == 0 {
+		p.Timeline = DefaultTimeline
+	}
+}
+
+// checkUpdateNotFound checks how each update command's reply says there was no
+// record, and when not said, takes HSET's (created) or else a nil reply.
+func (p *Profile) checkUpdateNotFound(name string) error {
 	for _, u := range []struct {
 		command  []string
 		notFound *string
@@ -245,18 +276,23 @@ func (p *Profile) check(name string) error {
 			return fmt.Errorf("profile %q: update_not_found and update_field_not_found are %q, %q or %q, not %q", name, UpdateNil, UpdateCreated, UpdateUnchecked, *u.notFound)
 		}
 	}
-	if len(p.InfoSections) == 0 {
-		p.InfoSections = []string{"everything", "all"}
-	}
-	if len(p.Count.Command) == 0 {
-		p.Count.Command = []string{"DBSIZE"}
-	}
+	return nil
+}
+
+// checkProtocol checks the protocol version and that reads are HGETALL.
+func (p *Profile) checkProtocol(name string) error {
 	if p.RESP != 0 && p.RESP != 2 && p.RESP != 3 {
 		return fmt.Errorf("profile %q: resp must be 2 or 3", name)
 	}
 	if !strings.EqualFold(strings.Join(p.Commands.Read, " "), "HGETALL") {
 		return fmt.Errorf("profile %q: read must be HGETALL (the adapter reads its map reply)", name)
 	}
+	return nil
+}
+
+// checkCount checks that a triggered count says when it is ready, and what its busy
+// errors say.
+func (p *Profile) checkCount(name string) error {
 	if len(p.Count.Trigger) > 0 && p.Count.Wait == nil {
 		return fmt.Errorf("profile %q: count.trigger needs count.wait (when is the triggered count ready?)", name)
 	}
@@ -268,35 +304,52 @@ func (p *Profile) check(name string) error {
 			return fmt.Errorf("profile %q: an empty count.busy text would match every error", name)
 		}
 	}
+	return nil
+}
+
+// checkRequire checks that each requirement names an INFO field and a value.
+func (p *Profile) checkRequire(name string) error {
 	for _, r := range p.Require {
 		if section, key, ok := strings.Cut(r.Field, "."); !ok || section == "" || key == "" || r.Value == "" {
 			return fmt.Errorf("profile %q: require needs field as section.key (e.g. memory.storage_provider) and value, not %q = %q", name, r.Field, r.Value)
 		}
 	}
-	if w := p.Count.Wait; w != nil {
-		if len(p.Count.Trigger) == 0 {
-			return fmt.Errorf("profile %q: count.wait without count.trigger", name)
-		}
-		if w.Line == "" || (w.Ready == "" && !w.Changed) {
-			return fmt.Errorf("profile %q: count.wait needs line and ready or changed", name)
-		}
-		if w.Ready != "" {
-			if w.ready, err = regexp.Compile(w.Ready); err != nil {
-				return fmt.Errorf("profile %q: count.wait.ready: %w", name, err)
-			}
-		}
-		if w.Timeout <= 0 {
-			w.Timeout = DefaultCountWait
+	return nil
+}
+
+// checkCountWait checks count.wait, and compiles its ready pattern.
+func (p *Profile) checkCountWait(name string) error {
+	w := p.Count.Wait
+	if w == nil {
+		return nil
+	}
+	if len(p.Count.Trigger) == 0 {
+		return fmt.Errorf("profile %q: count.wait without count.trigger", name)
+	}
+	if w.Line == "" || (w.Ready == "" && !w.Changed) {
+		return fmt.Errorf("profile %q: count.wait needs line and ready or changed", name)
+	}
+	if w.Ready != "" {
+		var err error
+		if w.ready, err = regexp.Compile(w.Ready); err != nil {
+			return fmt.Errorf("profile %q: count.wait.ready: %w", name, err)
 		}
 	}
+	return nil
+}
+
+// checkCapture checks that no capture command is empty.
+func (p *Profile) checkCapture(name string) error {
 	for _, c := range p.Capture {
 		if len(c) == 0 {
 			return fmt.Errorf("profile %q: an empty capture command", name)
 		}
 	}
-	if len(p.Timeline) == 0 {
-		p.Timeline = DefaultTimeline
-	}
+	return nil
+}
+
+// checkTimeline checks that each timeline field is an INFO field.
+func (p *Profile) checkTimeline(name string) error {
 	for _, f := range p.Timeline {
 		if section, key, ok := strings.Cut(f, "."); !ok || section == "" || key == "" || strings.ContainsAny(f, ",@ ") {
 			return fmt.Errorf("profile %q: timeline field %q is not an INFO field as section.key (e.g. memory.used_memory)", name, f)
