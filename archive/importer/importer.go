@@ -186,3 +186,17 @@ func (lr *lineReader) err() error {
 	}
 	return nil
 }
+
+// fillClosedLoop gives a closed-loop op's missing service or response time the
+// other's value: in a closed loop they are the same.
+func fillClosedLoop(o *core.OpInterval, open bool) {
+	if open {
+		return
+	}
+	switch {
+	case o.Response.Count == 0:
+		o.Response = o.Service
+	case o.Service.Count == 0:
+		o.Service = o.Response
+	}
+}

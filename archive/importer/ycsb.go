@@ -62,7 +62,34 @@ type ycsbImport struct {
 	intendedOnly bool
 }
 
+// phase builds the output's phase: its manifest entry, its totals and its
+// intervals.
 func (y *ycsbImport) phase(name string) (Phase, error) {
+	info := y.phaseInfo(name)
+	y.sortOps()
+	y.intendedOnly = y.l.props["measurement.interval"] == "intended"
+	open := info.Rate > 0
+	hists := map[string]*hdrLog{}
+	totals, err := y.totals(hists, open)
+	if err != nil {
+		return Phase{}, err
+	}
+	y.r.Info.ResponseTime = y.responseTime(totals, open)
+	intervals, err := y.intervals(hists, totals, open, &info)
+	if err != nil {
+		return Phase{}, err
+	}
+	if !info.Started.IsZero() {
+		info.Ended = info.Started.Add(time.Duration(info.ElapsedNs))
+	}
+	ph := Phase{Info: info, Intervals: intervals, Totals: totals}
+	ph.wholeRun()
+	return ph, nil
+}
+
+// phaseInfo is the phase's manifest entry as the command line and the summary
+// describe it: its name, load, planned length and count, and interval.
+func (y *ycsbImport) phaseInfo(name string) archive.PhaseInfo {
 	l, p := y.l, y.l.props
 	load := p["dotransactions"] == "false"
 	info := archive.PhaseInfo{System: y.r.System.Name, Name: name, Kind: core.PhaseMeasured, Status: core.StatusOK,
@@ -98,9 +125,14 @@ func (y *ycsbImport) phase(name string) (Phase, error) {
 		interval = v
 	}
 	info.IntervalNs = int64(interval) * int64(time.Second)
+	return info
+}
 
+// sortOps sorts the measurements into the ops imported, in OpKind order, and the
+// ops skipped for want of an op kind.
+func (y *ycsbImport) sortOps() {
 	y.noPct = map[string][]string{}
-	for name, me := range l.measures {
+	for name, me := range y.l.measures {
 		if _, ok := ycsbOps[name]; ok && me.haveOps {
 			y.names = append(y.names, name)
 		} else if me.haveOps && me.ops > 0 && name != "CLEANUP" && !strings.HasPrefix(name, "Intended-") && !y.failure(name) {
@@ -109,93 +141,104 @@ func (y *ycsbImport) phase(name string) (Phase, error) {
 	}
 	sort.Slice(y.names, func(a, b int) bool { return ycsbOps[y.names[a]] < ycsbOps[y.names[b]] })
 	sort.Strings(y.skipped)
+}
 
-	intended := p["measurement.interval"]
-	y.intendedOnly = intended == "intended"
-	open := info.Rate > 0
+// totals are the imported ops' totals, in OpKind order; hists gets the
+// HdrHistogram logs read.
+func (y *ycsbImport) totals(hists map[string]*hdrLog, open bool) ([]core.OpInterval, error) {
 	var totals []core.OpInterval
-	hists := map[string]*hdrLog{}
 	for _, n := range y.names {
-		me := l.measures[n]
-		t := core.OpInterval{Op: ycsbOps[n]}
-		ok, errs := y.outcomes(n)
-		t.OK, t.Errors = ok, errs
-		timed := int64(me.ops)
-		switch {
-		case ok == 0:
-			y.failOnly = append(y.failOnly, fmt.Sprintf("%s (%d)", n, t.ErrorTotal()))
-		case timed != ok && timed == ok+t.ErrorTotal():
-			y.mixed = append(y.mixed, fmt.Sprintf("%s (%d of %d failed)", n, t.ErrorTotal(), timed))
-		case timed != ok:
-			return Phase{}, fmt.Errorf("%s:%d: [%s]: %d Operations but %d Return=OK: not one run's output?", y.path, me.firstRow, n, timed, ok)
-		}
-		svc, err := y.latency(n, hists)
+		t, err := y.opTotal(n, hists, open)
 		if err != nil {
-			return Phase{}, err
+			return nil, err
 		}
-		if timed != ok {
-			svc.HDR = nil // its histogram is not of the successes alone
-		}
-		if ok == 0 {
-			svc = core.Latency{}
-		}
-		resp := core.Latency{}
-		if _, has := l.measures["Intended-"+n]; has {
-			if resp, err = y.latency("Intended-"+n, hists); err != nil {
-				return Phase{}, err
-			}
-			if timed != ok {
-				resp.HDR = nil
-			}
-			if ok == 0 {
-				resp = core.Latency{}
-			}
-		} else if intended == "intended" {
-			resp, svc = svc, core.Latency{} // YCSB recorded intended latencies under the op's name
-		}
-		switch {
-		case !open && resp.Count == 0:
-			resp = svc
-		case !open && svc.Count == 0:
-			svc = resp
-		}
-		t.Service, t.Response = svc, resp
 		totals = append(totals, t)
 	}
+	return totals, nil
+}
+
+// opTotal is an op's totals: its outcomes and its service and response times.
+func (y *ycsbImport) opTotal(n string, hists map[string]*hdrLog, open bool) (core.OpInterval, error) {
+	me := y.l.measures[n]
+	t := core.OpInterval{Op: ycsbOps[n]}
+	ok, errs := y.outcomes(n)
+	t.OK, t.Errors = ok, errs
+	timed := int64(me.ops)
 	switch {
-	case l.cmdline == nil:
-		y.r.Info.ResponseTime = "taken as equal to service time: the output has no command line, so the phase is taken as closed loop"
-	case intended == "intended" && open:
-		y.r.Info.ResponseTime = "from YCSB's intended start times (measurement.interval=intended); service time was not recorded"
-	case len(totals) > 0 && open && totals[0].Response.Count > 0:
-		y.r.Info.ResponseTime = responseIntended
-	case open:
-		y.r.Info.ResponseTime = responseUnknown
-	default:
-		y.r.Info.ResponseTime = responseClosed
+	case ok == 0:
+		y.failOnly = append(y.failOnly, fmt.Sprintf("%s (%d)", n, t.ErrorTotal()))
+	case timed != ok && timed == ok+t.ErrorTotal():
+		y.mixed = append(y.mixed, fmt.Sprintf("%s (%d of %d failed)", n, t.ErrorTotal(), timed))
+	case timed != ok:
+		return t, fmt.Errorf("%s:%d: [%s]: %d Operations but %d Return=OK: not one run's output?", y.path, me.firstRow, n, timed, ok)
 	}
+	svc, err := y.successLatency(n, hists, timed, ok)
+	if err != nil {
+		return t, err
+	}
+	resp := core.Latency{}
+	if _, has := y.l.measures["Intended-"+n]; has {
+		if resp, err = y.successLatency("Intended-"+n, hists, timed, ok); err != nil {
+			return t, err
+		}
+	} else if y.intendedOnly {
+		resp, svc = svc, core.Latency{} // YCSB recorded intended latencies under the op's name
+	}
+	t.Service, t.Response = svc, resp
+	fillClosedLoop(&t, open)
+	return t, nil
+}
+
+// successLatency is a measurement's distribution as one of the successes: without
+// its histogram when it timed failures too (timed operations, ok successes), empty
+// when there was no success.
+func (y *ycsbImport) successLatency(name string, hists map[string]*hdrLog, timed, ok int64) (core.Latency, error) {
+	lat, err := y.latency(name, hists)
+	if err != nil {
+		return lat, err
+	}
+	if timed != ok {
+		lat.HDR = nil // its histogram is not of the successes alone
+	}
+	if ok == 0 {
+		lat = core.Latency{}
+	}
+	return lat, nil
+}
+
+// responseTime says what the phase's response-time columns hold.
+func (y *ycsbImport) responseTime(totals []core.OpInterval, open bool) string {
+	switch {
+	case y.l.cmdline == nil:
+		return "taken as equal to service time: the output has no command line, so the phase is taken as closed loop"
+	case y.intendedOnly && open:
+		return "from YCSB's intended start times (measurement.interval=intended); service time was not recorded"
+	case len(totals) > 0 && open && totals[0].Response.Count > 0:
+		return responseIntended
+	case open:
+		return responseUnknown
+	}
+	return responseClosed
+}
+
+// intervals are the phase's intervals, from the HdrHistogram logs or the status
+// lines, and its start when they tell it; nil, with the reason in y.interval, when
+// there are none.
+func (y *ycsbImport) intervals(hists map[string]*hdrLog, totals []core.OpInterval, open bool, info *archive.PhaseInfo) ([]core.IntervalReport, error) {
 	var intervals []core.IntervalReport
 	var err error
 	switch {
 	case y.prefix != "":
-		intervals, info.Started, err = y.hdrIntervals(hists, totals, open, &info)
-	case len(l.status) > 1:
-		intervals, err = y.statusIntervals(totals, open, &info)
+		intervals, info.Started, err = y.hdrIntervals(hists, totals, open, info)
+	case len(y.l.status) > 1:
+		intervals, err = y.statusIntervals(totals, open, info)
 	default:
 		y.interval = "YCSB printed no status lines (-s writes them to stderr), so intervals.parquet holds the whole run as one interval"
-		if len(l.status) == 1 {
-			info.Started = l.status[0].at
+		if len(y.l.status) == 1 {
+			info.Started = y.l.status[0].at
 		}
 	}
-	if err != nil {
-		return Phase{}, err
-	}
-	if !info.Started.IsZero() {
-		info.Ended = info.Started.Add(time.Duration(info.ElapsedNs))
-	}
-	ph := Phase{Info: info, Intervals: intervals, Totals: totals}
-	ph.wholeRun()
-	return ph, nil
+	return intervals, err
 }
 
 // failure reports whether a measurement is of an op's failures: OP-FAILED, or
