@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"regexp"
 
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // chart is one generated SVG file and what the report says about it.
@@ -101,12 +103,9 @@ func (d *data) charts() ([]chart, error) {
 
 // barChart draws one group of bars per phase, one bar (and legend entry) per system.
 func (d *data) barChart(title, unit string, phases []string, value func(cell) (float64, bool)) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = unit
+	p := newChart(title, "", unit)
 	p.Y.Min = 0
 	p.NominalX(phases...)
-	p.Legend.Top, p.Legend.Left = true, true
 	width := vg.Points(min(40, 240/float64(max(1, len(d.systems)))))
 	var highest float64
 	for i, sys := range d.systems {
@@ -128,19 +127,17 @@ func (d *data) barChart(title, unit string, phases []string, value func(cell) (f
 		p.Legend.Add(sys, bars)
 	}
 	// Head room for the legend above the bars, and half a group's room at each side.
-	p.Y.Max = highest * (1.15 + 0.07*float64(len(d.systems)))
+	p.Y.Max = headroom(highest, len(d.systems))
 	p.X.Min, p.X.Max = -0.5, float64(len(phases))-0.5
-	return render(p, 8*vg.Inch, 4.5*vg.Inch)
+	return render(p)
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests
 // (of each thousandth of the phase, the fastest and the slowest) as points and each
 // interval's p99 as a line, per system.
 func (d *data) timeChart(ph phaseRef) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = "Latency over time: " + ph.name + " (first repetition)"
-	p.X.Label.Text = "seconds since the phase started (points: fastest and slowest probe request of each 1/1000 of the phase)"
-	p.Y.Label.Text = "ms (log scale)"
+	p := newChart("Latency over time: "+ph.name+" (first repetition)",
+		"seconds since the phase started (points: fastest and slowest probe request of each 1/1000 of the phase)", "ms (log scale)")
 	latencyAxis(p)
 	drawn := false
 	var highest float64
@@ -158,26 +155,15 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 		}
 		color := plotutil.Color(i)
 		if len(probe) > 0 {
-			s, err := plotter.NewScatter(probe)
-			if err != nil {
+			if err := addPoints(p, sys+" probe", probe, style{color: color, shape: plotutil.Shape(i), radius: vg.Points(1.2)}); err != nil {
 				return nil, err
 			}
-			s.GlyphStyle.Color = color
-			s.GlyphStyle.Radius = vg.Points(1.2)
-			s.GlyphStyle.Shape = plotutil.Shape(i)
-			p.Add(s)
-			p.Legend.Add(sys+" probe", s)
 			drawn = true
 		}
 		if len(l.p99) > 0 {
-			ln, err := plotter.NewLine(l.p99)
-			if err != nil {
+			if err := addLine(p, sys+" p99 per interval", l.p99, style{color: color, width: vg.Points(1.5)}); err != nil {
 				return nil, err
 			}
-			ln.Color = color
-			ln.Width = vg.Points(1.5)
-			p.Add(ln)
-			p.Legend.Add(sys+" p99 per interval", ln)
 			drawn = true
 		}
 	}
@@ -185,12 +171,28 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 		return nil, nil
 	}
 	// Head room on the log scale for the legend above the points.
-	p.Y.Max = highest * math.Pow(10, 0.35*float64(len(d.systems)))
-	return render(p, 8*vg.Inch, 4.5*vg.Inch)
+	p.Y.Max = logHeadroom(highest, len(d.systems), 0.35)
+	return render(p)
 }
 
-func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	wt, err := p.WriterTo(w, h, "svg")
+// The size of a chart of one plot.
+const (
+	chartWidth  = 8 * vg.Inch
+	chartHeight = 4.5 * vg.Inch
+)
+
+// newChart is a plot with its title and axis labels, its legend at the top left.
+func newChart(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	p.Legend.Top, p.Legend.Left = true, true
+	return p
+}
+
+// render draws p as an SVG chart of the usual size.
+func render(p *plot.Plot) ([]byte, error) {
+	wt, err := p.WriterTo(chartWidth, chartHeight, "svg")
 	if err != nil {
 		return nil, err
 	}
@@ -207,4 +209,92 @@ func latencyAxis(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
+}
+
+// headroom is the top of a linear axis whose highest value is top: room above it
+// for a legend of entries lines.
+func headroom(top float64, entries int) float64 {
+	return top * (1.15 + 0.07*float64(entries))
+}
+
+// logHeadroom is the top of a log axis whose highest value is top: room above it
+// for a legend of entries lines, each decades high.
+func logHeadroom(top float64, entries int, decades float64) float64 {
+	return top * math.Pow(10, decades*float64(entries))
+}
+
+// style is how a series draws: its color, its line's width (0: the default) and
+// dashes (none: solid), and its points' shape and radius.
+type style struct {
+	color  color.Color
+	width  vg.Length
+	dashes []vg.Length
+	shape  draw.GlyphDrawer
+	radius vg.Length
+}
+
+// systemStyle is system i's style: its color and point shape, a line 1.2 points
+// wide, points of radius.
+func systemStyle(i int, radius vg.Length) style {
+	return style{color: plotutil.Color(i), width: vg.Points(1.2), shape: plotutil.Shape(i), radius: radius}
+}
+
+// setLine gives a line the style's color, width and dashes.
+func (s style) setLine(l *draw.LineStyle) {
+	l.Color = s.color
+	if s.width > 0 {
+		l.Width = s.width
+	}
+	if s.dashes != nil {
+		l.Dashes = s.dashes
+	}
+}
+
+// setPoints gives points the style's color, shape and radius.
+func (s style) setPoints(g *draw.GlyphStyle) {
+	g.Color, g.Shape, g.Radius = s.color, s.shape, s.radius
+}
+
+// addLine adds xys to p as a line in style s, with a legend entry unless legend
+// is "".
+func addLine(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	s.setLine(&l.LineStyle)
+	p.Add(l)
+	if legend != "" {
+		p.Legend.Add(legend, l)
+	}
+	return nil
+}
+
+// addPoints adds xys to p as points in style s, with a legend entry unless legend
+// is "".
+func addPoints(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	s.setPoints(&sc.GlyphStyle)
+	p.Add(sc)
+	if legend != "" {
+		p.Legend.Add(legend, sc)
+	}
+	return nil
+}
+
+// addLinePoints adds xys to p as a line with a point at each value, in style s,
+// with one legend entry for both.
+func addLinePoints(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
+	l, sc, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	s.setLine(&l.LineStyle)
+	s.setPoints(&sc.GlyphStyle)
+	p.Add(l, sc)
+	p.Legend.Add(legend, l, sc)
+	return nil
 }

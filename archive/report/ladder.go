@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -52,13 +51,7 @@ func (d *data) ladders(b *strings.Builder) {
 			{"Service time (from the actual send, as memtier and YCSB publish)", func(r archive.SummaryRow) []byte { return r.SvcHDR }},
 		} {
 			fmt.Fprintf(b, "%s: each cell is p50 / p99 in ms over %s, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.\n\n", t.what, over, how, below, rate)
-			b.WriteString("| target ops/s |")
-			sep := "|--:|"
-			for _, sys := range d.systems {
-				fmt.Fprintf(b, " %s |", sys)
-				sep += "--:|"
-			}
-			b.WriteString("\n" + sep + "\n")
+			tableHead(b, "| target ops/s |", "|--:|", d.systems)
 			for _, ph := range steps[name] {
 				fmt.Fprintf(b, "| %s |", thousands(int64(math.Round(ph.info.Rate))))
 				for _, sys := range d.systems {
@@ -168,45 +161,28 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 // ladderChart draws a ladder's response-time p50, p99 and p99.9 against the rate
 // each step achieved, per system; a step not sustained is a hollow point.
 func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = "Ladder " + name + ": response time against the rate achieved (hollow: not sustained)"
-	p.X.Label.Text = "ops/s achieved (repetitions averaged)"
 	method := ladderCombine(steps[0].info)
-	p.Y.Label.Text = "ms (log scale), repetitions pooled"
+	yLabel := "ms (log scale), repetitions pooled"
 	if method == core.LadderMean {
-		p.Y.Label.Text = "ms (log scale), mean of the repetitions' percentiles"
+		yLabel = "ms (log scale), mean of the repetitions' percentiles"
 	}
+	p := newChart("Ladder "+name+": response time against the rate achieved (hollow: not sustained)", "ops/s achieved (repetitions averaged)", yLabel)
 	latencyAxis(p)
 	drawn := false
 	var highest float64
 	for i, sys := range d.systems {
 		for j, q := range []float64{50, 99, 99.9} {
-			var line, held, ns plotter.XYs
-			for _, ph := range steps {
-				v, achieved, sustained, _ := combined(d.cell(ph, sys), method, func(r archive.SummaryRow) []byte { return r.RespHDR }, q)
-				if v == nil {
-					continue
-				}
-				xy := plotter.XY{X: achieved, Y: v[0] / 1e6}
-				highest = max(highest, xy.Y)
-				line = append(line, xy)
-				if sustained {
-					held = append(held, xy)
-				} else {
-					ns = append(ns, xy)
-				}
-			}
+			line, held, ns := d.ladderCurve(sys, steps, method, q)
 			if len(line) == 0 {
 				continue
 			}
+			for _, xy := range line {
+				highest = max(highest, xy.Y)
+			}
 			color := plotutil.Color(i)
-			ln, err := plotter.NewLine(line)
-			if err != nil {
+			if err := addLine(p, fmt.Sprintf("%s p%g", sys, q), line, style{color: color, width: vg.Points(1.2), dashes: plotutil.Dashes(j)}); err != nil {
 				return nil, err
 			}
-			ln.Color, ln.Width, ln.Dashes = color, vg.Points(1.2), plotutil.Dashes(j)
-			p.Add(ln)
-			p.Legend.Add(fmt.Sprintf("%s p%g", sys, q), ln)
 			for _, pts := range []struct {
 				xys   plotter.XYs
 				glyph draw.GlyphDrawer
@@ -214,12 +190,9 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 				if len(pts.xys) == 0 {
 					continue
 				}
-				s, err := plotter.NewScatter(pts.xys)
-				if err != nil {
+				if err := addPoints(p, "", pts.xys, style{color: color, shape: pts.glyph, radius: vg.Points(2.5)}); err != nil {
 					return nil, err
 				}
-				s.GlyphStyle.Color, s.GlyphStyle.Radius, s.GlyphStyle.Shape = color, vg.Points(2.5), pts.glyph
-				p.Add(s)
 			}
 			drawn = true
 		}
@@ -227,8 +200,28 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	if !drawn {
 		return nil, nil
 	}
-	p.Y.Max = highest * math.Pow(10, 0.3*float64(len(d.systems)))
-	return render(p, 8*vg.Inch, 4.5*vg.Inch)
+	p.Y.Max = logHeadroom(highest, len(d.systems), 0.3)
+	return render(p)
+}
+
+// ladderCurve is one system's quantile q (0-100) of the response time, in ms,
+// against the rate each step of a ladder achieved: every step's point, and the
+// same split into the steps sustained and those not.
+func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float64) (line, held, ns plotter.XYs) {
+	for _, ph := range steps {
+		v, achieved, sustained, _ := combined(d.cell(ph, sys), method, func(r archive.SummaryRow) []byte { return r.RespHDR }, q)
+		if v == nil {
+			continue
+		}
+		xy := plotter.XY{X: achieved, Y: v[0] / 1e6}
+		line = append(line, xy)
+		if sustained {
+			held = append(held, xy)
+		} else {
+			ns = append(ns, xy)
+		}
+	}
+	return line, held, ns
 }
 
 func ladderCell(c cell, method string, hdr func(archive.SummaryRow) []byte) string {

@@ -171,13 +171,8 @@ func (d *data) sideBySide(b *strings.Builder) {
 	if len(d.measured) == 0 {
 		return
 	}
-	b.WriteString("### Side by side\n\nCells are ops/s, and for each op its p99 / p99.9 in ms; for a fixed-rate phase both the response time (from the intended send) and the service time (from the actual send, as YCSB and memtier publish).\n\n| phase | metric |")
-	sep := "|---|---|"
-	for _, sys := range d.systems {
-		fmt.Fprintf(b, " %s |", sys)
-		sep += "--:|"
-	}
-	b.WriteString("\n" + sep + "\n")
+	b.WriteString("### Side by side\n\nCells are ops/s, and for each op its p99 / p99.9 in ms; for a fixed-rate phase both the response time (from the intended send) and the service time (from the actual send, as YCSB and memtier publish).\n\n")
+	tableHead(b, "| phase | metric |", "|---|---|", d.systems)
 	for _, ph := range d.measured {
 		cells := make([]cell, len(d.systems))
 		for i, sys := range d.systems {
@@ -499,13 +494,11 @@ func (d *data) costTable(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## Cost\n\nops/s per dollar = median throughput / USD per month; the cost multiple is relative to the cheapest system.\n\n")
-	b.WriteString("| system | USD/month | cost multiple |")
-	sep := "|---|--:|--:|"
+	var perDollar []string
 	for _, ph := range d.measured {
-		fmt.Fprintf(b, " %s ops/s per $ |", ph.name)
-		sep += "--:|"
+		perDollar = append(perDollar, ph.name+" ops/s per $")
 	}
-	b.WriteString("\n" + sep + "\n")
+	tableHead(b, "| system | USD/month | cost multiple |", "|---|--:|--:|", perDollar)
 	for _, sys := range d.systems {
 		usd, ok := costs[sys]
 		if !ok {
@@ -743,6 +736,17 @@ func (d *data) caveats() []string {
 		out = append(out, imp.Caveats...)
 	}
 	return out
+}
+
+// tableHead writes a table's header: lead (its first cells, as they are), a
+// right-aligned column for each of cols, and the separator line, sep (the lead
+// cells' alignment) followed by the columns'.
+func tableHead(b *strings.Builder, lead, sep string, cols []string) {
+	b.WriteString(lead)
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n" + sep + strings.Repeat("--:|", len(cols)) + "\n")
 }
 
 func errorSummary(errs map[string]int64) string {

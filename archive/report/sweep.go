@@ -48,17 +48,16 @@ func (d *data) sweeps(b *strings.Builder) {
 			} else {
 				b.WriteString(" — no knee: the first step did not end ok")
 			}
-			b.WriteString("\n\n| connections |")
-			sep := "|---|"
+			conns := make([]string, len(points))
 			for i, p := range points {
+				conns[i] = fmt.Sprint(p.Connections)
 				if i == knee {
-					fmt.Fprintf(b, " **%d** (knee) |", p.Connections)
-				} else {
-					fmt.Fprintf(b, " %d |", p.Connections)
+					conns[i] = fmt.Sprintf("**%d** (knee)", p.Connections)
 				}
-				sep += "--:|"
 			}
-			b.WriteString("\n" + sep + "\n| ops/s |")
+			b.WriteString("\n\n")
+			tableHead(b, "| connections |", "|---|", conns)
+			b.WriteString("| ops/s |")
 			for _, p := range points {
 				if p.OK {
 					fmt.Fprintf(b, " %s |", thousands(int64(math.Round(p.Throughput))))
@@ -109,17 +108,11 @@ func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []i
 // larger point.
 func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err error) {
 	first := steps[0].info
-	ptp, pcurve := plot.New(), plot.New()
-	ptp.Title.Text = "Sweep " + name + ": throughput against connections (large point: the knee)"
-	ptp.X.Label.Text, ptp.Y.Label.Text = "connections (log scale)", "ops/s"
+	ptp := newChart("Sweep "+name+": throughput against connections (large point: the knee)", "connections (log scale)", "ops/s")
 	ptp.X.Scale, ptp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	ptp.Y.Min = 0
-	pcurve.Title.Text = "Sweep " + name + ": p99.99 against throughput (large point: the knee)"
-	pcurve.X.Label.Text, pcurve.Y.Label.Text = "ops/s", "p99.99 ms, worst op (log scale)"
+	pcurve := newChart("Sweep "+name+": p99.99 against throughput (large point: the knee)", "ops/s", "p99.99 ms, worst op (log scale)")
 	pcurve.Y.Scale, pcurve.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	for _, p := range []*plot.Plot{ptp, pcurve} {
-		p.Legend.Top, p.Legend.Left = true, true
-	}
 	drawn := false
 	var topTP, topLat float64
 	for i, sys := range d.systems {
@@ -147,31 +140,24 @@ func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err
 			p        *plot.Plot
 			line, kp plotter.XYs
 		}{{ptp, a, ka}, {pcurve, c, kc}} {
-			ln, lp, err := plotter.NewLinePoints(s.line)
-			if err != nil {
+			if err := addLinePoints(s.p, sys, s.line, style{color: color, shape: draw.CircleGlyph{}, radius: vg.Points(2)}); err != nil {
 				return nil, nil, err
 			}
-			ln.Color, lp.Color, lp.Shape, lp.Radius = color, color, draw.CircleGlyph{}, vg.Points(2)
-			s.p.Add(ln, lp)
-			s.p.Legend.Add(sys, ln, lp)
 			if len(s.kp) > 0 {
-				k, err := plotter.NewScatter(s.kp)
-				if err != nil {
+				if err := addPoints(s.p, "", s.kp, style{color: color, shape: draw.CircleGlyph{}, radius: vg.Points(5)}); err != nil {
 					return nil, nil, err
 				}
-				k.GlyphStyle.Color, k.GlyphStyle.Shape, k.GlyphStyle.Radius = color, draw.CircleGlyph{}, vg.Points(5)
-				s.p.Add(k)
 			}
 		}
 	}
 	if !drawn {
 		return nil, nil, nil
 	}
-	ptp.Y.Max = topTP * (1.15 + 0.07*float64(len(d.systems)))
-	pcurve.Y.Max = topLat * math.Pow(10, 0.3*float64(len(d.systems)))
-	if tp, err = render(ptp, 8*vg.Inch, 4.5*vg.Inch); err != nil {
+	ptp.Y.Max = headroom(topTP, len(d.systems))
+	pcurve.Y.Max = logHeadroom(topLat, len(d.systems), 0.3)
+	if tp, err = render(ptp); err != nil {
 		return nil, nil, err
 	}
-	curve, err = render(pcurve, 8*vg.Inch, 4.5*vg.Inch)
+	curve, err = render(pcurve)
 	return tp, curve, err
 }

@@ -154,10 +154,8 @@ func (d *data) windowChart(ph phaseRef) ([]byte, error) {
 	if !long {
 		return nil, nil
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)", threshold(stallWindow), ph.name)
-	p.X.Label.Text = "seconds since the phase started (each point: the slowest probe request sent in the 10 s from there)"
-	p.Y.Label.Text = "response time, ms (log scale)"
+	p := newChart(fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)", threshold(stallWindow), ph.name),
+		"seconds since the phase started (each point: the slowest probe request sent in the 10 s from there)", "response time, ms (log scale)")
 	latencyAxis(p)
 	var highest, lowest, right float64
 	lowest = math.Inf(1)
@@ -174,29 +172,19 @@ func (d *data) windowChart(ph phaseRef) ([]byte, error) {
 		for _, xy := range pts {
 			highest, lowest, right = max(highest, xy.Y), min(lowest, xy.Y), max(right, xy.X)
 		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
+		if err := addLinePoints(p, sys, pts, systemStyle(i, vg.Points(2))); err != nil {
 			return nil, err
 		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-		l.Width = vg.Points(1.2)
-		s.Shape, s.Radius = plotutil.Shape(i), vg.Points(2)
-		p.Add(l, s)
-		p.Legend.Add(sys, l, s)
 	}
 	thr := float64(ph.info.StallThreshold()) / 1e6
-	t, err := plotter.NewLine(plotter.XYs{{X: 0, Y: thr}, {X: right + stallWindow.Seconds(), Y: thr}})
-	if err != nil {
+	dashed := style{color: plotutil.DarkColors[len(plotutil.DarkColors)-1], dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+	if err := addLine(p, "stall threshold "+threshold(ph.info.StallThreshold()), plotter.XYs{{X: 0, Y: thr}, {X: right + stallWindow.Seconds(), Y: thr}}, dashed); err != nil {
 		return nil, err
 	}
-	t.Color = plotutil.DarkColors[len(plotutil.DarkColors)-1]
-	t.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(t)
-	p.Legend.Add("stall threshold "+threshold(ph.info.StallThreshold()), t)
 	p.Y.Min = min(lowest, thr) / 2
 	// Head room on the log scale for the legend above the lines.
-	p.Y.Max = max(highest, thr) * math.Pow(10, 0.35*float64(len(d.systems)+1))
-	return render(p, 8*vg.Inch, 4.5*vg.Inch)
+	p.Y.Max = logHeadroom(max(highest, thr), len(d.systems)+1, 0.35)
+	return render(p)
 }
 
 // statsChart draws the server's timeline fields (core.StatTimeline) over the
@@ -238,15 +226,9 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 			if fs == nil || len(fs.xy[f]) == 0 {
 				continue
 			}
-			l, s, err := plotter.NewLinePoints(fs.xy[f])
-			if err != nil {
+			if err := addLinePoints(p, sys, fs.xy[f], systemStyle(i, vg.Points(1.5))); err != nil {
 				return nil, err
 			}
-			l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-			l.Width = vg.Points(1.2)
-			s.Shape, s.Radius = plotutil.Shape(i), vg.Points(1.5)
-			p.Add(l, s)
-			p.Legend.Add(sys, l, s)
 			for _, xy := range fs.xy[f] {
 				lo, hi = min(lo, xy.Y), max(hi, xy.Y)
 			}
@@ -256,7 +238,7 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 		p.Y.Min, p.Y.Max = lo-span*0.05, hi+span*(0.1+0.15*float64(len(d.systems)))
 		plots[j] = []*plot.Plot{p}
 	}
-	w, h := 8*vg.Inch, vg.Length(len(fields))*2.4*vg.Inch+0.3*vg.Inch
+	w, h := chartWidth, vg.Length(len(fields))*2.4*vg.Inch+0.3*vg.Inch
 	c, err := draw.NewFormattedCanvas(w, h, "svg")
 	if err != nil {
 		return nil, err
