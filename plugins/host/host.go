@@ -248,54 +248,94 @@ func (d *Driver) Stats(ctx context.Context) (map[string]string, error) {
 // A broken stream (a crashed plugin) returns a failed PhaseEnd and the error; the
 // intervals received before it have been delivered.
 func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval func(core.IntervalReport)) (core.PhaseEnd, error) {
-	started := time.Now()
-	// The host's own bound: past it the phase is stopped through the protocol,
-	// and failed, whatever the plugin says of it.
-	bound := PhaseBound(spec, started)
-	phaseCtx, stopPhase := context.WithCancelCause(ctx)
-	defer stopPhase(nil)
-	errOverran := &overranError{bound: bound, spec: spec}
-	overrun := time.AfterFunc(bound, func() { stopPhase(errOverran) })
-	defer overrun.Stop()
-	overran := func() bool { return errors.Is(context.Cause(phaseCtx), errOverran) || time.Since(started) > bound }
-	fail := func(err error) (core.PhaseEnd, error) {
-		err = d.explain(err)
-		if overran() {
-			// A plugin that did not end its phase when asked to is not trusted
-			// with the next one: the runner starts a new plugin process.
-			if d.client != nil {
-				d.client.Kill()
-			}
-			err = fmt.Errorf("%w; it did not hand back the phase's end within %s of being asked to stop (%v)", errOverran, stopGrace, err)
-		}
-		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: time.Since(started)}, err
-	}
+	p := d.startPhase(ctx, spec)
+	defer p.release()
 	if ctx.Err() != nil {
 		now := time.Now()
 		return core.PhaseEnd{Status: core.StatusInterrupted, Error: "stopped before it started: " + context.Cause(ctx).Error(), Started: now, Ended: now}, nil
 	}
 	streamCtx, cancelStream := context.WithCancel(context.Background())
 	defer cancelStream()
-	phase, err := plugins.PhaseToProto(spec)
+	stream, err := p.openStream(streamCtx)
 	if err != nil {
-		return fail(err)
+		return p.fail(err)
 	}
-	stream, err := d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: phase})
+	defer p.stopOnEnd(cancelStream)()
+	return p.receive(stream, onInterval)
+}
+
+// phaseRun is one RunPhase in progress: when it started, the host's bound on it, and
+// the context whose end stops it.
+type phaseRun struct {
+	d          *Driver
+	spec       core.PhaseSpec
+	started    time.Time
+	bound      time.Duration
+	ctx        context.Context
+	stop       context.CancelCauseFunc
+	overrun    *time.Timer
+	errOverran *overranError
+}
+
+// startPhase starts the host's clock on a phase: past its bound the phase is stopped
+// through the protocol, and failed, whatever the plugin says of it.
+func (d *Driver) startPhase(ctx context.Context, spec core.PhaseSpec) *phaseRun {
+	p := &phaseRun{d: d, spec: spec, started: time.Now()}
+	p.bound = PhaseBound(spec, p.started)
+	p.ctx, p.stop = context.WithCancelCause(ctx)
+	p.errOverran = &overranError{bound: p.bound, spec: spec}
+	p.overrun = time.AfterFunc(p.bound, func() { p.stop(p.errOverran) })
+	return p
+}
+
+// release stops the host's clock and the phase's context.
+func (p *phaseRun) release() {
+	p.overrun.Stop()
+	p.stop(nil)
+}
+
+// overran says whether the phase went past the host's bound.
+func (p *phaseRun) overran() bool {
+	return errors.Is(context.Cause(p.ctx), p.errOverran) || time.Since(p.started) > p.bound
+}
+
+// fail is the failed end of the phase with err, explained; a phase past the host's
+// bound also kills the plugin process.
+func (p *phaseRun) fail(err error) (core.PhaseEnd, error) {
+	err = p.d.explain(err)
+	if p.overran() {
+		// A plugin that did not end its phase when asked to is not trusted
+		// with the next one: the runner starts a new plugin process.
+		if p.d.client != nil {
+			p.d.client.Kill()
+		}
+		err = fmt.Errorf("%w; it did not hand back the phase's end within %s of being asked to stop (%v)", p.errOverran, stopGrace, err)
+	}
+	return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: p.started, Ended: time.Now(), Elapsed: time.Since(p.started)}, err
+}
+
+// openStream asks the plugin to run the phase and returns the stream of its events.
+func (p *phaseRun) openStream(streamCtx context.Context) (pluginv1.Adapter_RunPhaseClient, error) {
+	phase, err := plugins.PhaseToProto(p.spec)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	// Stop the phase through the protocol, not by breaking the stream, so that the
-	// plugin hands back what it measured. A stop that reaches the plugin before the
-	// phase has begun there finds nothing to stop: it is asked again until the
-	// stream ends.
+	return p.d.rpc.RunPhase(streamCtx, &pluginv1.RunPhaseRequest{Phase: phase})
+}
+
+// stopOnEnd stops the phase through the protocol when its context ends, not by
+// breaking the stream, so that the plugin hands back what it measured; the stream
+// is broken (cancelStream) only when the phase has not ended stopGrace later. A stop
+// that reaches the plugin before the phase has begun there finds nothing to stop: it
+// is asked again until the stream ends, which the function returned says.
+func (p *phaseRun) stopOnEnd(cancelStream context.CancelFunc) func() {
 	ended := make(chan struct{})
-	defer close(ended)
-	stopWatch := context.AfterFunc(phaseCtx, func() {
+	stopWatch := context.AfterFunc(p.ctx, func() {
 		giveUp := time.AfterFunc(stopGrace, cancelStream)
 		defer giveUp.Stop()
 		for {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(phaseCtx).Error()})
+			_, _ = p.d.rpc.StopPhase(sctx, &pluginv1.StopPhaseRequest{Reason: context.Cause(p.ctx).Error()})
 			cancel()
 			select {
 			case <-ended:
@@ -304,40 +344,52 @@ func (d *Driver) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 			}
 		}
 	})
-	defer stopWatch()
+	return func() {
+		stopWatch()
+		close(ended)
+	}
+}
+
+// receive passes the stream's intervals to onInterval until the phase's end, which
+// it returns.
+func (p *phaseRun) receive(stream pluginv1.Adapter_RunPhaseClient, onInterval func(core.IntervalReport)) (core.PhaseEnd, error) {
 	for {
 		ev, err := stream.Recv()
 		if err == io.EOF {
-			return fail(errors.New("plugin ended the phase without saying how it ended"))
+			return p.fail(errors.New("plugin ended the phase without saying how it ended"))
 		}
 		if err != nil {
-			return fail(err)
+			return p.fail(err)
 		}
 		switch e := ev.GetEvent().(type) {
 		case *pluginv1.PhaseEvent_Interval:
 			r, err := plugins.IntervalFromProto(e.Interval)
 			if err != nil {
-				return fail(err)
+				return p.fail(err)
 			}
 			onInterval(r)
 		case *pluginv1.PhaseEvent_End:
 			end, err := plugins.PhaseEndFromProto(e.End)
 			if err != nil {
-				return fail(err)
+				return p.fail(err)
 			}
-			if overran() {
-				// However the plugin ended it (a plugin resumed after SIGSTOP
-				// says "ok" of a phase whose rate covers the time it stood
-				// still), a phase past the host's bound is failed.
-				said := "the plugin reported it " + string(end.Status)
-				if end.Error != "" {
-					said += ": " + end.Error
-				}
-				end.Status, end.Error = core.StatusFailed, errOverran.Error()+"; "+said
-			}
-			return end, nil
+			return p.judged(end), nil
 		}
 	}
+}
+
+// judged is the end the plugin reported, failed when the phase went past the host's
+// bound: however the plugin ended it (a plugin resumed after SIGSTOP says "ok" of a
+// phase whose rate covers the time it stood still), such a phase is failed.
+func (p *phaseRun) judged(end core.PhaseEnd) core.PhaseEnd {
+	if p.overran() {
+		said := "the plugin reported it " + string(end.Status)
+		if end.Error != "" {
+			said += ": " + end.Error
+		}
+		end.Status, end.Error = core.StatusFailed, p.errOverran.Error()+"; "+said
+	}
+	return end
 }
 
 // overranError says that a phase went past the host's bound.
