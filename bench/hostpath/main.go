@@ -40,37 +40,19 @@ func main() {
 	}
 }
 
+// run runs the suite for nsys synthetic systems through the runner into an archive,
+// finishes it, and prints what the host handled and the memory it took.
 func run(nsys, probe int) error {
 	dir, err := os.MkdirTemp("", "cmpbench-hostpath-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	var yaml strings.Builder
-	yaml.WriteString("systems:\n")
-	var names []string
-	for i := range nsys {
-		n := fmt.Sprintf("s%d", i+1)
-		names = append(names, n)
-		fmt.Fprintf(&yaml, "  %s: {adapter: resp, endpoint: \"127.0.0.1:%d\"}\n", n, 7000+i)
-	}
-	cfg := filepath.Join(dir, "cmpbench.yaml")
-	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
-		return err
-	}
-	systems, err := config.LoadSystems(cfg, true)
+	systems, names, err := writeSystems(dir, nsys)
 	if err != nil {
 		return err
 	}
-	text, err := suites.Get("ycsb")
-	if err != nil {
-		return err
-	}
-	suite, err := plan.ParseSuite("ycsb.yaml", text)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Build(suite, names, 1, 1, 1)
+	p, err := ycsbPlan(names)
 	if err != nil {
 		return err
 	}
@@ -86,40 +68,91 @@ func run(nsys, probe int) error {
 	res := runner.Run(context.Background(), runner.Config{RunID: "hostpath", Plan: p, Systems: systems, Launch: drv.Launcher(),
 		Redactor: red, Sink: w, Observer: obs, StatsInterval: time.Hour})
 	ran := time.Since(start)
+	printFailedPhases(res)
+	final, err := finish(w, res)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("   %d systems, %d phases, %d intervals (%d probe records each in measured phases) through the host in %s; archive %.1f MiB finished in %s\n",
+		nsys, len(res.Phases), drv.Intervals, probe, ran.Round(time.Second), float64(dirSize(final))/(1<<20), time.Since(start.Add(ran)).Round(time.Second))
+	fmt.Printf("   host peak RSS (VmHWM) %s, Go heap in use at most %.1f MiB (sampled every 1,000 intervals), run status %s\n",
+		vmHWM(), float64(maxHeap)/(1<<20), res.Status)
+	return nil
+}
+
+// writeSystems writes a systems file with nsys RESP systems (s1, s2, ...) in dir and
+// loads it.
+func writeSystems(dir string, nsys int) (*config.Systems, []string, error) {
+	var yaml strings.Builder
+	yaml.WriteString("systems:\n")
+	var names []string
+	for i := range nsys {
+		n := fmt.Sprintf("s%d", i+1)
+		names = append(names, n)
+		fmt.Fprintf(&yaml, "  %s: {adapter: resp, endpoint: \"127.0.0.1:%d\"}\n", n, 7000+i)
+	}
+	cfg := filepath.Join(dir, "cmpbench.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		return nil, nil, err
+	}
+	systems, err := config.LoadSystems(cfg, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return systems, names, nil
+}
+
+// ycsbPlan is the built-in ycsb suite's plan at full length for the systems named.
+func ycsbPlan(names []string) (*plan.Plan, error) {
+	text, err := suites.Get("ycsb")
+	if err != nil {
+		return nil, err
+	}
+	suite, err := plan.ParseSuite("ycsb.yaml", text)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Build(suite, names, 1, 1, 1)
+}
+
+// printFailedPhases prints each phase of the run that did not end ok.
+func printFailedPhases(res *core.RunResult) {
 	for _, ph := range res.Phases {
 		if ph.End.Status != core.StatusOK {
 			fmt.Fprintf(os.Stderr, "phase %s %s: %s %s\n", ph.System, ph.Spec.Name, ph.End.Status, ph.End.Error)
 		}
 	}
+}
+
+// finish finishes the archive, adds its report and commits it, returning its
+// directory.
+func finish(w *archive.Writer, res *core.RunResult) (string, error) {
 	a, err := w.Finish(res.Status, time.Now())
 	if err != nil {
-		return err
+		return "", err
 	}
 	files, _, err := report.Render(a)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, f := range files {
 		if err := w.AddFile(f.Name, f.Data); err != nil {
-			return err
+			return "", err
 		}
 	}
-	final, err := w.Commit()
-	if err != nil {
-		return err
-	}
+	return w.Commit()
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
 	var size int64
-	filepath.Walk(final, func(_ string, fi os.FileInfo, _ error) error {
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, _ error) error {
 		if fi != nil && !fi.IsDir() {
 			size += fi.Size()
 		}
 		return nil
 	})
-	fmt.Printf("   %d systems, %d phases, %d intervals (%d probe records each in measured phases) through the host in %s; archive %.1f MiB finished in %s\n",
-		nsys, len(res.Phases), drv.Intervals, probe, ran.Round(time.Second), float64(size)/(1<<20), time.Since(start.Add(ran)).Round(time.Second))
-	fmt.Printf("   host peak RSS (VmHWM) %s, Go heap in use at most %.1f MiB (sampled every 1,000 intervals), run status %s\n",
-		vmHWM(), float64(maxHeap)/(1<<20), res.Status)
-	return nil
+	return size
 }
 
 // heapWatch samples the heap every 1,000 intervals.
