@@ -259,42 +259,50 @@ func (s style) setPoints(g *draw.GlyphStyle) {
 // is "".
 func addLine(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
 	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return err
+	if err == nil {
+		s.setLine(&l.LineStyle)
+		addPlotters(p, legend, l)
 	}
-	s.setLine(&l.LineStyle)
-	p.Add(l)
-	if legend != "" {
-		p.Legend.Add(legend, l)
-	}
-	return nil
+	return err
 }
 
 // addPoints adds xys to p as points in style s, with a legend entry unless legend
 // is "".
 func addPoints(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
 	sc, err := plotter.NewScatter(xys)
-	if err != nil {
-		return err
+	if err == nil {
+		s.setPoints(&sc.GlyphStyle)
+		addPlotters(p, legend, sc)
 	}
-	s.setPoints(&sc.GlyphStyle)
-	p.Add(sc)
-	if legend != "" {
-		p.Legend.Add(legend, sc)
-	}
-	return nil
+	return err
 }
 
 // addLinePoints adds xys to p as a line with a point at each value, in style s,
 // with one legend entry for both.
 func addLinePoints(p *plot.Plot, legend string, xys plotter.XYs, s style) error {
 	l, sc, err := plotter.NewLinePoints(xys)
-	if err != nil {
-		return err
+	if err == nil {
+		s.setLine(&l.LineStyle)
+		s.setPoints(&sc.GlyphStyle)
+		addPlotters(p, legend, l, sc)
 	}
-	s.setLine(&l.LineStyle)
-	s.setPoints(&sc.GlyphStyle)
-	p.Add(l, sc)
-	p.Legend.Add(legend, l, sc)
-	return nil
+	return err
+}
+
+// legendPlotter is a plotter that can stand in a legend.
+type legendPlotter interface {
+	plot.Plotter
+	plot.Thumbnailer
+}
+
+// addPlotters adds ps to p, with one legend entry for them all unless legend is "".
+func addPlotters(p *plot.Plot, legend string, ps ...legendPlotter) {
+	thumbs := make([]plot.Thumbnailer, len(ps))
+	for i, pl := range ps {
+		p.Add(pl)
+		thumbs[i] = pl
+	}
+	if legend != "" {
+		p.Legend.Add(legend, thumbs...)
+	}
 }
