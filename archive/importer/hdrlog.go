@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -155,6 +156,25 @@ func (p *hdrLogParser) times(start, second float64) (time.Time, time.Time) {
 		return unixSeconds(start), unixSeconds(second)
 	}
 	return unixSeconds(start + p.base), unixSeconds(start + second + p.base)
+}
+
+// readPrefixedHdrLog reads an HdrHistogram log that --hdr-prefix names; why says
+// why the tool should have written it, for the error when it is not there.
+func readPrefixedHdrLog(file, why string) (*hdrLog, error) {
+	l, err := readHdrLog(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file (--hdr-prefix): %s", file, why)
+	}
+	return l, err
+}
+
+// addCountedFile records an HdrHistogram file the import read, once it holds as
+// many operations as the output counts; counted says where the output counts them.
+func (r *Run) addCountedFile(file string, holds, count int64, counted string) error {
+	if holds != count {
+		return fmt.Errorf("%s holds %d operations, but %s %d: not files of the same run?", file, holds, counted, count)
+	}
+	return r.addFile(file)
 }
 
 func leadingFloat(s string) (float64, error) {

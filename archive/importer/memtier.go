@@ -98,21 +98,7 @@ var memtierOps = map[string]core.OpKind{"Gets": core.OpGet, "Sets": core.OpSet}
 // Memtier reads memtier_benchmark's JSON output at path, and with o.HDRPrefix its
 // HdrHistogram files. Every error it returns is the input's, naming the file.
 func Memtier(path string, o Options) (*Run, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	top, err := decodeJSONObject(b, path)
-	if err != nil {
-		return nil, err
-	}
-	var cfg mtConfig
-	if raw, ok := top["configuration"]; ok {
-		if err := json.Unmarshal(raw, &cfg); err != nil {
-			return nil, fmt.Errorf("%s: configuration: %w", path, err)
-		}
-	}
-	sections, err := memtierRuns(top, &cfg, path)
+	cfg, sections, err := readMemtier(path)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +106,70 @@ func Memtier(path string, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What --authenticate and a --uri's password say must reach no file.
+	m := &memtierImport{r: r, cfg: cfg, path: path, prefix: o.HDRPrefix, runs: len(sections), skipped: map[string]int64{}}
+	m.system()
+	base := m.phaseInfo(o.Phase)
+	r.Info.ResponseTime = responseClosed
+	if base.Rate > 0 {
+		r.Info.ResponseTime = responseUnknown
+	}
+	for i, s := range sections {
+		p, err := m.phase(s, base, i)
+		if err != nil {
+			return nil, err
+		}
+		m.tally(s, i)
+		if p.Info.Status != core.StatusOK {
+			r.Status = core.RunInterrupted
+		}
+		r.Phases = append(r.Phases, p)
+	}
+	first, last := r.Phases[0].Info, r.Phases[len(r.Phases)-1].Info
+	r.Started, r.Ended = first.Started, last.Ended
+	m.caveats(base)
+	return r, nil
+}
+
+// memtierImport is one import of memtier output, as it goes.
+type memtierImport struct {
+	r      *Run
+	cfg    *mtConfig
+	path   string
+	prefix string
+	runs   int // how many runs the output holds
+	// skipped are the commands cmpbench has no op kind for, with their counts.
+	skipped    map[string]int64
+	hits       []string // the GETs' hit and miss rates, per run
+	connErrors int64
+}
+
+// readMemtier reads memtier's JSON output at path: its configuration and its runs.
+func readMemtier(path string) (*mtConfig, []*mtSection, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	top, err := decodeJSONObject(b, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfg mtConfig
+	if raw, ok := top["configuration"]; ok {
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return nil, nil, fmt.Errorf("%s: configuration: %w", path, err)
+		}
+	}
+	sections, err := memtierRuns(top, &cfg, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cfg, sections, nil
+}
+
+// system records what the configuration says of the system, its endpoint and TLS,
+// and what must reach no file: --authenticate and a --uri's password.
+func (m *memtierImport) system() {
+	r, cfg := m.r, m.cfg
 	var auth string
 	if json.Unmarshal(cfg.Authenticate, &auth) == nil && auth != "" {
 		r.secrets = append(r.secrets, auth)
@@ -130,59 +179,56 @@ func Memtier(path string, o Options) (*Run, error) {
 			r.secrets = append(r.secrets, pw)
 		}
 	}
-	r.System.Endpoint = memtierEndpoint(&cfg)
+	r.System.Endpoint = memtierEndpoint(cfg)
 	if cfg.TLS == "true" {
 		r.System.TLS = "verified"
 		if cfg.TLSSkipVerify == "true" {
 			r.System.TLS = "NOT VERIFIED (tls_skip_verify)"
 		}
 	}
-	r.Info.ResponseTime = responseClosed
+}
+
+// phaseInfo is the manifest entry every run's phase starts from, as the
+// configuration describes it: its name, load, planned length and count.
+func (m *memtierImport) phaseInfo(name string) archive.PhaseInfo {
+	cfg := m.cfg
 	conns := cfg.Clients * max(cfg.Threads, 1)
 	rate := float64(cfg.RateLimit) * float64(conns)
-	if rate > 0 {
-		r.Info.ResponseTime = responseUnknown
-	}
-	name := o.Phase
 	if name == "" {
 		name = "memtier"
 	}
 	base := archive.PhaseInfo{
-		System: r.System.Name, Name: name, Kind: core.PhaseMeasured, Workload: memtierWorkload(&cfg),
+		System: m.r.System.Name, Name: name, Kind: core.PhaseMeasured, Workload: memtierWorkload(cfg),
 		Shape: shape(conns, rate), Connections: conns, Rate: rate, DurationNs: cfg.TestTime * int64(time.Second),
 		IntervalNs: int64(time.Second), Status: core.StatusOK,
 	}
 	if n, err := cfg.Requests.Int64(); err == nil && n > 0 {
 		base.Ops = n * int64(conns)
 	}
-	skipped := map[string]int64{}
-	var hits []string
-	var connErrors int64
-	for i, s := range sections {
-		p, err := memtierPhase(r, s, base, i, len(sections), o.HDRPrefix, path, skipped)
-		if err != nil {
-			return nil, err
-		}
-		if g := s.ops["Gets"]; g != nil && (g.HitsSec > 0 || g.MissesSec > 0) {
-			run := ""
-			if len(sections) > 1 {
-				run = fmt.Sprintf("run %d: ", i+1)
-			}
-			hits = append(hits, fmt.Sprintf("%s%.2f hits/s and %.2f misses/s", run, g.HitsSec, g.MissesSec))
-		}
-		if t := s.ops["Totals"]; t != nil {
-			connErrors += t.ConnErrors
-		}
-		if p.Info.Status != core.StatusOK {
-			r.Status = core.RunInterrupted
-		}
-		r.Phases = append(r.Phases, p)
-	}
-	first, last := r.Phases[0].Info, r.Phases[len(r.Phases)-1].Info
-	r.Started, r.Ended = first.Started, last.Ended
+	return base
+}
 
+// tally notes what run i gives that no table holds: the GETs' hit and miss rates
+// and the connection errors.
+func (m *memtierImport) tally(s *mtSection, i int) {
+	if g := s.ops["Gets"]; g != nil && (g.HitsSec > 0 || g.MissesSec > 0) {
+		run := ""
+		if m.runs > 1 {
+			run = fmt.Sprintf("run %d: ", i+1)
+		}
+		m.hits = append(m.hits, fmt.Sprintf("%s%.2f hits/s and %.2f misses/s", run, g.HitsSec, g.MissesSec))
+	}
+	if t := s.ops["Totals"]; t != nil {
+		m.connErrors += t.ConnErrors
+	}
+}
+
+// caveats says what memtier's output lacks, and how its numbers were taken; p is
+// the phases' manifest entry.
+func (m *memtierImport) caveats(p archive.PhaseInfo) {
+	r, cfg := m.r, m.cfg
 	r.commonCaveats(ToolMemtier)
-	if rate > 0 {
+	if p.Rate > 0 {
 		r.caveat("Response time is unknown: memtier sends at its --rate-limiting (%d requests/s per connection) but times each request from its actual send, so a request the schedule held back shows no delay (coordinated omission). The response-time columns are empty; the service-time columns hold memtier's latencies.", cfg.RateLimit)
 	} else {
 		r.caveat("memtier ran closed loop: its latencies, measured from each request's send to its reply, are service time, which in a closed loop is also the response time (as in cmpbench's own closed-loop phases). A closed loop sends less while the server stalls, so a stall shows in fewer requests rather than in their latency.")
@@ -192,16 +238,16 @@ func Memtier(path string, o Options) (*Run, error) {
 	}
 	r.caveat("Percentiles have memtier's precision: its histograms keep 2 significant digits of microseconds (a bucket 1%% wide); each bucket is re-recorded in cmpbench's nanosecond histogram at its upper bound, the value memtier's own percentiles report, so they agree to 0.1%%. Per-second percentiles are memtier's, from per-second histograms of the same precision, imported as written.")
 	r.caveat("memtier counts a server's error replies (OOM, WRONGTYPE, ...) as completed requests, timed and in its throughput, and its output does not say how many there were: unlike cmpbench's own runs, these counts may include errors. Check memtier's stderr (\"handle error response\") for any.")
-	if len(hits) > 0 {
-		r.caveat("The hits and misses columns are 0 because memtier gives hits and misses as rates only (GET: %s); its byte counts are of the wire, not of values, and are left out too.", strings.Join(hits, "; "))
+	if len(m.hits) > 0 {
+		r.caveat("The hits and misses columns are 0 because memtier gives hits and misses as rates only (GET: %s); its byte counts are of the wire, not of values, and are left out too.", strings.Join(m.hits, "; "))
 	}
-	if connErrors > 0 {
-		r.caveat("memtier counted %d connection errors, not attributed to any command: they are in none of the tables.", connErrors)
+	if m.connErrors > 0 {
+		r.caveat("memtier counted %d connection errors, not attributed to any command: they are in none of the tables.", m.connErrors)
 	}
-	if len(skipped) > 0 {
+	if len(m.skipped) > 0 {
 		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(skipped)) {
-			parts = append(parts, fmt.Sprintf("%s (%d)", k, skipped[k]))
+		for _, k := range slices.Sorted(maps.Keys(m.skipped)) {
+			parts = append(parts, fmt.Sprintf("%s (%d)", k, m.skipped[k]))
 		}
 		r.caveat("Commands cmpbench has no op kind for are not imported: %s. The total throughput counts only the imported ones.", strings.Join(parts, ", "))
 	}
@@ -209,9 +255,8 @@ func Memtier(path string, o Options) (*Run, error) {
 		r.caveat("memtier sent multi-key GETs (--multi-key-get %d): each GET counted here read up to that many keys.", cfg.MultiKeyGet)
 	}
 	if cfg.ClientsStart > 0 {
-		r.caveat("memtier ramped its connections up (--clients-start %d): %d is the most it had open.", cfg.ClientsStart, conns)
+		r.caveat("memtier ramped its connections up (--clients-start %d): %d is the most it had open.", cfg.ClientsStart, p.Connections)
 	}
-	return r, nil
 }
 
 // decodeJSONObject decodes a JSON object's members, saying where a syntax error is.
@@ -308,15 +353,54 @@ func parseSection(raw json.RawMessage, name, path string) (*mtSection, error) {
 	return s, nil
 }
 
-// memtierPhase builds repetition i of n from one run of the output.
-func memtierPhase(r *Run, s *mtSection, p archive.PhaseInfo, i, n int, hdrPrefix, path string, skipped map[string]int64) (Phase, error) {
-	where := "ALL STATS"
-	if n > 1 {
-		where = fmt.Sprintf("RUN #%d RESULTS", i+1)
+// memtierRun is one run of the output, as its phase is built.
+type memtierRun struct {
+	*memtierImport
+	s     *mtSection
+	i     int    // the run's index, from 0
+	where string // the run's object in the output, for errors and caveats
+	// standard: the run sent memtier's SETs and GETs (it has Waits), not --command
+	// types, whose .hgrm files are named by command.
+	standard bool
+	open     bool // the run was rate-limited
+}
+
+// phase builds repetition i of the phase from one run of the output.
+func (m *memtierImport) phase(s *mtSection, p archive.PhaseInfo, i int) (Phase, error) {
+	run := &memtierRun{memtierImport: m, s: s, i: i, where: "ALL STATS", standard: s.ops["Waits"] != nil, open: p.Rate > 0}
+	if m.runs > 1 {
+		run.where = fmt.Sprintf("RUN #%d RESULTS", i+1)
 	}
 	p.Repetition = i
-	totals := s.ops["Totals"]
-	if rt := s.Runtime; rt != nil {
+	run.runtime(&p)
+	names := run.opNames()
+	totals, notes, err := run.totals(names)
+	if err != nil {
+		return Phase{}, err
+	}
+	if err := run.checkFullRun(); err != nil {
+		return Phase{}, err
+	}
+	if len(notes) > 0 {
+		m.r.caveat("%s", strings.Join(notes, " "))
+	}
+	intervals, err := run.seconds(names, p)
+	if err != nil {
+		return Phase{}, err
+	}
+	if intervals == nil && len(names) > 0 {
+		m.r.caveat("%s: memtier's per-second counts do not add up to its totals, so intervals.parquet holds the whole run as one interval.", run.where)
+	}
+	ph := Phase{Info: p, Intervals: intervals, Totals: totals}
+	ph.wholeRun()
+	return ph, nil
+}
+
+// runtime sets the phase's start, end, length and status from the run's Runtime,
+// or its length from its count over its rate when it has none.
+func (run *memtierRun) runtime(p *archive.PhaseInfo) {
+	totals := run.s.ops["Totals"]
+	if rt := run.s.Runtime; rt != nil {
 		p.Started, p.Ended = time.UnixMilli(rt.Start).UTC(), time.UnixMilli(rt.Finish).UTC()
 		if rt.Duration != nil {
 			p.ElapsedNs = *rt.Duration * int64(time.Millisecond)
@@ -329,17 +413,21 @@ func memtierPhase(r *Run, s *mtSection, p archive.PhaseInfo, i, n int, hdrPrefix
 	if p.ElapsedNs == 0 && totals.OpsSec > 0 {
 		// Before memtier wrote its run time: count over rate.
 		p.ElapsedNs = int64(float64(*totals.Count) / totals.OpsSec * 1e9)
-		r.caveat("%s: memtier's output has no run time; the duration is its count over its rate (%d / %.2f ops/s).", where, *totals.Count, totals.OpsSec)
+		run.r.caveat("%s: memtier's output has no run time; the duration is its count over its rate (%d / %.2f ops/s).", run.where, *totals.Count, totals.OpsSec)
 	}
-	standard := s.ops["Waits"] != nil // arbitrary --command runs have no Waits
+}
+
+// opNames are the run's commands that cmpbench has op kinds for and that ran, in
+// OpKind order; the others' counts go to m.skipped.
+func (run *memtierRun) opNames() []string {
 	var names []string
-	for k, op := range s.ops {
+	for k, op := range run.s.ops {
 		if k == "Totals" {
 			continue
 		}
 		if _, ok := memtierOps[k]; !ok {
 			if *op.Count > 0 {
-				skipped[k] += *op.Count
+				run.skipped[k] += *op.Count
 			}
 			continue
 		}
@@ -348,59 +436,55 @@ func memtierPhase(r *Run, s *mtSection, p archive.PhaseInfo, i, n int, hdrPrefix
 		}
 	}
 	sort.Slice(names, func(a, b int) bool { return memtierOps[names[a]] < memtierOps[names[b]] })
-	open := p.Rate > 0
-	var totalsOut []core.OpInterval
-	var hdrNote []string
+	return names
+}
+
+// totals are the ops' totals, their latencies from the .hgrm files with
+// --hdr-prefix, else from the JSON; notes say which have percentiles only.
+func (run *memtierRun) totals(names []string) (totals []core.OpInterval, notes []string, err error) {
 	for _, k := range names {
-		op := s.ops[k]
+		op := run.s.ops[k]
 		t := core.OpInterval{Op: memtierOps[k], OK: *op.Count}
-		lat, note, err := memtierLatency(r, op, k, where, path)
+		lat, note, err := memtierLatency(run.r, op, k, run.where, run.path)
 		if err != nil {
-			return Phase{}, err
+			return nil, nil, err
 		}
-		if hdrPrefix != "" && standard {
-			file := fmt.Sprintf("%s_%s_command_run_%d.hgrm", hdrPrefix, strings.ToUpper(strings.TrimSuffix(k, "s")), i+1)
-			h, err := memtierHgrm(r, file, *op.Count, k, where, path)
+		if run.prefix != "" && run.standard {
+			file := fmt.Sprintf("%s_%s_command_run_%d.hgrm", run.prefix, strings.ToUpper(strings.TrimSuffix(k, "s")), run.i+1)
+			h, err := memtierHgrm(run.r, file, *op.Count, k, run.where, run.path)
 			if err != nil {
-				return Phase{}, err
+				return nil, nil, err
 			}
 			if lat, err = core.Summarize(h); err != nil {
-				return Phase{}, err
+				return nil, nil, err
 			}
 			note = ""
 		}
 		if note != "" {
-			hdrNote = append(hdrNote, note)
+			notes = append(notes, note)
 		}
 		t.Service = lat
-		if !open {
-			t.Response = lat
+		fillClosedLoop(&t, run.open)
+		totals = append(totals, t)
+	}
+	return totals, notes, nil
+}
+
+// checkFullRun checks the run's FULL_RUN .hgrm file, all commands', against its
+// Totals, with --hdr-prefix.
+func (run *memtierRun) checkFullRun() error {
+	if run.prefix == "" {
+		return nil
+	}
+	if !run.standard {
+		run.r.caveat("%s: memtier's per-command .hgrm files are named by command, not by the command types its JSON sums up; the JSON's histograms are used, and %s_FULL_RUN_%d.hgrm is checked against its Totals.", run.where, run.prefix, run.i+1)
+	}
+	if n := *run.s.ops["Totals"].Count; n > 0 {
+		if _, err := memtierHgrm(run.r, fmt.Sprintf("%s_FULL_RUN_%d.hgrm", run.prefix, run.i+1), n, "Totals", run.where, run.path); err != nil {
+			return err
 		}
-		totalsOut = append(totalsOut, t)
 	}
-	if hdrPrefix != "" {
-		if !standard {
-			r.caveat("%s: memtier's per-command .hgrm files are named by command, not by the command types its JSON sums up; the JSON's histograms are used, and %s_FULL_RUN_%d.hgrm is checked against its Totals.", where, hdrPrefix, i+1)
-		}
-		if *totals.Count > 0 {
-			if _, err := memtierHgrm(r, fmt.Sprintf("%s_FULL_RUN_%d.hgrm", hdrPrefix, i+1), *totals.Count, "Totals", where, path); err != nil {
-				return Phase{}, err
-			}
-		}
-	}
-	if len(hdrNote) > 0 {
-		r.caveat("%s", strings.Join(hdrNote, " "))
-	}
-	intervals, err := memtierSeconds(s, names, p, open, path, where)
-	if err != nil {
-		return Phase{}, err
-	}
-	if intervals == nil && len(names) > 0 {
-		r.caveat("%s: memtier's per-second counts do not add up to its totals, so intervals.parquet holds the whole run as one interval.", where)
-	}
-	ph := Phase{Info: p, Intervals: intervals, Totals: totalsOut}
-	ph.wholeRun()
-	return ph, nil
+	return nil
 }
 
 // memtierLatency is an op's latency distribution from the JSON: its compressed
@@ -451,10 +535,7 @@ func memtierLatency(r *Run, op *mtOp, name, where, path string) (core.Latency, s
 // memtierHgrm reads one of memtier's .hgrm files and checks it against the JSON's
 // count.
 func memtierHgrm(r *Run, file string, count int64, name, where, path string) (*hdrhistogram.Histogram, error) {
-	l, err := readHdrLog(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file (--hdr-prefix): memtier writes it for every command type that ran, and %s says %s ran %d times", file, path, name, count)
-	}
+	l, err := readPrefixedHdrLog(file, fmt.Sprintf("memtier writes it for every command type that ran, and %s says %s ran %d times", path, name, count))
 	if err != nil {
 		return nil, err
 	}
@@ -466,10 +547,7 @@ func memtierHgrm(r *Run, file string, count int64, name, where, path string) (*h
 			us.Merge(iv.Hist)
 		}
 	}
-	if us.TotalCount() != count {
-		return nil, fmt.Errorf("%s holds %d operations, but %s's %s %s counts %d: not files of the same run?", file, us.TotalCount(), path, where, name, count)
-	}
-	if err := r.addFile(file); err != nil {
+	if err := r.addCountedFile(file, us.TotalCount(), count, fmt.Sprintf("%s's %s %s counts", path, where, name)); err != nil {
 		return nil, err
 	}
 	return r.nanos(us, where+" "+name)
@@ -488,9 +566,10 @@ func (r *Run) nanos(us *hdrhistogram.Histogram, what string) (*hdrhistogram.Hist
 	return h, nil
 }
 
-// memtierSeconds lays out memtier's Time-Serie as intervals of one second: nil when
+// seconds lays out memtier's Time-Serie as intervals of one second: nil when
 // an op's seconds do not add up to its count.
-func memtierSeconds(s *mtSection, names []string, p archive.PhaseInfo, open bool, path, where string) ([]core.IntervalReport, error) {
+func (run *memtierRun) seconds(names []string, p archive.PhaseInfo) ([]core.IntervalReport, error) {
+	s, path, where := run.s, run.path, run.where
 	type second struct {
 		Count int64
 		Max   float64 `json:"Max Latency"`
@@ -544,9 +623,7 @@ func memtierSeconds(s *mtSection, names []string, p archive.PhaseInfo, open bool
 				o.Service = core.Latency{Count: sec.Count, P50: msToNs(sec.q[50]), P90: msToNs(sec.q[90]), P99: msToNs(sec.q[99]),
 					P999: msToNs(sec.q[99.9]), P9999: msToNs(sec.q[99.99]), Max: msToNs(sec.Max)}
 			}
-			if !open {
-				o.Response = o.Service
-			}
+			fillClosedLoop(&o, run.open)
 			iv.Ops = append(iv.Ops, o)
 		}
 		out = append(out, iv)

@@ -1,10 +1,8 @@
 package importer
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -273,34 +271,41 @@ func (y *ycsbImport) outcomes(name string) (ok int64, errs [core.NumErrorClasses
 // latency is a measurement's distribution: its HdrHistogram log with --hdr-prefix,
 // else the percentiles of its summary lines.
 func (y *ycsbImport) latency(name string, hists map[string]*hdrLog) (core.Latency, error) {
-	me := y.l.measures[name]
-	if y.prefix != "" && me.ops > 0 {
-		file := y.prefix + name + ".hdr"
-		l, err := readHdrLog(file)
-		if errors.Is(err, os.ErrNotExist) {
-			return core.Latency{}, fmt.Errorf("%s: no such file (--hdr-prefix): YCSB writes one for every measurement with hdrhistogram.fileoutput=true, and %s has %d [%s] Operations", file, y.path, int64(me.ops), name)
-		}
+	if y.prefix != "" && y.l.measures[name].ops > 0 {
+		return y.hdrLatency(name, hists)
+	}
+	return y.summaryLatency(name), nil
+}
+
+// hdrLatency is a measurement's distribution from its HdrHistogram log, checked
+// against its Operations; hists gets the log, in nanoseconds.
+func (y *ycsbImport) hdrLatency(name string, hists map[string]*hdrLog) (core.Latency, error) {
+	ops := int64(y.l.measures[name].ops)
+	file := y.prefix + name + ".hdr"
+	l, err := readPrefixedHdrLog(file, fmt.Sprintf("YCSB writes one for every measurement with hdrhistogram.fileoutput=true, and %s has %d [%s] Operations", y.path, ops, name))
+	if err != nil {
+		return core.Latency{}, err
+	}
+	total := core.NewHistogram()
+	for i, iv := range l.Intervals {
+		h, err := y.r.nanos(iv.Hist, file)
 		if err != nil {
 			return core.Latency{}, err
 		}
-		total := core.NewHistogram()
-		for i, iv := range l.Intervals {
-			h, err := y.r.nanos(iv.Hist, file)
-			if err != nil {
-				return core.Latency{}, err
-			}
-			l.Intervals[i].Hist = h
-			total.Merge(h)
-		}
-		if total.TotalCount() != int64(me.ops) {
-			return core.Latency{}, fmt.Errorf("%s holds %d operations, but %s's [%s] Operations is %d: not files of the same run?", file, total.TotalCount(), y.path, name, int64(me.ops))
-		}
-		if err := y.r.addFile(file); err != nil {
-			return core.Latency{}, err
-		}
-		hists[name] = l
-		return core.Summarize(total)
+		l.Intervals[i].Hist = h
+		total.Merge(h)
 	}
+	if err := y.r.addCountedFile(file, total.TotalCount(), ops, fmt.Sprintf("%s's [%s] Operations is", y.path, name)); err != nil {
+		return core.Latency{}, err
+	}
+	hists[name] = l
+	return core.Summarize(total)
+}
+
+// summaryLatency is a measurement's distribution from the percentiles of its
+// summary lines; y.noPct gets the percentiles it lacks.
+func (y *ycsbImport) summaryLatency(name string) core.Latency {
+	me := y.l.measures[name]
 	lat := core.Latency{Count: int64(me.ops), Max: usToNs(me.max)}
 	var missing, extra []string
 	for _, q := range []float64{50, 90, 99, 99.9, 99.99} {
@@ -322,7 +327,7 @@ func (y *ycsbImport) latency(name string, hists map[string]*hdrLog) (core.Latenc
 		}
 		y.noPct[key] = append(y.noPct[key], name)
 	}
-	return lat, nil
+	return lat
 }
 
 func usToNs(us float64) int64 { return int64(us*1000 + 0.5) }
