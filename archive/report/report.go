@@ -50,93 +50,133 @@ func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	return files, []byte(b.String()), nil
 }
 
+// markdown is report.md: the run and its systems, the results in their tables and
+// charts, what the server counted, the caveats, and every phase.
 func (d *data) markdown(charts []chart) []byte {
 	var b strings.Builder
-	m := d.m
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-
-	w("# cmpbench report: %s\n\n", m.Suite.Name)
-	w("- Run: `%s`, status **%s**", m.RunID, m.Status)
-	if m.Recovered {
-		w(" (recovered with `cmpbench recover` from the directory of a run whose cmpbench stopped before finishing)")
-	}
-	w("\n")
-	if m.Imported != nil {
-		d.importedHeader(&b)
-	} else {
-		w("- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
-		w("- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
-		h := m.Host
-		w("- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
-		w("%s", d.shardLine())
-		w("- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
-	}
-
-	w("## Systems\n\n")
-	w("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
-	for _, s := range m.Systems {
-		how := "endpoint `" + s.Endpoint + "`"
-		if s.Endpoint == "" {
-			how = "endpoint not recorded" // an imported run whose source does not say
-		}
-		if s.Provisioned {
-			how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
-		}
-		if len(s.Nodes) > 1 {
-			how += fmt.Sprintf(" (%d nodes: %s)", len(s.Nodes), strings.Join(s.Nodes, ", "))
-		}
-		if s.Cluster {
-			how += ", cluster API"
-		}
-		if s.TLS != "" {
-			how += ", TLS " + s.TLS
-		}
-		if s.Error != "" {
-			how += " — **not run: " + oneLine(s.Error) + "**"
-		}
-		w("| %s | %s | %s | %s | %s |\n", s.Name, dash(s.Product), dash(s.Version), how, code(short(s.BinarySHA256, 16)))
-	}
-	w("\n")
-
-	w("## Results\n\n")
-	w("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
-	w("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
-	w("**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
-	w("**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
-	w("**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
-	w("**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
-	if m.Repeat > 1 {
-		w(" Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", m.Repeat)
-	}
-	w("\n\n")
+	d.runHeader(&b)
+	d.systemsSection(&b)
+	d.resultsIntro(&b)
 	d.sideBySide(&b)
 	d.ladders(&b)
 	d.sweeps(&b)
 	d.pubsubSection(&b)
 	d.tables(&b)
 	d.stallSection(&b)
-
-	if len(charts) > 0 {
-		w("## Charts\n\n")
-		for _, c := range charts {
-			w("![%s](%s)\n\n", c.title, c.file)
-		}
-	}
+	chartList(&b, charts)
 	d.costTable(&b)
 	d.validation(&b)
 	d.reconciliation(&b)
-	if cv := d.caveats(); len(cv) > 0 {
-		w("## Caveats\n\n")
-		for _, c := range cv {
-			w("- %s\n", c)
-		}
-		w("\n")
-	}
+	d.caveatSection(&b)
+	d.allPhases(&b)
+	d.pluginsSection(&b)
+	return []byte(b.String())
+}
 
-	w("## All phases\n\n")
-	w("Server connections are the most client connections the server had open (over its nodes, cmpbench's own among them) in the stats samples taken while the phase ran (the first once its first interval is measured; — when none was): pooling clients may hold more than the phase's connections, and every node of a cluster has its own.\n\n")
-	w("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | server connections | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|--:|---|\n")
-	for _, p := range m.Phases {
+// runHeader writes the report's title and what ran: the run, and where it was
+// imported from or when, how and on which host cmpbench ran it.
+func (d *data) runHeader(b *strings.Builder) {
+	m := d.m
+	fmt.Fprintf(b, "# cmpbench report: %s\n\n", m.Suite.Name)
+	fmt.Fprintf(b, "- Run: `%s`, status **%s**", m.RunID, m.Status)
+	if m.Recovered {
+		b.WriteString(" (recovered with `cmpbench recover` from the directory of a run whose cmpbench stopped before finishing)")
+	}
+	b.WriteString("\n")
+	if m.Imported != nil {
+		d.importedHeader(b)
+		return
+	}
+	fmt.Fprintf(b, "- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
+	fmt.Fprintf(b, "- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
+	h := m.Host
+	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
+	b.WriteString(d.shardLine())
+	fmt.Fprintf(b, "- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
+}
+
+// systemsSection lists the systems compared: what each is and how it ran.
+func (d *data) systemsSection(b *strings.Builder) {
+	b.WriteString("## Systems\n\n")
+	b.WriteString("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
+	for _, s := range d.m.Systems {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.Name, dash(s.Product), dash(s.Version), howRan(s), code(short(s.BinarySHA256, 16)))
+	}
+	b.WriteString("\n")
+}
+
+// howRan says how a system ran: at which endpoint or started how, on which nodes,
+// over which API and TLS, and why it did not run if it did not.
+func howRan(s archive.SystemInfo) string {
+	how := "endpoint `" + s.Endpoint + "`"
+	if s.Endpoint == "" {
+		how = "endpoint not recorded" // an imported run whose source does not say
+	}
+	if s.Provisioned {
+		how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
+	}
+	if len(s.Nodes) > 1 {
+		how += fmt.Sprintf(" (%d nodes: %s)", len(s.Nodes), strings.Join(s.Nodes, ", "))
+	}
+	if s.Cluster {
+		how += ", cluster API"
+	}
+	if s.TLS != "" {
+		how += ", TLS " + s.TLS
+	}
+	if s.Error != "" {
+		how += " — **not run: " + oneLine(s.Error) + "**"
+	}
+	return how
+}
+
+// resultsIntro opens the results: what the latencies are, and what each mark on a
+// phase means.
+func (d *data) resultsIntro(b *strings.Builder) {
+	b.WriteString("## Results\n\n")
+	b.WriteString("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
+	b.WriteString("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
+	fmt.Fprintf(b, "**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
+	fmt.Fprintf(b, "**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
+	fmt.Fprintf(b, "**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
+	fmt.Fprintf(b, "**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
+	if d.m.Repeat > 1 {
+		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
+	}
+	b.WriteString("\n\n")
+}
+
+// chartList shows the charts, if any.
+func chartList(b *strings.Builder, charts []chart) {
+	if len(charts) == 0 {
+		return
+	}
+	b.WriteString("## Charts\n\n")
+	for _, c := range charts {
+		fmt.Fprintf(b, "![%s](%s)\n\n", c.title, c.file)
+	}
+}
+
+// caveatSection lists the caveats, if any.
+func (d *data) caveatSection(b *strings.Builder) {
+	cv := d.caveats()
+	if len(cv) == 0 {
+		return
+	}
+	b.WriteString("## Caveats\n\n")
+	for _, c := range cv {
+		fmt.Fprintf(b, "- %s\n", c)
+	}
+	b.WriteString("\n")
+}
+
+// allPhases lists every phase of the run, measured or not, with how it ended, what
+// it did and the connections the server saw.
+func (d *data) allPhases(b *strings.Builder) {
+	b.WriteString("## All phases\n\n")
+	b.WriteString("Server connections are the most client connections the server had open (over its nodes, cmpbench's own among them) in the stats samples taken while the phase ran (the first once its first interval is measured; — when none was): pooling clients may hold more than the phase's connections, and every node of a cluster has its own.\n\n")
+	b.WriteString("| system | # | phase | rep | kind | shape | status | elapsed | ops ok | errors | client cores (of) | server connections | note |\n|---|--:|---|--:|---|---|---|--:|--:|--:|--:|--:|---|\n")
+	for _, p := range d.m.Phases {
 		ok, errs := d.phaseTotals(p)
 		cores := fmt.Sprintf("%.2f (%d)", p.ClientCores, p.CoresAllowed)
 		if p.ClientCores == 0 {
@@ -146,22 +186,26 @@ func (d *data) markdown(charts []chart) []byte {
 		if n, ok := d.serverConns(p.System, p.Index, p.Repetition); ok {
 			conns = thousands(n)
 		}
-		w("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
+		fmt.Fprintf(b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
 			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, conns, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
 	}
-	w("\n")
-	if len(m.Plugins) > 0 {
-		w("## Plugins\n\n| system | adapter | binary | SHA-256 | adapter version | built with | protocol |\n|---|---|---|---|---|---|--:|\n")
-		for _, p := range m.Plugins {
-			kind := "third-party"
-			if p.Builtin {
-				kind = "built in"
-			}
-			w("| %s | %s (%s) | `%s` | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, p.Path, code(short(p.SHA256, 16)), p.Version, p.SDKVersion, p.Protocol)
-		}
-		w("\n")
+	b.WriteString("\n")
+}
+
+// pluginsSection lists the adapters that drove the systems, if any are recorded.
+func (d *data) pluginsSection(b *strings.Builder) {
+	if len(d.m.Plugins) == 0 {
+		return
 	}
-	return []byte(b.String())
+	b.WriteString("## Plugins\n\n| system | adapter | binary | SHA-256 | adapter version | built with | protocol |\n|---|---|---|---|---|---|--:|\n")
+	for _, p := range d.m.Plugins {
+		kind := "third-party"
+		if p.Builtin {
+			kind = "built in"
+		}
+		fmt.Fprintf(b, "| %s | %s (%s) | `%s` | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, p.Path, code(short(p.SHA256, 16)), p.Version, p.SDKVersion, p.Protocol)
+	}
+	b.WriteString("\n")
 }
 
 // sideBySide is the published comparisons' table shape: a row for each measured
