@@ -324,109 +324,135 @@ func (d *data) ops(ph phaseRef) []string {
 	return ops
 }
 
+// tables writes each measured phase's table: a row per system with its throughput,
+// every op's latency percentiles, hits, misses, errors and status; for a fixed-rate
+// phase, where the response time came from.
 func (d *data) tables(b *strings.Builder) {
-	spread := d.m.Repeat > 1
 	for _, ph := range d.measured {
-		info := ph.info
-		fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
-		open := info.Rate > 0
-		if open {
-			b.WriteString("Fixed rate: response time is measured from each operation's intended send time (the schedule), so queueing behind a slow server counts; service time from its actual send, as YCSB and memtier measure the latencies they publish. Each percentile shows both, side by side.\n\n")
+		t := resultTable{ph: ph, ops: d.ops(ph), spread: d.m.Repeat > 1, open: ph.info.Rate > 0, latencies: closedLoopLatencies}
+		if t.open {
+			t.latencies = openLoopLatencies
 		}
-		ops := d.ops(ph)
-		b.WriteString("| system | ops/s |")
-		sep := "|---|--:|"
-		if spread {
-			b.WriteString(" spread |")
-			sep += "---|"
-		}
-		latencies := closedLoopLatencies
-		if open {
-			latencies = openLoopLatencies
-		}
-		for _, op := range ops {
-			for _, l := range latencies {
-				fmt.Fprintf(b, " %s %s |", op, l.name)
-				sep += "--:|"
-			}
-		}
-		b.WriteString(" hits | misses | errors | status |\n" + sep + "--:|--:|---|---|\n")
+		t.head(b)
 		for _, sys := range d.systems {
-			c := d.cell(ph, sys)
-			reps := c.measured()
-			status := statusOf(c)
-			if len(reps) == 0 {
-				fmt.Fprintf(b, "| %s | — |%s%s — | — | — | %s |\n", sys, ifStr(spread, " — |"), strings.Repeat(" — |", len(latencies)*len(ops)), status)
-				continue
-			}
-			tp := c.throughput()
-			rate := thousands(int64(math.Round(tp.Median)))
-			if t := reps[0].rows[0].TargetRate; t > 0 {
-				rate += " of " + thousands(int64(t))
-			}
-			for _, r := range reps {
-				if !r.sustained() {
-					rate = "**NS** " + rate
-					break
-				}
-			}
-			for _, r := range reps {
-				if r.info.ClientBound {
-					rate += " (client-bound)"
-					break
-				}
-			}
-			for _, r := range reps {
-				if r.info.ClientLagged {
-					rate += " (client-lagged)"
-					break
-				}
-			}
-			for _, r := range reps {
-				if r.info.HostSaturated {
-					rate += " (host-saturated)"
-					break
-				}
-			}
-			fmt.Fprintf(b, "| %s | %s |", sys, rate)
-			if spread {
-				fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
-			}
-			for _, op := range ops {
-				for _, l := range latencies {
-					if v, ok := c.latency(op, l.pick); ok {
-						fmt.Fprintf(b, " %s |", latencyCell(v))
-					} else {
-						b.WriteString(" — |")
-					}
-				}
-			}
-			var hits, misses int64
-			errs := map[string]int64{}
-			for _, r := range reps {
-				for _, row := range r.rows {
-					hits += row.Hits
-					misses += row.Misses
-					errs["oom"] += row.ErrOOM
-					errs["timeout"] += row.ErrTimeout
-					errs["connection"] += row.ErrConn
-					errs["protocol"] += row.ErrProtocol
-					errs["other"] += row.ErrOther
-					errs["not_found"] += row.ErrNotFound
-					errs["exists"] += row.ErrExists
-					errs["overload"] += row.ErrOverload
-					errs["in_doubt"] += row.ErrInDoubt
-				}
-			}
-			fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
+			t.row(b, sys, d.cell(ph, sys))
 		}
 		b.WriteString("\n")
-		if open {
-			d.lagTable(b, ph, ops)
+		if t.open {
+			d.lagTable(b, ph, t.ops)
 		} else {
 			b.WriteString("Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n")
 		}
 	}
+}
+
+// resultTable is one measured phase's table: its ops, whether it shows the spread
+// of repetitions, whether the phase ran at a fixed rate (open loop), and its
+// latency columns for each op.
+type resultTable struct {
+	ph        phaseRef
+	ops       []string
+	spread    bool
+	open      bool
+	latencies []latencyColumn
+}
+
+// head writes the phase's heading, what a fixed rate means, and the table's header.
+func (t resultTable) head(b *strings.Builder) {
+	info := t.ph.info
+	fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", t.ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
+	if t.open {
+		b.WriteString("Fixed rate: response time is measured from each operation's intended send time (the schedule), so queueing behind a slow server counts; service time from its actual send, as YCSB and memtier measure the latencies they publish. Each percentile shows both, side by side.\n\n")
+	}
+	b.WriteString("| system | ops/s |")
+	sep := "|---|--:|"
+	if t.spread {
+		b.WriteString(" spread |")
+		sep += "---|"
+	}
+	for _, op := range t.ops {
+		for _, l := range t.latencies {
+			fmt.Fprintf(b, " %s %s |", op, l.name)
+			sep += "--:|"
+		}
+	}
+	b.WriteString(" hits | misses | errors | status |\n" + sep + "--:|--:|---|---|\n")
+}
+
+// row writes system sys's row, c its cell: dashes where it measured nothing.
+func (t resultTable) row(b *strings.Builder, sys string, c cell) {
+	reps := c.measured()
+	status := statusOf(c)
+	if len(reps) == 0 {
+		fmt.Fprintf(b, "| %s | — |%s%s — | — | — | %s |\n", sys, ifStr(t.spread, " — |"), strings.Repeat(" — |", len(t.latencies)*len(t.ops)), status)
+		return
+	}
+	tp := c.throughput()
+	fmt.Fprintf(b, "| %s | %s |", sys, rateCell(tp, reps))
+	if t.spread {
+		fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
+	}
+	for _, op := range t.ops {
+		for _, l := range t.latencies {
+			if v, ok := c.latency(op, l.pick); ok {
+				fmt.Fprintf(b, " %s |", latencyCell(v))
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+	}
+	hits, misses, errs := outcomes(reps)
+	fmt.Fprintf(b, " %s | %s | %s | %s |\n", thousands(hits), thousands(misses), errorSummary(errs), status)
+}
+
+// phaseFlags are the marks a rate cell carries when any repetition has the flag.
+var phaseFlags = []struct {
+	set  func(archive.PhaseInfo) bool
+	mark string
+}{
+	{func(p archive.PhaseInfo) bool { return p.ClientBound }, " (client-bound)"},
+	{func(p archive.PhaseInfo) bool { return p.ClientLagged }, " (client-lagged)"},
+	{func(p archive.PhaseInfo) bool { return p.HostSaturated }, " (host-saturated)"},
+}
+
+// rateCell is a phase's median throughput tp over its repetitions reps, with the
+// target rate, NS when a repetition did not sustain it, and the phase's flags.
+func rateCell(tp archive.Spread, reps []rep) string {
+	rate := thousands(int64(math.Round(tp.Median)))
+	if t := reps[0].rows[0].TargetRate; t > 0 {
+		rate += " of " + thousands(int64(t))
+	}
+	if slices.ContainsFunc(reps, func(r rep) bool { return !r.sustained() }) {
+		rate = "**NS** " + rate
+	}
+	for _, f := range phaseFlags {
+		if slices.ContainsFunc(reps, func(r rep) bool { return f.set(r.info) }) {
+			rate += f.mark
+		}
+	}
+	return rate
+}
+
+// outcomes sums the hits, misses and errors (by kind, as errorSummary names them)
+// of every op over the repetitions.
+func outcomes(reps []rep) (hits, misses int64, errs map[string]int64) {
+	errs = map[string]int64{}
+	for _, r := range reps {
+		for _, row := range r.rows {
+			hits += row.Hits
+			misses += row.Misses
+			errs["oom"] += row.ErrOOM
+			errs["timeout"] += row.ErrTimeout
+			errs["connection"] += row.ErrConn
+			errs["protocol"] += row.ErrProtocol
+			errs["other"] += row.ErrOther
+			errs["not_found"] += row.ErrNotFound
+			errs["exists"] += row.ErrExists
+			errs["overload"] += row.ErrOverload
+			errs["in_doubt"] += row.ErrInDoubt
+		}
+	}
+	return hits, misses, errs
 }
 
 // latencyColumn is one latency column of a phase's table.
