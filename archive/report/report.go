@@ -696,6 +696,45 @@ func (d *data) ranOp(system string, op core.OpKind) bool {
 // caveats lists what a reader must know before comparing the numbers.
 func (d *data) caveats() []string {
 	var out []string
+	out = append(out, d.systemCaveats()...)
+	out = append(out, d.placementCaveats()...)
+	out = append(out, d.validationCaveats()...)
+	for _, ph := range d.measured {
+		for _, sys := range d.systems {
+			out = append(out, d.cellCaveats(ph, sys)...)
+		}
+	}
+	out = append(out, d.stallCaveats()...)
+	out = append(out, d.pubsubCaveats()...)
+	out = append(out, d.shardCaveats()...)
+	if imp := d.m.Imported; imp != nil {
+		out = append(out, imp.Caveats...)
+	}
+	return out
+}
+
+// systemCaveats are each system's: TLS without verification, an incomplete
+// capture, and what its capture says to mind where the system ran updates.
+func (d *data) systemCaveats() []string {
+	var out []string
+	for _, s := range d.m.Systems {
+		if strings.HasPrefix(s.TLS, "NOT VERIFIED") {
+			out = append(out, fmt.Sprintf("%s was reached over TLS without verifying its certificate (insecure_skip_verify): the connection was encrypted but the server not authenticated.", s.Name))
+		}
+		if len(s.Refused) > 0 {
+			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, strings.TrimRight(oneLine(strings.Join(s.Refused, "; ")), ".")))
+		}
+		if c := d.captureCaveats[s.Name]; c != "" && d.ranOp(s.Name, core.OpUpdate) {
+			out = append(out, fmt.Sprintf("%s: %s", s.Name, oneLine(c)))
+		}
+	}
+	return out
+}
+
+// placementCaveats say where the systems ran, when that differs between them or
+// they shared the client's host.
+func (d *data) placementCaveats() []string {
+	var out []string
 	hosts := map[string][]string{}
 	var local, external []string
 	for _, s := range d.m.Systems {
@@ -710,17 +749,6 @@ func (d *data) caveats() []string {
 			external = append(external, s.Name)
 		}
 	}
-	for _, s := range d.m.Systems {
-		if strings.HasPrefix(s.TLS, "NOT VERIFIED") {
-			out = append(out, fmt.Sprintf("%s was reached over TLS without verifying its certificate (insecure_skip_verify): the connection was encrypted but the server not authenticated.", s.Name))
-		}
-		if len(s.Refused) > 0 {
-			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, strings.TrimRight(oneLine(strings.Join(s.Refused, "; ")), ".")))
-		}
-		if c := d.captureCaveats[s.Name]; c != "" && d.ranOp(s.Name, core.OpUpdate) {
-			out = append(out, fmt.Sprintf("%s: %s", s.Name, oneLine(c)))
-		}
-	}
 	if len(local) > 0 {
 		cpus := fmt.Sprintf("its %d CPUs", d.m.Host.CPUs)
 		if d.m.Host.CPUs == 0 {
@@ -731,13 +759,16 @@ func (d *data) caveats() []string {
 	if len(local) > 0 && len(external) > 0 {
 		out = append(out, fmt.Sprintf("%s were reached over the network while %s ran locally: the network path differs between systems.", strings.Join(external, ", "), strings.Join(local, ", ")))
 	} else if len(hosts) > 1 && len(local) == 0 {
-		var hs []string
-		for h := range hosts {
-			hs = append(hs, h)
-		}
-		sort.Strings(hs)
+		hs := slices.Sorted(maps.Keys(hosts))
 		out = append(out, fmt.Sprintf("The systems ran on different hosts (%s): hardware and network paths may differ, and a managed service's host is not under the tester's control.", strings.Join(hs, ", ")))
 	}
+	return out
+}
+
+// validationCaveats name the failed checks of loaded data and the systems that
+// lost their data across a restart.
+func (d *data) validationCaveats() []string {
+	var out []string
 	for _, v := range d.validations {
 		if !v.OK() {
 			out = append(out, fmt.Sprintf("%s failed validation %s: %s", v.System, v.Point, oneLine(v.Problems[0])))
@@ -746,66 +777,79 @@ func (d *data) caveats() []string {
 			out = append(out, fmt.Sprintf("%s is not restart-durable: it lost its data across a clean restart.", v.System))
 		}
 	}
-	for _, ph := range d.measured {
-		for _, sys := range d.systems {
-			c := d.cell(ph, sys)
-			for _, r := range c.reps {
-				where := fmt.Sprintf("%s, %s", sys, ph.name)
-				if len(c.reps) > 1 {
-					where += fmt.Sprintf(" (repetition %d)", r.info.Repetition)
-				}
-				if r.info.Status != core.StatusOK {
-					out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, oneLine(r.info.Error)))
-				}
-				if !r.sustained() && len(r.rows) > 0 {
-					out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,
-						thousands(int64(math.Round(r.throughput))), thousands(int64(r.rows[0].TargetRate))))
-				}
-				if r.info.ClientBound {
-					out = append(out, fmt.Sprintf("%s was client-bound: the load generator used %.2f of %d cores.", where, r.info.ClientCores, r.info.CoresAllowed))
-				}
-				if r.info.ClientLagged {
-					var lag, svc int64
-					for _, row := range r.rows {
-						if row.LagP99-row.SvcP99 > lag-svc {
-							lag, svc = row.LagP99, row.SvcP99
-						}
-					}
-					out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
-				}
-				switch h := r.info.Host; {
-				case r.info.HostSaturated && h != nil:
-					out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, h, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
-				case r.info.HostSaturated:
-					out = append(out, fmt.Sprintf("%s ran on a saturated host (of a shard, whose caveat says how busy it was, or recorded only as a flag).", where))
-				}
-				if r.info.Partial {
-					out = append(out, fmt.Sprintf("%s was cut short when cmpbench stopped, and recovered: it covers the %d intervals that reached the disk.", where, r.info.Intervals))
-				}
-				var errs int64
-				for _, row := range r.rows {
-					errs += row.Errors
-				}
-				if errs > 0 {
-					line := fmt.Sprintf("%s had %s errors.", where, thousands(errs))
-					if len(r.info.ErrorSamples) > 0 {
-						line = fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), strings.TrimRight(oneLine(strings.Join(r.info.ErrorSamples, "; ")), "."))
-					}
-					out = append(out, line)
-				}
-			}
-			if tp := c.throughput(); tp.N > 1 && tp.CV > 0.10 {
-				out = append(out, fmt.Sprintf("%s, %s is unstable: throughput varied by CV %.1f%% over %d repetitions.", sys, ph.name, tp.CV*100, tp.N))
-			}
+	return out
+}
+
+// cellCaveats are those of one system in one measured phase: each repetition's,
+// and the phase's when its repetitions disagree.
+func (d *data) cellCaveats(ph phaseRef, sys string) []string {
+	var out []string
+	c := d.cell(ph, sys)
+	for _, r := range c.reps {
+		where := fmt.Sprintf("%s, %s", sys, ph.name)
+		if len(c.reps) > 1 {
+			where += fmt.Sprintf(" (repetition %d)", r.info.Repetition)
 		}
+		out = append(out, repCaveats(where, r)...)
 	}
-	out = append(out, d.stallCaveats()...)
-	out = append(out, d.pubsubCaveats()...)
-	out = append(out, d.shardCaveats()...)
-	if imp := d.m.Imported; imp != nil {
-		out = append(out, imp.Caveats...)
+	if tp := c.throughput(); tp.N > 1 && tp.CV > 0.10 {
+		out = append(out, fmt.Sprintf("%s, %s is unstable: throughput varied by CV %.1f%% over %d repetitions.", sys, ph.name, tp.CV*100, tp.N))
 	}
 	return out
+}
+
+// repCaveats are one repetition's, where names it: how it ended, a target not
+// sustained, a client bound or lagging, a saturated host, a recovered cut, errors.
+func repCaveats(where string, r rep) []string {
+	var out []string
+	if r.info.Status != core.StatusOK {
+		out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, oneLine(r.info.Error)))
+	}
+	if !r.sustained() && len(r.rows) > 0 {
+		out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,
+			thousands(int64(math.Round(r.throughput))), thousands(int64(r.rows[0].TargetRate))))
+	}
+	if r.info.ClientBound {
+		out = append(out, fmt.Sprintf("%s was client-bound: the load generator used %.2f of %d cores.", where, r.info.ClientCores, r.info.CoresAllowed))
+	}
+	if r.info.ClientLagged {
+		var lag, svc int64
+		for _, row := range r.rows {
+			if row.LagP99-row.SvcP99 > lag-svc {
+				lag, svc = row.LagP99, row.SvcP99
+			}
+		}
+		out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
+	}
+	switch h := r.info.Host; {
+	case r.info.HostSaturated && h != nil:
+		out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, h, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
+	case r.info.HostSaturated:
+		out = append(out, fmt.Sprintf("%s ran on a saturated host (of a shard, whose caveat says how busy it was, or recorded only as a flag).", where))
+	}
+	if r.info.Partial {
+		out = append(out, fmt.Sprintf("%s was cut short when cmpbench stopped, and recovered: it covers the %d intervals that reached the disk.", where, r.info.Intervals))
+	}
+	if line := errorCaveat(where, r); line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// errorCaveat says how many errors a repetition had and the first of them, "" when
+// it had none.
+func errorCaveat(where string, r rep) string {
+	var errs int64
+	for _, row := range r.rows {
+		errs += row.Errors
+	}
+	if errs <= 0 {
+		return ""
+	}
+	if len(r.info.ErrorSamples) > 0 {
+		return fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), strings.TrimRight(oneLine(strings.Join(r.info.ErrorSamples, "; ")), "."))
+	}
+	return fmt.Sprintf("%s had %s errors.", where, thousands(errs))
 }
 
 // tableHead writes a table's header: lead (its first cells, as they are), a
