@@ -357,16 +357,8 @@ operation is absent (—). Archives with nothing to compare are bad input (exit 
 func newExportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "export", Short: "Export an archive's data in other formats"}
 	var out string
-	hlog := &cobra.Command{
-		Use:               "hlog DIR",
-		Short:             "Write HdrHistogram interval logs, one per system and phase, tagged by op",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeArchives(g, 1, false),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := archive.Open(args[0])
-			if err != nil {
-				return badInput{err}
-			}
+	hlog := exportCmd(g, "hlog DIR", "Write HdrHistogram interval logs, one per system and phase, tagged by op",
+		func(cmd *cobra.Command, a *archive.Archive) error {
 			dir := out
 			if dir == "" {
 				dir = a.Manifest.RunID + "-hlog"
@@ -379,13 +371,22 @@ func newExportCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), f)
 			}
 			return err
-		},
-	}
+		})
 	hlog.Flags().StringVar(&out, "out", "", "directory for the logs (default ./<run-id>-hlog)")
 	cmd.AddCommand(hlog)
-	cmd.AddCommand(&cobra.Command{
-		Use:               "csv DIR",
-		Short:             "Write summary.parquet as CSV to stdout",
+	cmd.AddCommand(exportCmd(g, "csv DIR", "Write summary.parquet as CSV to stdout",
+		func(cmd *cobra.Command, a *archive.Archive) error {
+			return a.WriteSummaryCSV(cmd.OutOrStdout())
+		}))
+	return cmd
+}
+
+// exportCmd is an export subcommand: it opens the archive its one argument names
+// (one that cannot be opened is bad input) and writes it out with write.
+func exportCmd(g *globals, use, short string, write func(cmd *cobra.Command, a *archive.Archive) error) *cobra.Command {
+	return &cobra.Command{
+		Use:               use,
+		Short:             short,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -393,8 +394,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return badInput{err}
 			}
-			return a.WriteSummaryCSV(cmd.OutOrStdout())
+			return write(cmd, a)
 		},
-	})
-	return cmd
+	}
 }
