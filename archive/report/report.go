@@ -591,65 +591,103 @@ func (d *data) costTable(b *strings.Builder) {
 // executed plus rejected calls, after minus before the phase) against what the client
 // sent: successes, errors and the side probe's requests.
 func (d *data) reconciliation(b *strings.Builder) {
-	type line struct {
-		sys, phase     string
-		rep            int
-		op             string
-		client, server int64
-		lost           int64  // connection errors and timeouts: may not have reached the server
-		restarted      string // the server restarted during the phase: its counts started over
+	lines := d.reconLines()
+	if len(lines) == 0 {
+		return
 	}
-	var lines []line
+	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the requests the server counted between the samples taken just before and just after the phase, per op kind or per group of op kinds the server does not tell apart (op kinds that share a command, reads and writes). Where each system's counts come from:\n\n")
+	d.reconSources(b, lines)
+	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
+	for _, l := range lines {
+		l.row(b)
+	}
+	b.WriteString("\n")
+}
+
+// reconLine is one op kind (or group of them) of one repetition: the requests the
+// client sent and the calls the server counted.
+type reconLine struct {
+	sys, phase     string
+	rep            int
+	op             string
+	client, server int64
+	lost           int64  // connection errors and timeouts: may not have reached the server
+	restarted      string // the server restarted during the phase: its counts started over
+}
+
+// reconLines are the lines of every repetition of every measured phase whose
+// server counted its calls before and after.
+func (d *data) reconLines() []reconLine {
+	var lines []reconLine
 	for _, ph := range d.measured {
 		for _, sys := range d.systems {
 			for _, r := range d.cell(ph, sys).measured() {
 				// What the adapter counted per op kind (core.StatCalls); archives
 				// written before the resp adapter did have INFO commandstats only,
 				// read here by command name.
-				before := d.serverCalls(sys, ph.index, r.info.Repetition, "before")
-				after := d.serverCalls(sys, ph.index, r.info.Repetition, "after")
-				if len(after) > 0 {
-					for _, group := range slices.Sorted(maps.Keys(after)) {
-						b, ok := before[group]
-						if !ok {
-							continue
-						}
-						var client, lost int64
-						sent := false
-						for _, op := range strings.Split(group, "+") {
-							if row, ok := r.op(op); ok {
-								client += row.Count + row.Errors
-								lost += row.ErrConn + row.ErrTimeout + row.ErrInDoubt
-								sent = true
-							}
-							client += d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, op}]
-						}
-						if sent {
-							lines = append(lines, line{sys, ph.name, r.info.Repetition, group, client, after[group] - b, lost, d.restarted(sys, ph.index, r.info.Repetition)})
-						}
-					}
-					continue
-				}
-				for _, row := range r.rows {
-					before, ok1 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "before")
-					after, ok2 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "after")
-					if !ok1 || !ok2 {
-						continue
-					}
-					client := row.Count + row.Errors + d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, row.Op}]
-					lines = append(lines, line{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout,
-						d.restarted(sys, ph.index, r.info.Repetition)})
+				if counted, ok := d.countedLines(ph, sys, r); ok {
+					lines = append(lines, counted...)
+				} else {
+					lines = append(lines, d.commandLines(ph, sys, r)...)
 				}
 			}
 		}
 	}
-	if len(lines) == 0 {
-		return
+	return lines
+}
+
+// countedLines are a repetition's lines from the calls its adapter counted per op
+// kind or group (core.StatCalls); ok is false when the adapter counted none.
+func (d *data) countedLines(ph phaseRef, sys string, r rep) (lines []reconLine, ok bool) {
+	before := d.serverCalls(sys, ph.index, r.info.Repetition, "before")
+	after := d.serverCalls(sys, ph.index, r.info.Repetition, "after")
+	if len(after) == 0 {
+		return nil, false
 	}
-	b.WriteString("## Server-side counts\n\nRequests the client sent (successes, errors and side-probe requests) against the requests the server counted between the samples taken just before and just after the phase, per op kind or per group of op kinds the server does not tell apart (op kinds that share a command, reads and writes). Where each system's counts come from:\n\n")
+	for _, group := range slices.Sorted(maps.Keys(after)) {
+		b, ok := before[group]
+		if !ok {
+			continue
+		}
+		var client, lost int64
+		sent := false
+		for _, op := range strings.Split(group, "+") {
+			if row, ok := r.op(op); ok {
+				client += row.Count + row.Errors
+				lost += row.ErrConn + row.ErrTimeout + row.ErrInDoubt
+				sent = true
+			}
+			client += d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, op}]
+		}
+		if sent {
+			lines = append(lines, reconLine{sys, ph.name, r.info.Repetition, group, client, after[group] - b, lost, d.restarted(sys, ph.index, r.info.Repetition)})
+		}
+	}
+	return lines, true
+}
+
+// commandLines are a repetition's lines from INFO commandstats, by command name,
+// for archives written before adapters counted their calls.
+func (d *data) commandLines(ph phaseRef, sys string, r rep) []reconLine {
+	var lines []reconLine
+	for _, row := range r.rows {
+		before, ok1 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "before")
+		after, ok2 := d.commandCalls(sys, ph.index, r.info.Repetition, row.Op, "after")
+		if !ok1 || !ok2 {
+			continue
+		}
+		client := row.Count + row.Errors + d.probeRequests[probeKey{sys, ph.index, r.info.Repetition, row.Op}]
+		lines = append(lines, reconLine{sys, ph.name, r.info.Repetition, row.Op, client, after - before, row.ErrConn + row.ErrTimeout,
+			d.restarted(sys, ph.index, r.info.Repetition)})
+	}
+	return lines
+}
+
+// reconSources says where each system's server counts come from.
+func (d *data) reconSources(b *strings.Builder, lines []reconLine) {
 	for _, sys := range d.systems {
 		src := d.callsSource[sys]
-		if src == "" && slices.ContainsFunc(lines, func(l line) bool { return l.sys == sys }) {
+		if src == "" && slices.ContainsFunc(lines, func(l reconLine) bool { return l.sys == sys }) {
 			src = "INFO commandstats, by command name (an archive written before adapters said)"
 		}
 		if src != "" {
@@ -657,23 +695,24 @@ func (d *data) reconciliation(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
-	b.WriteString("| system | phase | rep | op | client requests | server calls | difference |\n|---|---|--:|---|--:|--:|---|\n")
-	for _, l := range lines {
-		if l.restarted != "" {
-			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | — | not comparable: the server restarted during the phase (%s) |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), l.restarted)
-			continue
-		}
-		diff := thousands(l.server - l.client)
-		if l.server != l.client {
-			if abs(l.server-l.client) > l.lost {
-				diff = "**" + diff + "**"
-			} else {
-				diff += " (within connection errors and timeouts)"
-			}
-		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), thousands(l.server), diff)
+}
+
+// row writes the line's table row: the difference in bold where connection errors
+// and timeouts do not account for it, and no comparison across a restart.
+func (l reconLine) row(b *strings.Builder) {
+	if l.restarted != "" {
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | — | not comparable: the server restarted during the phase (%s) |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), l.restarted)
+		return
 	}
-	b.WriteString("\n")
+	diff := thousands(l.server - l.client)
+	if l.server != l.client {
+		if abs(l.server-l.client) > l.lost {
+			diff = "**" + diff + "**"
+		} else {
+			diff += " (within connection errors and timeouts)"
+		}
+	}
+	fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), thousands(l.server), diff)
 }
 
 func abs(n int64) int64 {
