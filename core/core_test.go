@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 	"unicode/utf8"
 
@@ -181,5 +183,28 @@ func TestCutErrorSample(t *testing.T) {
 	got := CutErrorSample(long)
 	if !utf8.ValidString(got) || !strings.HasSuffix(got, fmt.Sprintf("… (%d bytes more)", len(long)-MaxErrorSampleBytes)) || len(got) > MaxErrorSampleBytes+40 {
 		t.Errorf("cut to %d bytes: %q", len(got), got[len(got)-40:])
+	}
+}
+
+func TestYAMLNames(t *testing.T) {
+	fsys := fstest.MapFS{
+		"defs/b.yaml":     {Data: []byte("b")},
+		"defs/a.yaml":     {Data: []byte("a")},
+		"defs/notes.txt":  {Data: []byte("not a definition")},
+		"defs/sub/c.yaml": {Data: []byte("in a subdirectory")},
+		"defs/dir.yaml/x": {Data: []byte("a directory named like a file")},
+		"other/d.yaml":    {Data: []byte("another directory")},
+	}
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{"defs", []string{"a", "b"}},
+		{"other", []string{"d"}},
+		{"missing", nil},
+	} {
+		if got := YAMLNames(fsys, tc.dir); !slices.Equal(got, tc.want) {
+			t.Errorf("YAMLNames(%q) = %q, want %q", tc.dir, got, tc.want)
+		}
 	}
 }

@@ -4,9 +4,26 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"os"
+	"sort"
 	"strings"
 )
+
+// YAMLNames lists the names of the .yaml files in a directory of fsys (an
+// embedded set of built-in definitions: suites, profiles), without the
+// extension, sorted.
+func YAMLNames(fsys fs.FS, dir string) []string {
+	entries, _ := fs.ReadDir(fsys, dir)
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok && !e.IsDir() {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
 
 // FileSHA256 returns the hex SHA-256 of a file's contents.
 func FileSHA256(path string) (string, error) {

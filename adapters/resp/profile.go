@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -175,13 +174,7 @@ func (Adapter) Example(profile string) []string {
 
 // Profiles lists the built-in profile names.
 func Profiles() []string {
-	entries, _ := profileFiles.ReadDir("profiles")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	sort.Strings(names)
-	return names
+	return core.YAMLNames(profileFiles, "profiles")
 }
 
 // LoadProfile returns the profile a system asks for: data (a profile defined in the

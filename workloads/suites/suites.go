@@ -5,8 +5,9 @@ package suites
 import (
 	"embed"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 //go:embed *.yaml
@@ -14,13 +15,7 @@ var files embed.FS
 
 // Names lists the built-in suites.
 func Names() []string {
-	entries, _ := files.ReadDir(".")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	sort.Strings(names)
-	return names
+	return core.YAMLNames(files, ".")
 }
 
 // Get returns the YAML of a built-in suite.
