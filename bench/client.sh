@@ -22,6 +22,7 @@
 # The machines here are small and noisy: compare the ratios within one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 secs=${1:-20}
 rounds=${ROUNDS:-2}
 work=$(mktemp -d)
@@ -43,18 +44,7 @@ go build -o "$work/archivestat" ./bench/archivestat
 go build -o "$work/hostpath" ./bench/hostpath
 stat=$work/archivestat
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --maxclients 10000 --dir "$work" >"$work/redis.log" 2>&1 &
-redis_pid=$!
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-
-cat >"$work/cmpbench.yaml" <<YAML
-systems:
-  bench:
-    adapter: resp
-    endpoint: 127.0.0.1:$port
-    disposable: true
-YAML
+start_redis --maxclients 10000
 suite() { # name phases...
   local name=$1; shift
   { echo "name: $name"; echo "defaults:"; echo "  memtier: {key_prefix: kv_, value_size: 256}"; echo "phases:"; printf '  - %s\n' "$@"; } >"$work/$name.yaml"
@@ -156,7 +146,7 @@ fi
 if command -v openssl >/dev/null; then
   echo "== 1b. the same over TLS (the codec over crypto/tls, one goroutine per connection), alternating"
   examples/gen-certs.sh "$work/certs" >/dev/null
-  tport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  tport=$(free_port)
   redis-server --port 0 --tls-port "$tport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
     --tls-cert-file "$work/certs/server.crt" --tls-key-file "$work/certs/server.key" --tls-ca-cert-file "$work/certs/ca.crt" \
     --tls-auth-clients no >"$work/redis-tls.log" 2>&1 &

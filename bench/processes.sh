@@ -10,6 +10,7 @@
 # The machines here are small and noisy: compare the ratios within one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 secs=${1:-20}
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)
@@ -22,17 +23,7 @@ trap cleanup EXIT
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
 make -s build
 go build -o "$work/archivestat" ./bench/archivestat
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
-redis_pid=$!
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-cat >"$work/cmpbench.yaml" <<YAML
-systems:
-  bench:
-    adapter: resp
-    endpoint: 127.0.0.1:$port
-    disposable: true
-YAML
+start_redis
 cat >"$work/closed.yaml" <<YAML
 name: closed
 defaults:
