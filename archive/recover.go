@@ -22,18 +22,9 @@ import (
 // phase that was running keeps the intervals that reached the disk and is marked
 // partial. The caller finishes it like a run: Finish, the report, Commit.
 func Recover(dir string, red *redact.Redactor) (*Writer, error) {
-	m, err := readManifestFile(dir)
+	m, err := recoverable(dir)
 	if err != nil {
 		return nil, err
-	}
-	// A directory still under its temporary name whose manifest has a final status
-	// is one whose Commit stopped between its last two renames: it is finished
-	// again as it was.
-	if m.Status != StatusInProgress && !strings.HasSuffix(filepath.Base(dir), ".partial") {
-		return nil, fmt.Errorf("%s: status %q: only a run that did not finish can be recovered", dir, m.Status)
-	}
-	if m.FormatVersion > FormatVersion {
-		return nil, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
 	}
 	parent := filepath.Dir(dir)
 	// A run still going holds its lock: recovering its directory under it would
@@ -57,65 +48,19 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	if _, err := os.Stat(w.final); err == nil {
 		return nil, fmt.Errorf("archive %s already exists", w.final)
 	}
-	spoolDir := filepath.Join(dir, SpoolDir)
-	if _, err := os.Stat(spoolDir); errors.Is(err, os.ErrNotExist) {
-		// Commit had moved the spools aside when it stopped.
-		if err := os.Rename(filepath.Join(parent, spoolAside(m.RunID)), spoolDir); err != nil {
-			return nil, fmt.Errorf("%s: its spool files are missing: %w", dir, err)
-		}
-	}
-	if b, err := readRegular(filepath.Join(dir, ValidationFile)); err == nil {
-		if w.vals, err = parseValidations(b); err != nil {
-			return nil, err
-		}
-	}
-	// Leftovers of a Commit that stopped half-way are rewritten by the next one.
-	for _, f := range []string{SumsFile, ManifestFile + ".final", ManifestFile + ".tmp", ValidationFile + ".tmp"} {
-		_ = os.Remove(filepath.Join(dir, f))
-	}
-	if err := w.recoverCaptures(); err != nil {
+	if err := w.recoverFiles(); err != nil {
 		return nil, err
 	}
-	// A phase whose rows reached the summary spool had ended; only its manifest
-	// entry was not saved yet.
-	ended := map[phaseID]SummaryRow{}
-	if err := readSpoolFrom(filepath.Join(dir, SpoolDir, spoolSummary), 0, func(r *SummaryRow) error {
-		ended[phaseID{System: r.System, Index: r.PhaseIndex, Name: r.Phase, Repetition: r.Repetition}] = *r
-		return nil
-	}); err != nil {
+	ended, err := w.endedPhases()
+	if err != nil {
 		return nil, err
 	}
-	// A crash may have cut a row short; what is appended now must start a line.
-	for _, name := range []string{spoolSummary, spoolIntervals, spoolProbe, spoolServerStats, spoolClientStats} {
-		if err := dropTornLine(filepath.Join(dir, SpoolDir, name)); err != nil {
-			return nil, err
-		}
-	}
-	if err := w.openSpools(); err != nil {
+	if err := w.reopenSpools(); err != nil {
 		return nil, err
 	}
-	for i := range w.m.Phases {
-		pi := &w.m.Phases[i]
-		if pi.Status != core.StatusRunning {
-			continue
-		}
-		if r, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
-			pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
-			pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
-			pi.ClientLagged, pi.ClientBound = r.ClientLagged, r.ClientBound
-			pi.HostSaturated = r.HostSaturated
-			if r.HostCores > 0 {
-				pi.Host = &core.HostLoad{Cores: int(r.HostCores), BusyCores: r.HostBusyCores}
-			}
-			if pi.Error == "" {
-				pi.Error = "recovered: the phase ended and its results reached the disk, but not how it ended (errors, intervals, CPU)"
-			}
-			continue
-		}
-		if err := w.recoverPhase(pi); err != nil {
-			w.closeSpools()
-			return nil, fmt.Errorf("phase %s of %s: %w", pi.Name, pi.System, err)
-		}
+	if err := w.recoverRunningPhases(ended); err != nil {
+		w.closeSpools()
+		return nil, err
 	}
 	if err := w.saveManifest(); err != nil {
 		w.closeSpools()
@@ -123,6 +68,106 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	}
 	ok = true
 	return w, nil
+}
+
+// recoverable reads the manifest of a directory that Recover may finish: a run
+// that did not finish, in a format version this cmpbench reads.
+func recoverable(dir string) (Manifest, error) {
+	m, err := readManifestFile(dir)
+	if err != nil {
+		return m, err
+	}
+	// A directory still under its temporary name whose manifest has a final status
+	// is one whose Commit stopped between its last two renames: it is finished
+	// again as it was.
+	if m.Status != StatusInProgress && !strings.HasSuffix(filepath.Base(dir), ".partial") {
+		return m, fmt.Errorf("%s: status %q: only a run that did not finish can be recovered", dir, m.Status)
+	}
+	if m.FormatVersion > FormatVersion {
+		return m, fmt.Errorf("%s: archive format version %d is newer than this cmpbench reads (%d)", dir, m.FormatVersion, FormatVersion)
+	}
+	return m, nil
+}
+
+// recoverFiles puts back what a Commit that stopped half-way moved or left: the
+// spool files moved aside, the validations, the captures; its leftovers are
+// removed, to be rewritten by the next Commit.
+func (w *Writer) recoverFiles() error {
+	dir, parent := w.dir, filepath.Dir(w.dir)
+	spoolDir := filepath.Join(dir, SpoolDir)
+	if _, err := os.Stat(spoolDir); errors.Is(err, os.ErrNotExist) {
+		// Commit had moved the spools aside when it stopped.
+		if err := os.Rename(filepath.Join(parent, spoolAside(w.m.RunID)), spoolDir); err != nil {
+			return fmt.Errorf("%s: its spool files are missing: %w", dir, err)
+		}
+	}
+	if b, err := readRegular(filepath.Join(dir, ValidationFile)); err == nil {
+		if w.vals, err = parseValidations(b); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{SumsFile, ManifestFile + ".final", ManifestFile + ".tmp", ValidationFile + ".tmp"} {
+		_ = os.Remove(filepath.Join(dir, f))
+	}
+	return w.recoverCaptures()
+}
+
+// endedPhases are the phases whose rows reached the summary spool: they had
+// ended, and only their manifest entries were not saved yet.
+func (w *Writer) endedPhases() (map[phaseID]SummaryRow, error) {
+	ended := map[phaseID]SummaryRow{}
+	err := readSpoolFrom(filepath.Join(w.dir, SpoolDir, spoolSummary), 0, func(r *SummaryRow) error {
+		ended[phaseID{System: r.System, Index: r.PhaseIndex, Name: r.Phase, Repetition: r.Repetition}] = *r
+		return nil
+	})
+	return ended, err
+}
+
+// reopenSpools opens the spool files for appending, after dropping a row a crash
+// cut short: what is appended now must start a line.
+func (w *Writer) reopenSpools() error {
+	for _, name := range []string{spoolSummary, spoolIntervals, spoolProbe, spoolServerStats, spoolClientStats} {
+		if err := dropTornLine(filepath.Join(w.dir, SpoolDir, name)); err != nil {
+			return err
+		}
+	}
+	return w.openSpools()
+}
+
+// recoverRunningPhases settles the phases the manifest still says are running:
+// one whose summary reached the disk ended (ended holds its row), any other is
+// kept as partial with the intervals that reached the disk.
+func (w *Writer) recoverRunningPhases(ended map[phaseID]SummaryRow) error {
+	for i := range w.m.Phases {
+		pi := &w.m.Phases[i]
+		if pi.Status != core.StatusRunning {
+			continue
+		}
+		if r, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
+			endedFromSummary(pi, r)
+			continue
+		}
+		if err := w.recoverPhase(pi); err != nil {
+			return fmt.Errorf("phase %s of %s: %w", pi.Name, pi.System, err)
+		}
+	}
+	return nil
+}
+
+// endedFromSummary completes the manifest entry of a phase that ended from its
+// summary row; what only the entry held (errors, intervals, CPU) is lost, and
+// its error says so.
+func endedFromSummary(pi *PhaseInfo, r SummaryRow) {
+	pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
+	pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
+	pi.ClientLagged, pi.ClientBound = r.ClientLagged, r.ClientBound
+	pi.HostSaturated = r.HostSaturated
+	if r.HostCores > 0 {
+		pi.Host = &core.HostLoad{Cores: int(r.HostCores), BusyCores: r.HostBusyCores}
+	}
+	if pi.Error == "" {
+		pi.Error = "recovered: the phase ended and its results reached the disk, but not how it ended (errors, intervals, CPU)"
+	}
 }
 
 // recoverCaptures makes the manifest list exactly the captures under systems/:
