@@ -249,66 +249,13 @@ func (c *checker) phase(table string, r tableRef) *PhaseInfo {
 	return nil
 }
 
-// summary checks each summary row against its phase's manifest entry and itself.
+// summary checks each summary row against its phase's manifest entry and itself,
+// then each phase's rates against its rows.
 func (c *checker) summary() {
 	c.ops = map[phaseKey]map[string]*SummaryRow{}
 	achieved := map[phaseKey]int64{}
 	for i := range c.a.Summary {
-		r := &c.a.Summary[i]
-		ref := tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition}
-		p := c.phase(SummaryFile, ref)
-		if p == nil {
-			continue
-		}
-		k := ref.key()
-		if c.ops[k] == nil {
-			c.ops[k] = map[string]*SummaryRow{}
-		}
-		if c.ops[k][r.Op] != nil {
-			c.add("%s: %s has two rows for op %s", SummaryFile, ref, r.Op)
-			continue
-		}
-		c.ops[k][r.Op] = r
-		if op, err := core.ParseOpKind(r.Op); err != nil || op.Issued() {
-			achieved[k] += r.Count
-		}
-		same := func(field string, table, manifest any) {
-			if table != manifest {
-				c.add("%s: %s: %s %s, %s says %s", SummaryFile, ref, field, quote(table), ManifestFile, quote(manifest))
-			}
-		}
-		same("kind", r.Kind, string(p.Kind))
-		same("workload", r.Workload, p.Workload)
-		same("shape", r.Shape, p.Shape)
-		same("connections", r.Connections, p.Connections)
-		same("target_rate", r.TargetRate, p.Rate)
-		same("status", r.Status, string(p.Status))
-		same("client_bound", r.ClientBound, p.ClientBound)
-		same("client_lagged", r.ClientLagged, p.ClientLagged)
-		same("host_saturated", r.HostSaturated, p.HostSaturated)
-		if h := p.Host; h != nil {
-			same("host_cores", r.HostCores, int64(h.Cores))
-			if !agree(r.HostBusyCores, h.BusyCores) {
-				c.add("%s: %s: host_busy_cores %g, %s says %g", SummaryFile, ref, r.HostBusyCores, ManifestFile, h.BusyCores)
-			}
-		}
-		if d := math.Abs(r.DurationS*1e9 - float64(p.ElapsedNs)); d > 1000 {
-			c.add("%s: %s: duration_s %g, %s says elapsed_ns %d", SummaryFile, ref, r.DurationS, ManifestFile, p.ElapsedNs)
-		}
-		// A recovered phase whose end the manifest missed has its CPU only here.
-		if cpu := p.CPUUserNs + p.CPUSystemNs; !(c.a.Manifest.Recovered && cpu == 0) {
-			if !agree(r.ClientCPUS, float64(cpu)/1e9) {
-				c.add("%s: %s: client_cpu_s %g, %s says %g s (cpu_user_ns + cpu_system_ns)", SummaryFile, ref, r.ClientCPUS, ManifestFile, float64(cpu)/1e9)
-			}
-			if !agree(r.HostCPUS, float64(p.HostCPUNs)/1e9) {
-				c.add("%s: %s: host_cpu_s %g, %s says %g s", SummaryFile, ref, r.HostCPUS, ManifestFile, float64(p.HostCPUNs)/1e9)
-			}
-		}
-		if r.DurationS > 0 && !agree(r.Throughput, float64(r.Count)/r.DurationS) {
-			c.add("%s: %s, op %s: throughput %g, but count %d in %g s is %g", SummaryFile, ref, r.Op, r.Throughput, r.Count, r.DurationS, float64(r.Count)/r.DurationS)
-		}
-		c.checkRowCounts(SummaryFile, ref, r.Op, &r.Counts)
-		c.checkHistograms(ref, r)
+		c.summaryRow(&c.a.Summary[i], achieved)
 	}
 	// Rates and sustained are of the phase: every op's count over its duration.
 	for i := range c.a.Manifest.Phases {
@@ -317,40 +264,119 @@ func (c *checker) summary() {
 		if c.phases[k] != p {
 			continue
 		}
-		ops := c.ops[k]
-		for _, op := range slices.Sorted(maps.Keys(ops)) {
-			r := ops[op]
-			want := 0.0
-			if r.DurationS > 0 {
-				want = float64(achieved[k]) / r.DurationS
-			}
-			if !agree(r.AchievedRate, want) {
-				c.add("%s: %s, op %s: achieved_rate %g, but the phase's count %d in %g s is %g", SummaryFile, describe(p), r.Op, r.AchievedRate, achieved[k], r.DurationS, want)
-			}
-			switch {
-			case p.Rate > 0:
-				sustained := p.Status == core.StatusOK && r.AchievedRate >= SustainedFraction*p.Rate
-				if r.Sustained == nil || *r.Sustained != sustained {
-					c.add("%s: %s, op %s: sustained %s, but a phase with status %s at %g of %g ops/s is %s", SummaryFile, describe(p), r.Op, quote(r.Sustained), p.Status, r.AchievedRate, p.Rate, quote(sustained))
-				}
-			case r.Sustained != nil:
-				c.add("%s: %s, op %s: sustained %v in a closed-loop phase", SummaryFile, describe(p), r.Op, *r.Sustained)
-			}
+		c.phaseRates(p, c.ops[k], achieved[k])
+		c.messages(p, c.ops[k])
+	}
+}
+
+// summaryRow indexes one summary row by phase and op (a second row of an op is
+// an error), adds an issued op's count to its phase's achieved count, and checks
+// the row against the manifest and itself.
+func (c *checker) summaryRow(r *SummaryRow, achieved map[phaseKey]int64) {
+	ref := tableRef{r.System, r.PhaseIndex, r.Phase, r.Repetition}
+	p := c.phase(SummaryFile, ref)
+	if p == nil {
+		return
+	}
+	k := ref.key()
+	if c.ops[k] == nil {
+		c.ops[k] = map[string]*SummaryRow{}
+	}
+	if c.ops[k][r.Op] != nil {
+		c.add("%s: %s has two rows for op %s", SummaryFile, ref, r.Op)
+		return
+	}
+	c.ops[k][r.Op] = r
+	if op, err := core.ParseOpKind(r.Op); err != nil || op.Issued() {
+		achieved[k] += r.Count
+	}
+	c.rowRepeatsManifest(ref, r, p)
+	if r.DurationS > 0 && !agree(r.Throughput, float64(r.Count)/r.DurationS) {
+		c.add("%s: %s, op %s: throughput %g, but count %d in %g s is %g", SummaryFile, ref, r.Op, r.Throughput, r.Count, r.DurationS, float64(r.Count)/r.DurationS)
+	}
+	c.checkRowCounts(SummaryFile, ref, r.Op, &r.Counts)
+	c.checkHistograms(ref, r)
+}
+
+// rowRepeatsManifest checks that a summary row repeats its phase's manifest
+// entry: kind, shape, connections, rate, status, flags, the machine's load,
+// duration and CPU.
+func (c *checker) rowRepeatsManifest(ref tableRef, r *SummaryRow, p *PhaseInfo) {
+	same := func(field string, table, manifest any) {
+		if table != manifest {
+			c.add("%s: %s: %s %s, %s says %s", SummaryFile, ref, field, quote(table), ManifestFile, quote(manifest))
 		}
-		if m := p.Messages; m != nil {
-			// The counts of a pub/sub phase's messages agree with its summary rows.
-			for _, x := range []struct {
-				op    core.OpKind
-				count int64
-			}{{core.OpPublish, m.Published}, {core.OpDeliver, m.Delivered}} {
-				if r := ops[x.op.String()]; r != nil && r.Count != x.count {
-					c.add("%s: %s: %s count %d, but %s says %d", SummaryFile, describe(p), x.op, r.Count, ManifestFile, x.count)
-				}
-			}
-			if m.Delivered+m.Lost < m.Expected {
-				c.add("%s: %s: messages: %d delivered and %d lost of %d expected", ManifestFile, describe(p), m.Delivered, m.Lost, m.Expected)
-			}
+	}
+	same("kind", r.Kind, string(p.Kind))
+	same("workload", r.Workload, p.Workload)
+	same("shape", r.Shape, p.Shape)
+	same("connections", r.Connections, p.Connections)
+	same("target_rate", r.TargetRate, p.Rate)
+	same("status", r.Status, string(p.Status))
+	same("client_bound", r.ClientBound, p.ClientBound)
+	same("client_lagged", r.ClientLagged, p.ClientLagged)
+	same("host_saturated", r.HostSaturated, p.HostSaturated)
+	if h := p.Host; h != nil {
+		same("host_cores", r.HostCores, int64(h.Cores))
+		if !agree(r.HostBusyCores, h.BusyCores) {
+			c.add("%s: %s: host_busy_cores %g, %s says %g", SummaryFile, ref, r.HostBusyCores, ManifestFile, h.BusyCores)
 		}
+	}
+	if d := math.Abs(r.DurationS*1e9 - float64(p.ElapsedNs)); d > 1000 {
+		c.add("%s: %s: duration_s %g, %s says elapsed_ns %d", SummaryFile, ref, r.DurationS, ManifestFile, p.ElapsedNs)
+	}
+	// A recovered phase whose end the manifest missed has its CPU only here.
+	if cpu := p.CPUUserNs + p.CPUSystemNs; !(c.a.Manifest.Recovered && cpu == 0) {
+		if !agree(r.ClientCPUS, float64(cpu)/1e9) {
+			c.add("%s: %s: client_cpu_s %g, %s says %g s (cpu_user_ns + cpu_system_ns)", SummaryFile, ref, r.ClientCPUS, ManifestFile, float64(cpu)/1e9)
+		}
+		if !agree(r.HostCPUS, float64(p.HostCPUNs)/1e9) {
+			c.add("%s: %s: host_cpu_s %g, %s says %g s", SummaryFile, ref, r.HostCPUS, ManifestFile, float64(p.HostCPUNs)/1e9)
+		}
+	}
+}
+
+// phaseRates checks each op row's achieved rate (the phase's issued operations
+// over its duration) and sustained (a fixed-rate phase only).
+func (c *checker) phaseRates(p *PhaseInfo, ops map[string]*SummaryRow, achieved int64) {
+	for _, op := range slices.Sorted(maps.Keys(ops)) {
+		r := ops[op]
+		want := 0.0
+		if r.DurationS > 0 {
+			want = float64(achieved) / r.DurationS
+		}
+		if !agree(r.AchievedRate, want) {
+			c.add("%s: %s, op %s: achieved_rate %g, but the phase's count %d in %g s is %g", SummaryFile, describe(p), r.Op, r.AchievedRate, achieved, r.DurationS, want)
+		}
+		switch {
+		case p.Rate > 0:
+			sustained := p.Status == core.StatusOK && r.AchievedRate >= SustainedFraction*p.Rate
+			if r.Sustained == nil || *r.Sustained != sustained {
+				c.add("%s: %s, op %s: sustained %s, but a phase with status %s at %g of %g ops/s is %s", SummaryFile, describe(p), r.Op, quote(r.Sustained), p.Status, r.AchievedRate, p.Rate, quote(sustained))
+			}
+		case r.Sustained != nil:
+			c.add("%s: %s, op %s: sustained %v in a closed-loop phase", SummaryFile, describe(p), r.Op, *r.Sustained)
+		}
+	}
+}
+
+// messages checks that the counts of a pub/sub phase's messages agree with its
+// summary rows and add up.
+func (c *checker) messages(p *PhaseInfo, ops map[string]*SummaryRow) {
+	m := p.Messages
+	if m == nil {
+		return
+	}
+	for _, x := range []struct {
+		op    core.OpKind
+		count int64
+	}{{core.OpPublish, m.Published}, {core.OpDeliver, m.Delivered}} {
+		if r := ops[x.op.String()]; r != nil && r.Count != x.count {
+			c.add("%s: %s: %s count %d, but %s says %d", SummaryFile, describe(p), x.op, r.Count, ManifestFile, x.count)
+		}
+	}
+	if m.Delivered+m.Lost < m.Expected {
+		c.add("%s: %s: messages: %d delivered and %d lost of %d expected", ManifestFile, describe(p), m.Delivered, m.Lost, m.Expected)
 	}
 }
 
