@@ -285,9 +285,37 @@ func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.V
 		return nil, err
 	}
 	defer guarded("close", pf.Close)
-	meta := map[string]string{}
-	var fr *pqarrow.FileReader
-	var schema *arrow.Schema
+	meta, fr, schema, err := arrowReader(pf)
+	if err != nil {
+		return nil, err
+	}
+	src, err := sourceColumns(cols, schema)
+	if err != nil {
+		return nil, err
+	}
+	var rr pqarrow.RecordReader
+	if err := guarded("read", func() (err error) { rr, err = fr.GetRecordReader(context.Background(), nil, nil); return err }); err != nil {
+		return nil, err
+	}
+	defer guarded("release", func() error { rr.Release(); return nil })
+	for {
+		rows, more, err := readBatch(rr, rowType, cols, src)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return meta, nil
+		}
+		if err := fn(rows); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// arrowReader reads a Parquet file's metadata, all but the Arrow schema (not
+// decoded: see eachParquetBatch), and opens it as Arrow record batches.
+func arrowReader(pf *file.Reader) (meta map[string]string, fr *pqarrow.FileReader, schema *arrow.Schema, err error) {
+	meta = map[string]string{}
 	err = guarded("schema", func() error {
 		for _, kv := range pf.MetaData().KeyValueMetadata() {
 			if kv.Key == arrowSchemaKey {
@@ -305,11 +333,13 @@ func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.V
 		schema, err = fr.Schema()
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	// Which column of the file each field reads, or -1 for an optional column the
-	// file does not have.
+	return meta, fr, schema, err
+}
+
+// sourceColumns says which column of the file each field reads, or -1 for an
+// optional column the file does not have; a missing required column, or one of
+// another type, is an error.
+func sourceColumns(cols []column, schema *arrow.Schema) ([]int, error) {
 	src := make([]int, len(cols))
 	for i, c := range cols {
 		idx := schema.FieldIndices(c.name)
@@ -325,49 +355,38 @@ func eachParquetBatch(path string, rowType reflect.Type, fn func(batch reflect.V
 			return nil, fmt.Errorf("column %q is missing", c.name)
 		}
 	}
-	var rr pqarrow.RecordReader
-	if err := guarded("read", func() (err error) { rr, err = fr.GetRecordReader(context.Background(), nil, nil); return err }); err != nil {
-		return nil, err
-	}
-	defer guarded("release", func() error { rr.Release(); return nil })
-	for {
-		var rows reflect.Value
-		more := false
-		err := guarded("read", func() error {
-			if more = rr.Next(); !more {
-				if err := rr.Err(); err != nil && err != io.EOF {
-					return err
-				}
-				return nil
-			}
-			rec := rr.RecordBatch()
-			n := int(rec.NumRows())
-			rows = reflect.MakeSlice(reflect.SliceOf(rowType), n, n)
-			for ci, c := range cols {
-				if src[ci] < 0 {
-					continue
-				}
-				if err := fillColumn(rows, c, rec.Column(src[ci])); err != nil {
-					return err
-				}
-			}
-			if _, ok := reflect.New(rowType).Interface().(deriver); ok {
-				for i := range n {
-					rows.Index(i).Addr().Interface().(deriver).derive()
-				}
+	return src, nil
+}
+
+// readBatch reads the next record batch into a []rowType, or says there is none
+// (more false); the rows' derived fields are filled in.
+func readBatch(rr pqarrow.RecordReader, rowType reflect.Type, cols []column, src []int) (rows reflect.Value, more bool, err error) {
+	err = guarded("read", func() error {
+		if more = rr.Next(); !more {
+			if err := rr.Err(); err != nil && err != io.EOF {
+				return err
 			}
 			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
-		if !more {
-			return meta, nil
+		rec := rr.RecordBatch()
+		n := int(rec.NumRows())
+		rows = reflect.MakeSlice(reflect.SliceOf(rowType), n, n)
+		for ci, c := range cols {
+			if src[ci] < 0 {
+				continue
+			}
+			if err := fillColumn(rows, c, rec.Column(src[ci])); err != nil {
+				return err
+			}
 		}
-		if err := fn(rows); err != nil {
-			return nil, err
+		if _, ok := reflect.New(rowType).Interface().(deriver); ok {
+			for i := range n {
+				rows.Index(i).Addr().Interface().(deriver).derive()
+			}
 		}
-	}
+		return nil
+	})
+	return rows, more, err
 }
 
 // arrowSchemaKey is where pqarrow stores a table's Arrow schema in its metadata.
