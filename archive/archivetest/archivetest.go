@@ -143,6 +143,30 @@ type genPhase struct {
 // generate makes a two-system run with a load, a closed-loop and a fixed-rate phase
 // whose latencies follow fixed formulas; "slow" misses its fixed rate. o varies it.
 func generate(opt Options) (*generated, archive.Header) {
+	opt = withDefaults(opt)
+	res := &generated{}
+	m := header(opt)
+	specs := phaseSpecs(opt)
+	for si, sys := range opt.Systems {
+		run, info := system(si, sys, opt)
+		res.Systems = append(res.Systems, run)
+		m.Systems = append(m.Systems, info)
+		for pi, spec := range specs {
+			reps := 1
+			if spec.Kind == core.PhaseMeasured {
+				reps = opt.Repeat
+			}
+			for rp := range reps {
+				spec.Seed = uint64(pi + 1)
+				res.phases = append(res.phases, newPhaseGen(opt, si, sys, pi, rp, spec).phase())
+			}
+		}
+	}
+	return res, m
+}
+
+// withDefaults fills in the options left zero.
+func withDefaults(opt Options) Options {
 	if opt.Throughput == 0 {
 		opt.Throughput = 1
 	}
@@ -153,14 +177,23 @@ func generate(opt Options) (*generated, archive.Header) {
 	if len(opt.Systems) != 2 {
 		opt.Systems = []string{"fast", "slow"}
 	}
-	res := &generated{}
-	m := archive.Header{
+	return opt
+}
+
+// header is the run's header, its systems not yet added.
+func header(opt Options) archive.Header {
+	return archive.Header{
 		RunID: RunID, Started: t0, CommandLine: []string{"cmpbench", "run", "--systems", strings.Join(opt.Systems, ","), "--suite", "smoke"},
 		Cmpbench: archive.BuildInfo{Version: "v0.1.0", Commit: "0123456789abcdef0123"},
 		Host:     core.HostFacts{Hostname: "bench1", OS: "linux", Platform: "debian", PlatformVersion: "12", Kernel: "6.1", Arch: "amd64", CPUModel: "Test CPU", CPUs: 2, MemoryBytes: 24 << 30, GoVersion: "go1.26.8"},
 		Seed:     1, Scale: 1, Repeat: opt.Repeat,
 		Suite: archive.SuiteInfo{Name: "smoke", Description: "test suite", Source: "built-in", YAML: "name: smoke\n"},
 	}
+}
+
+// phaseSpecs are the suite's phases: a load, a closed-loop and a fixed-rate
+// phase, and with Soak a long fixed-rate one.
+func phaseSpecs(opt Options) []core.PhaseSpec {
 	memtier := &memtier.Spec{SetRatio: 1, GetRatio: 10, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 1000, KeyPrefix: "kv_", ValueMin: 256, ValueMax: 256}
 	load := *memtier
 	load.SetRatio, load.GetRatio, load.SetPattern = 1, 0, 'P'
@@ -173,191 +206,244 @@ func generate(opt Options) (*generated, archive.Header) {
 	if opt.Soak {
 		specs = append(specs, core.PhaseSpec{Name: "soak", Kind: core.PhaseMeasured, Connections: 4, Rate: 5000, Duration: 40 * time.Second, Workload: *memtier, Probe: probe})
 	}
-	for si, sys := range opt.Systems {
-		res.Systems = append(res.Systems, core.SystemRun{
-			Name: sys, Adapter: "resp", Endpoint: "127.0.0.1:700" + string(rune('0'+si)), Provisioned: true,
-			Launch: []string{"/usr/bin/redis-server", "--port", "7000"}, Binary: "/usr/bin/redis-server", BinarySHA256: "ab" + sha(si),
-			Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
-			Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
-		})
-		if si == 0 {
-			res.Systems[si].Capture.Sections["info"] += opt.InfoExtra
+	return specs
+}
+
+// system is system si as it ran and as the manifest describes it.
+func system(si int, sys string, opt Options) (core.SystemRun, archive.SystemInfo) {
+	run := core.SystemRun{
+		Name: sys, Adapter: "resp", Endpoint: "127.0.0.1:700" + string(rune('0'+si)), Provisioned: true,
+		Launch: []string{"/usr/bin/redis-server", "--port", "7000"}, Binary: "/usr/bin/redis-server", BinarySHA256: "ab" + sha(si),
+		Plugin:  core.PluginRef{Adapter: "resp", Builtin: true, Path: "/usr/local/bin/cmpbench", SHA256: "cd" + sha(si), Version: "1", SDKVersion: "v0.1.0", Protocol: 1},
+		Capture: core.Capture{Product: "redis", Version: "7.0.15", VersionField: "INFO server.redis_version", Sections: map[string]string{"info": "# Server\nredis_version:7.0.15\n"}},
+	}
+	if si == 0 {
+		run.Capture.Sections["info"] += opt.InfoExtra
+	}
+	if si == 1 {
+		run.Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
+	}
+	info := archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}, CostPerMonth: 3000}
+	if si == 1 {
+		info.CostPerMonth = 1000
+	}
+	return run, info
+}
+
+// phaseGen makes one repetition of one phase of one system.
+type phaseGen struct {
+	opt       Options
+	si, pi    int // the system's and the phase's positions
+	spec      core.PhaseSpec
+	p         core.PhaseRun
+	latency   float64 // multiplies every latency
+	factor    float64 // multiplies every count
+	start     time.Time
+	secs      int
+	soak      bool
+	restarted bool
+}
+
+func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpec) *phaseGen {
+	g := &phaseGen{opt: opt, si: si, pi: pi, spec: spec, latency: opt.Latency, secs: 3, soak: spec.Name == "soak"}
+	g.p = core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
+	if opt.Ladder != "" && spec.Name == "rate-5000" {
+		g.p.Ladder, g.p.LadderCombine = "rate", opt.Ladder
+		g.latency *= float64(rp + 1)
+	}
+	g.factor = opt.Throughput * (1 + opt.Jitter*float64(rp))
+	g.start = t0.Add(time.Duration(si*20+pi*5) * time.Second)
+	if pi == 0 {
+		g.secs = 1
+	}
+	if g.soak {
+		g.secs = 40
+	}
+	g.restarted = si == 0 && spec.Name == opt.RestartPhase
+	return g
+}
+
+// phase makes the phase: how it ended, its intervals and, when measured, its
+// samples.
+func (g *phaseGen) phase() genPhase {
+	g.end()
+	var intervals []core.IntervalReport
+	for iv := range g.secs {
+		intervals = append(intervals, g.interval(iv))
+	}
+	g.p.Intervals = len(intervals)
+	if g.spec.Kind == core.PhaseMeasured {
+		g.samples(intervals)
+	}
+	return genPhase{g.p, intervals}
+}
+
+// end is how the phase ended: ok, or failed as the options say.
+func (g *phaseGen) end() {
+	g.p.End = core.PhaseEnd{Status: core.StatusOK, Started: g.start, Ended: g.start.Add(time.Duration(g.secs) * time.Second), Elapsed: time.Duration(g.secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
+	if g.si == 0 && g.spec.Name == g.opt.FailPhase {
+		g.p.End.Status, g.p.End.Error = core.StatusFailed, "the server went away"
+	}
+	if g.restarted {
+		g.p.End.Status, g.p.End.Error = core.StatusFailed, "the server restarted during the phase (instance run-a became run-b): the data it held before may be gone"
+	}
+	if g.pi == 1 && g.si == 1 {
+		g.p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
+	}
+}
+
+// interval is second iv of the phase: each op's counts and latencies, and in a
+// measured phase the side probe's requests.
+func (g *phaseGen) interval(iv int) core.IntervalReport {
+	rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
+	for _, k := range g.spec.Workload.OpKinds() {
+		rep.Ops = append(rep.Ops, g.op(k))
+	}
+	if g.spec.Kind == core.PhaseMeasured {
+		rep.Probe = g.probe(iv)
+	}
+	return rep
+}
+
+// op is one op's second: its count (the second system misses a fixed rate) and
+// latencies from fixed formulas.
+func (g *phaseGen) op(k core.OpKind) core.OpInterval {
+	si := int64(g.si)
+	n := int64(1000)
+	if g.spec.OpenLoop() {
+		n = 5000 * 10 / 11 // GET share of 1:10
+		if k == core.OpSet {
+			n = 5000 / 11
 		}
 		if si == 1 {
-			res.Systems[si].Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
-		}
-		info := archive.SystemInfo{Name: sys, Adapter: "resp", DefinedIn: "built-in", Definition: map[string]any{"adapter": "resp"}, CostPerMonth: 3000}
-		if si == 1 {
-			info.CostPerMonth = 1000
-		}
-		m.Systems = append(m.Systems, info)
-		for pi, spec := range specs {
-			reps := 1
-			if spec.Kind == core.PhaseMeasured {
-				reps = opt.Repeat
-			}
-			for rp := range reps {
-				spec.Seed = uint64(pi + 1)
-				p := core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
-				latency := opt.Latency
-				if opt.Ladder != "" && spec.Name == "rate-5000" {
-					p.Ladder, p.LadderCombine = "rate", opt.Ladder
-					latency *= float64(rp + 1)
-				}
-				var intervals []core.IntervalReport
-				factor := opt.Throughput * (1 + opt.Jitter*float64(rp))
-				start := t0.Add(time.Duration(si*20+pi*5) * time.Second)
-				secs := 3
-				if pi == 0 {
-					secs = 1
-				}
-				soak := spec.Name == "soak"
-				if soak {
-					secs = 40
-				}
-				p.End = core.PhaseEnd{Status: core.StatusOK, Started: start, Ended: start.Add(time.Duration(secs) * time.Second), Elapsed: time.Duration(secs) * time.Second, CPUUser: time.Second, CPUSystem: time.Second / 2}
-				if si == 0 && spec.Name == opt.FailPhase {
-					p.End.Status, p.End.Error = core.StatusFailed, "the server went away"
-				}
-				restarted := si == 0 && spec.Name == opt.RestartPhase
-				if restarted {
-					p.End.Status, p.End.Error = core.StatusFailed, "the server restarted during the phase (instance run-a became run-b): the data it held before may be gone"
-				}
-				if pi == 1 && si == 1 {
-					p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
-				}
-				for iv := range secs {
-					rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
-					for _, k := range spec.Workload.OpKinds() {
-						n := int64(1000)
-						if spec.OpenLoop() {
-							n = 5000 * 10 / 11 // GET share of 1:10
-							if k == core.OpSet {
-								n = 5000 / 11
-							}
-							if si == 1 {
-								n = n * 9 / 10 // 90% of the target: not sustained
-							}
-						}
-						n = int64(float64(n) * factor)
-						o := core.OpInterval{Op: k, OK: n}
-						if k == core.OpGet {
-							o.Hits, o.Misses = n-n/10, n/10
-						} else {
-							o.Bytes = n * 256
-						}
-						svc, resp, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
-						for i := range n {
-							svc.RecordValue(int64(float64(int64(50_000*(si+1))+(i*7919)%200_000) * latency))
-						}
-						o.Service = summarize(svc)
-						o.Response = o.Service
-						if spec.OpenLoop() {
-							for i := range n {
-								resp.RecordValue(int64(float64(int64(60_000*(si+1))+(i*104729)%400_000) * latency))
-								l := int64(20_000 + (i*31)%30_000)
-								if opt.Lagged && si == 1 {
-									l *= 40 // 0.8 to 2 ms
-								}
-								lag.RecordValue(l)
-							}
-							o.Response, o.Lag = summarize(resp), summarize(lag)
-						}
-						if pi == 1 && si == 1 && k == core.OpSet {
-							o.Errors[core.ErrClassOOM] = 7
-						}
-						rep.Ops = append(rep.Ops, o)
-					}
-					if spec.Kind == core.PhaseMeasured {
-						// 200 probe GETs a second, one slow request in the middle.
-						for i := range 200 {
-							at := time.Duration(iv)*time.Second + time.Duration(i)*5*time.Millisecond
-							lat := time.Duration(80_000+i*100) * time.Duration(si+1)
-							if iv == 1 && i == 100 {
-								lat = 40 * time.Millisecond
-							}
-							pr := core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK}
-							// The second system stops answering: at 1.2 s of the fixed-rate
-							// phase until 2.45 s (the last request sent into it timed out),
-							// at 12 s of the soak until 14 s. The requests sent
-							// into the pause wait for its end, one by one.
-							switch {
-							case si == 1 && spec.Name == "rate-5000" && iv == 1 && i >= 40 && i < 90:
-								pr.Start, pr.End = 2450*time.Millisecond-time.Duration(90-i)*time.Microsecond, 2450*time.Millisecond
-								if i == 89 {
-									pr.Outcome, pr.Class = core.OutcomeError, core.ErrClassTimeout
-								}
-							case si == 1 && soak && iv == 12 && i < 100:
-								pr.Start, pr.End = 14*time.Second-time.Duration(100-i)*time.Microsecond, 14*time.Second
-							}
-							rep.Probe = append(rep.Probe, pr)
-						}
-					}
-					intervals = append(intervals, rep)
-				}
-				p.Intervals = len(intervals)
-				if spec.Kind == core.PhaseMeasured {
-					// The server counted what the client sent: successes, errors and probe GETs.
-					var gets, sets int64
-					for _, iv := range intervals {
-						for _, o := range iv.Ops {
-							if o.Op == core.OpGet {
-								gets += o.OK + o.ErrorTotal()
-							} else {
-								sets += o.OK + o.ErrorTotal()
-							}
-						}
-						gets += int64(len(iv.Probe))
-					}
-					stat := func(point, instance string, uptime, g, s int64) core.StatsSample {
-						return core.StatsSample{At: start, Point: point, Stats: map[string]string{
-							"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", g),
-							"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", s),
-							"memory.used_memory":       "1048576",
-							"server.redis_version":     "7.0.15",
-							core.StatInstance:          instance,
-							core.StatUptime:            fmt.Sprint(uptime),
-							core.StatTimeline:          "memory.used_memory",
-						}}
-					}
-					before := stat("before", "run-a", 600, 5_000_000, 500)
-					after := stat("after", "run-a", 600+int64(secs), 5_000_000+gets, 500+sets)
-					// During the phase the server saw its connections, the probe's and cmpbench's own.
-					during := stat("during", "run-a", 601, 5_000_000+gets/2, 500+sets/2)
-					during.At = start.Add(time.Second)
-					during.Stats[core.StatConnections] = fmt.Sprint(spec.Connections + 2)
-					if restarted {
-						// Restarted late in the phase: the counts started over.
-						after = stat("after", "run-b", 1, gets/10, sets/10)
-					}
-					p.ServerStats = []core.StatsSample{before, during, after}
-					if soak {
-						// Every 5 s: memory grows; the second system, like a RocksDB
-						// server, also tells its running compactions.
-						for k := 1; k < secs/5; k++ {
-							smp := stat("during", "run-a", 600+int64(5*k), 5_000_000+gets*int64(k)*5/int64(secs), 500+sets*int64(k)*5/int64(secs))
-							smp.At = start.Add(time.Duration(5*k) * time.Second)
-							smp.Stats["memory.used_memory"] = fmt.Sprint(1048576 + k*102400*(si+1))
-							if si == 1 {
-								smp.Stats["rocksdb.num_running_compactions"] = fmt.Sprint(k % 3)
-								smp.Stats[core.StatTimeline] = "memory.used_memory,rocksdb.num_running_compactions"
-							}
-							p.ServerStats = append(p.ServerStats, smp)
-						}
-						p.ServerStats = append(p.ServerStats[:1], append(p.ServerStats[3:], p.ServerStats[2])...)
-					}
-					p.ClientStats = []core.ProcessSample{{At: start, Process: "plugin", Pid: 100 + si, CPUPercent: 50, RSSBytes: 64 << 20}}
-					p.ClientCores, p.CoresAllowed = 0.5, 2
-					if opt.HostSaturated && si == 1 {
-						p.Host = &core.HostLoad{Cores: 2, BusyCores: 1.97, Saturated: true, Others: []core.ProcessCPU{
-							{Name: "bash", Pid: 4711, Cores: 0.88}, {Name: "redis-server", Pid: 4702, Cores: 0.55}}}
-					}
-				}
-				res.phases = append(res.phases, genPhase{p, intervals})
-			}
+			n = n * 9 / 10 // 90% of the target: not sustained
 		}
 	}
-	return res, m
+	n = int64(float64(n) * g.factor)
+	o := core.OpInterval{Op: k, OK: n}
+	if k == core.OpGet {
+		o.Hits, o.Misses = n-n/10, n/10
+	} else {
+		o.Bytes = n * 256
+	}
+	svc, resp, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
+	for i := range n {
+		svc.RecordValue(int64(float64(50_000*(si+1)+(i*7919)%200_000) * g.latency))
+	}
+	o.Service = summarize(svc)
+	o.Response = o.Service
+	if g.spec.OpenLoop() {
+		for i := range n {
+			resp.RecordValue(int64(float64(60_000*(si+1)+(i*104729)%400_000) * g.latency))
+			l := int64(20_000 + (i*31)%30_000)
+			if g.opt.Lagged && si == 1 {
+				l *= 40 // 0.8 to 2 ms
+			}
+			lag.RecordValue(l)
+		}
+		o.Response, o.Lag = summarize(resp), summarize(lag)
+	}
+	if g.pi == 1 && si == 1 && k == core.OpSet {
+		o.Errors[core.ErrClassOOM] = 7
+	}
+	return o
+}
+
+// probe is second iv's 200 probe GETs, one slow request in the middle; the
+// second system stops answering in the fixed-rate phase and in the soak.
+func (g *phaseGen) probe(iv int) []core.ProbeRecord {
+	var out []core.ProbeRecord
+	for i := range 200 {
+		at := time.Duration(iv)*time.Second + time.Duration(i)*5*time.Millisecond
+		lat := time.Duration(80_000+i*100) * time.Duration(g.si+1)
+		if iv == 1 && i == 100 {
+			lat = 40 * time.Millisecond
+		}
+		pr := core.ProbeRecord{Intended: at, Start: at + time.Microsecond, End: at + lat, Op: core.OpGet, Outcome: core.OutcomeOK}
+		// The second system stops answering: at 1.2 s of the fixed-rate
+		// phase until 2.45 s (the last request sent into it timed out),
+		// at 12 s of the soak until 14 s. The requests sent
+		// into the pause wait for its end, one by one.
+		switch {
+		case g.si == 1 && g.spec.Name == "rate-5000" && iv == 1 && i >= 40 && i < 90:
+			pr.Start, pr.End = 2450*time.Millisecond-time.Duration(90-i)*time.Microsecond, 2450*time.Millisecond
+			if i == 89 {
+				pr.Outcome, pr.Class = core.OutcomeError, core.ErrClassTimeout
+			}
+		case g.si == 1 && g.soak && iv == 12 && i < 100:
+			pr.Start, pr.End = 14*time.Second-time.Duration(100-i)*time.Microsecond, 14*time.Second
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// samples are a measured phase's server samples (the server counted what the
+// client sent: successes, errors and probe GETs), client samples and machine
+// load.
+func (g *phaseGen) samples(intervals []core.IntervalReport) {
+	var gets, sets int64
+	for _, iv := range intervals {
+		for _, o := range iv.Ops {
+			if o.Op == core.OpGet {
+				gets += o.OK + o.ErrorTotal()
+			} else {
+				sets += o.OK + o.ErrorTotal()
+			}
+		}
+		gets += int64(len(iv.Probe))
+	}
+	g.serverStats(gets, sets)
+	g.p.ClientStats = []core.ProcessSample{{At: g.start, Process: "plugin", Pid: 100 + g.si, CPUPercent: 50, RSSBytes: 64 << 20}}
+	g.p.ClientCores, g.p.CoresAllowed = 0.5, 2
+	if g.opt.HostSaturated && g.si == 1 {
+		g.p.Host = &core.HostLoad{Cores: 2, BusyCores: 1.97, Saturated: true, Others: []core.ProcessCPU{
+			{Name: "bash", Pid: 4711, Cores: 0.88}, {Name: "redis-server", Pid: 4702, Cores: 0.55}}}
+	}
+}
+
+// serverStats are the server's samples before, during and after the phase, and
+// in a soak one every 5 s.
+func (g *phaseGen) serverStats(gets, sets int64) {
+	stat := func(point, instance string, uptime, gc, sc int64) core.StatsSample {
+		return core.StatsSample{At: g.start, Point: point, Stats: map[string]string{
+			"commandstats.cmdstat_get": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", gc),
+			"commandstats.cmdstat_set": fmt.Sprintf("calls=%d,usec=1,usec_per_call=0.10,rejected_calls=0,failed_calls=0", sc),
+			"memory.used_memory":       "1048576",
+			"server.redis_version":     "7.0.15",
+			core.StatInstance:          instance,
+			core.StatUptime:            fmt.Sprint(uptime),
+			core.StatTimeline:          "memory.used_memory",
+		}}
+	}
+	secs := int64(g.secs)
+	before := stat("before", "run-a", 600, 5_000_000, 500)
+	after := stat("after", "run-a", 600+secs, 5_000_000+gets, 500+sets)
+	// During the phase the server saw its connections, the probe's and cmpbench's own.
+	during := stat("during", "run-a", 601, 5_000_000+gets/2, 500+sets/2)
+	during.At = g.start.Add(time.Second)
+	during.Stats[core.StatConnections] = fmt.Sprint(g.spec.Connections + 2)
+	if g.restarted {
+		// Restarted late in the phase: the counts started over.
+		after = stat("after", "run-b", 1, gets/10, sets/10)
+	}
+	g.p.ServerStats = []core.StatsSample{before, during, after}
+	if !g.soak {
+		return
+	}
+	// Every 5 s: memory grows; the second system, like a RocksDB server, also
+	// tells its running compactions.
+	for k := int64(1); k < secs/5; k++ {
+		smp := stat("during", "run-a", 600+5*k, 5_000_000+gets*k*5/secs, 500+sets*k*5/secs)
+		smp.At = g.start.Add(time.Duration(5*k) * time.Second)
+		smp.Stats["memory.used_memory"] = fmt.Sprint(1048576 + k*102400*int64(g.si+1))
+		if g.si == 1 {
+			smp.Stats["rocksdb.num_running_compactions"] = fmt.Sprint(k % 3)
+			smp.Stats[core.StatTimeline] = "memory.used_memory,rocksdb.num_running_compactions"
+		}
+		g.p.ServerStats = append(g.p.ServerStats, smp)
+	}
+	g.p.ServerStats = append(g.p.ServerStats[:1], append(g.p.ServerStats[3:], g.p.ServerStats[2])...)
 }
 
 func sha(i int) string {
