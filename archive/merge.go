@@ -323,106 +323,161 @@ func shardPhases(m *Manifest, p *PhaseInfo) []ShardPhase {
 // order they ran; one that some shard lacks (it stopped) is merged from those
 // that have it and does not end ok.
 func mergePhases(archives []*Archive, shards []int, complete bool) ([]PhaseInfo, error) {
-	var order []phaseKey
-	byKey := map[phaseKey][]*PhaseInfo{}
-	shardsOf := map[phaseKey][]ShardPhase{}
-	for _, a := range archives {
-		for i := range a.Manifest.Phases {
-			p := &a.Manifest.Phases[i]
-			k := keyOfPhase(p)
-			if _, seen := byKey[k]; !seen {
-				order = append(order, k)
-			}
-			byKey[k] = append(byKey[k], p)
-			shardsOf[k] = append(shardsOf[k], shardPhases(&a.Manifest, p)...)
-		}
-	}
+	g := groupPhases(archives)
 	var out []PhaseInfo
-	for _, k := range order {
-		ps := byKey[k]
-		m := *ps[0]
-		m.Shards = shardsOf[k]
-		slices.SortFunc(m.Shards, func(a, b ShardPhase) int { return a.Shard - b.Shard })
-		m.Connections, m.Rate, m.Ops = 0, 0, 0
-		m.CPUUserNs, m.CPUSystemNs, m.HostCPUNs, m.ClientCores, m.CoresAllowed = 0, 0, 0, 0, 0
-		m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart, m.Host = nil, "", nil, nil, nil
-		m.Status = core.StatusOK
-		var errs []string
-		first, last := time.Time{}, time.Time{}
-		for _, p := range ps {
-			if p.Name != m.Name || p.Kind != m.Kind || p.Workload != m.Workload || p.Seed != m.Seed {
-				return nil, mergeErr("phase %s is not the same phase in every shard (%s %s seed %d vs %s %s seed %d)", describe(&m), m.Name, m.Workload, m.Seed, p.Name, p.Workload, p.Seed)
-			}
-			m.Connections += p.Connections
-			m.Rate += p.Rate
-			m.Ops += p.Ops
-			m.CPUUserNs += p.CPUUserNs
-			m.CPUSystemNs += p.CPUSystemNs
-			m.HostCPUNs += p.HostCPUNs
-			m.ClientCores += p.ClientCores
-			m.CoresAllowed += p.CoresAllowed
-			m.ClientBound = m.ClientBound || p.ClientBound
-			m.ClientLagged = m.ClientLagged || p.ClientLagged
-			m.HostSaturated = m.HostSaturated || p.HostSaturated
-			m.Partial = m.Partial || p.Partial
-			m.ElapsedNs = max(m.ElapsedNs, p.ElapsedNs)
-			m.Intervals = max(m.Intervals, p.Intervals)
-			if p.ProbeRate > 0 {
-				m.ProbeRate, m.ProbeOp, m.ProbeStallNs = p.ProbeRate, p.ProbeOp, p.ProbeStallNs
-			}
-			if p.Status != core.StatusOK && m.Status == core.StatusOK {
-				m.Status = p.Status
-			}
-			if p.Ended.After(last) {
-				last = p.Ended
-			}
-			if !p.Started.IsZero() {
-				first = minTime(first, p.Started)
-			}
-			for _, s := range p.ErrorSamples {
-				if !slices.Contains(m.ErrorSamples, s) {
-					m.ErrorSamples = append(m.ErrorSamples, s)
-				}
-			}
-		}
-		m.Started, m.Ended = first, last
-		if first.IsZero() {
-			m.Started = ps[0].Started
-		}
-		var lo, hi time.Time
-		for _, s := range m.Shards {
-			prefix := fmt.Sprintf("shard %d: ", s.Shard)
-			if s.Error != "" {
-				errs = append(errs, prefix+s.Error)
-			}
-			for _, n := range s.Notes {
-				m.Notes = append(m.Notes, prefix+n)
-			}
-			if s.Status == core.StatusOK || s.Status == core.StatusFailed {
-				lo, hi = minTime(lo, s.Started), maxTime(hi, s.Started)
-			}
-			if m.ScheduledStart == nil {
-				m.ScheduledStart = s.ScheduledStart
-			}
-		}
-		if !lo.IsZero() {
-			m.StartSkewNs = int64(hi.Sub(lo))
-		}
-		if missing := missingShards(m.Shards, shards); missing != "" {
-			errs = append(errs, fmt.Sprintf("shard %s did not run this phase", missing))
-			if m.Status == core.StatusOK {
-				m.Status = core.StatusFailed
-			}
-		}
-		m.Error = strings.Join(errs, "; ")
-		m.Shape = plan.Shape(core.PhaseSpec{Rate: m.Rate, Poisson: m.Poisson, Connections: m.Connections})
-		m.ConnBase, m.ConnTotal = 0, 0
-		if !complete {
-			m.ConnTotal = ps[0].ConnTotal
+	for _, k := range g.order {
+		m, err := mergePhase(g.byKey[k], g.shardsOf[k], shards, complete)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// phaseGroups are the archives' phases grouped by phase: each phase's records and
+// shard parts, the phases in the order they first appear.
+type phaseGroups struct {
+	order    []phaseKey
+	byKey    map[phaseKey][]*PhaseInfo
+	shardsOf map[phaseKey][]ShardPhase
+}
+
+// groupPhases gathers every archive's phases, by phase, in the order they ran.
+func groupPhases(archives []*Archive) phaseGroups {
+	g := phaseGroups{byKey: map[phaseKey][]*PhaseInfo{}, shardsOf: map[phaseKey][]ShardPhase{}}
+	for _, a := range archives {
+		for i := range a.Manifest.Phases {
+			p := &a.Manifest.Phases[i]
+			k := keyOfPhase(p)
+			if _, seen := g.byKey[k]; !seen {
+				g.order = append(g.order, k)
+			}
+			g.byKey[k] = append(g.byKey[k], p)
+			g.shardsOf[k] = append(g.shardsOf[k], shardPhases(&a.Manifest, p)...)
+		}
+	}
+	return g
+}
+
+// mergePhase merges one phase from the records ps of the shards that ran it and
+// their parts; shards are all the merge holds, complete says they are the whole run.
+func mergePhase(ps []*PhaseInfo, parts []ShardPhase, shards []int, complete bool) (PhaseInfo, error) {
+	m := emptyMerge(ps[0], parts)
+	if err := sumShardPhases(&m, ps); err != nil {
+		return PhaseInfo{}, err
+	}
+	errs := fromShardParts(&m)
+	if missing := missingShards(m.Shards, shards); missing != "" {
+		errs = append(errs, fmt.Sprintf("shard %s did not run this phase", missing))
+		if m.Status == core.StatusOK {
+			m.Status = core.StatusFailed
+		}
+	}
+	m.Error = strings.Join(errs, "; ")
+	m.Shape = plan.Shape(core.PhaseSpec{Rate: m.Rate, Poisson: m.Poisson, Connections: m.Connections})
+	m.ConnBase, m.ConnTotal = 0, 0
+	if !complete {
+		m.ConnTotal = ps[0].ConnTotal
+	}
+	return m, nil
+}
+
+// emptyMerge is the merge of a phase before any shard is added: the first shard's
+// record with its sums, notes and errors cleared, ok, and every shard's part in
+// shard order.
+func emptyMerge(first *PhaseInfo, parts []ShardPhase) PhaseInfo {
+	m := *first
+	m.Shards = parts
+	slices.SortFunc(m.Shards, func(a, b ShardPhase) int { return a.Shard - b.Shard })
+	m.Connections, m.Rate, m.Ops = 0, 0, 0
+	m.CPUUserNs, m.CPUSystemNs, m.HostCPUNs, m.ClientCores, m.CoresAllowed = 0, 0, 0, 0, 0
+	m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart, m.Host = nil, "", nil, nil, nil
+	m.Status = core.StatusOK
+	return m
+}
+
+// sumShardPhases adds every shard's record ps of the phase into m, refusing one
+// that is not the same phase, and gives m the span from the first start to the
+// last end.
+func sumShardPhases(m *PhaseInfo, ps []*PhaseInfo) error {
+	first, last := time.Time{}, time.Time{}
+	for _, p := range ps {
+		if p.Name != m.Name || p.Kind != m.Kind || p.Workload != m.Workload || p.Seed != m.Seed {
+			return mergeErr("phase %s is not the same phase in every shard (%s %s seed %d vs %s %s seed %d)", describe(m), m.Name, m.Workload, m.Seed, p.Name, p.Workload, p.Seed)
+		}
+		addShardPhase(m, p)
+		if p.Ended.After(last) {
+			last = p.Ended
+		}
+		if !p.Started.IsZero() {
+			first = minTime(first, p.Started)
+		}
+	}
+	m.Started, m.Ended = first, last
+	if first.IsZero() {
+		m.Started = ps[0].Started
+	}
+	return nil
+}
+
+// addShardPhase adds one shard's record p of the phase into m: counts, rates and
+// CPU add up, a flag any shard raised stays raised, elapsed time and intervals
+// are the longest, the status the first that is not ok, and error samples are
+// kept once each.
+func addShardPhase(m, p *PhaseInfo) {
+	m.Connections += p.Connections
+	m.Rate += p.Rate
+	m.Ops += p.Ops
+	m.CPUUserNs += p.CPUUserNs
+	m.CPUSystemNs += p.CPUSystemNs
+	m.HostCPUNs += p.HostCPUNs
+	m.ClientCores += p.ClientCores
+	m.CoresAllowed += p.CoresAllowed
+	m.ClientBound = m.ClientBound || p.ClientBound
+	m.ClientLagged = m.ClientLagged || p.ClientLagged
+	m.HostSaturated = m.HostSaturated || p.HostSaturated
+	m.Partial = m.Partial || p.Partial
+	m.ElapsedNs = max(m.ElapsedNs, p.ElapsedNs)
+	m.Intervals = max(m.Intervals, p.Intervals)
+	if p.ProbeRate > 0 {
+		m.ProbeRate, m.ProbeOp, m.ProbeStallNs = p.ProbeRate, p.ProbeOp, p.ProbeStallNs
+	}
+	if p.Status != core.StatusOK && m.Status == core.StatusOK {
+		m.Status = p.Status
+	}
+	for _, s := range p.ErrorSamples {
+		if !slices.Contains(m.ErrorSamples, s) {
+			m.ErrorSamples = append(m.ErrorSamples, s)
+		}
+	}
+}
+
+// fromShardParts takes into m what its shards' parts say: their notes, named by
+// shard, the skew of the starts of those that ran, and the first scheduled start;
+// it returns their errors, named by shard.
+func fromShardParts(m *PhaseInfo) []string {
+	var errs []string
+	var lo, hi time.Time
+	for _, s := range m.Shards {
+		prefix := fmt.Sprintf("shard %d: ", s.Shard)
+		if s.Error != "" {
+			errs = append(errs, prefix+s.Error)
+		}
+		for _, n := range s.Notes {
+			m.Notes = append(m.Notes, prefix+n)
+		}
+		if s.Status == core.StatusOK || s.Status == core.StatusFailed {
+			lo, hi = minTime(lo, s.Started), maxTime(hi, s.Started)
+		}
+		if m.ScheduledStart == nil {
+			m.ScheduledStart = s.ScheduledStart
+		}
+	}
+	if !lo.IsZero() {
+		m.StartSkewNs = int64(hi.Sub(lo))
+	}
+	return errs
 }
 
 func maxTime(a, b time.Time) time.Time {
