@@ -552,122 +552,181 @@ func mergeSummary(w *Writer, archives []*Archive) error {
 // order, and an interval is written once every shard has passed it, so that a
 // merge holds a few intervals at a time, never a phase.
 func mergeIntervals(w *Writer, archives []*Archive) error {
-	pos := map[phaseKey]int{}
-	open := map[phaseKey]bool{}
-	for i, pi := range w.m.Phases {
-		pos[keyOfPhase(&pi)] = i
-		open[keyOfPhase(&pi)] = pi.Rate > 0
-	}
-	type cursor struct {
-		rows chan IntervalRow
-		errc chan error
-		cur  *IntervalRow
-	}
 	done := make(chan struct{})
 	defer close(done)
-	cursors := make([]*cursor, len(archives))
-	for i, a := range archives {
-		c := &cursor{rows: make(chan IntervalRow, 256), errc: make(chan error, 1)}
-		cursors[i] = c
-		go func() {
-			err := a.EachInterval(func(r *IntervalRow) error {
-				select {
-				case c.rows <- *r:
-					return nil
-				case <-done:
-					return errors.New("merge stopped")
-				}
-			})
-			if err != nil {
-				err = fmt.Errorf("%s: %w", a.Dir, err)
-			}
-			c.errc <- err
-			close(c.rows)
-		}()
-	}
-	next := func(c *cursor) error {
-		r, ok := <-c.rows
-		if !ok {
-			c.cur = nil
-			return <-c.errc
-		}
-		c.cur = &r
-		return nil
-	}
-	type at struct{ phase, interval int }
-	where := func(r *IntervalRow) (at, error) {
-		p, ok := pos[phaseKey{r.System, r.PhaseIndex, r.Repetition}]
-		if !ok {
-			return at{}, fmt.Errorf("%s has a row of phase %s #%d that no manifest has", IntervalsFile, r.Phase, r.PhaseIndex)
-		}
-		return at{p, r.Interval}, nil
-	}
-	less := func(a, b at) bool { return a.phase < b.phase || a.phase == b.phase && a.interval < b.interval }
-	for _, c := range cursors {
-		if err := next(c); err != nil {
+	im := newIntervalMerge(w, archives, done)
+	for _, c := range im.cursors {
+		if err := c.next(); err != nil {
 			return err
 		}
 	}
-	var lastAt *at
+	var lastAt *intervalAt
 	for {
-		// The earliest (phase, interval) any shard is at.
-		var low *at
-		var lowRow *IntervalRow
-		for _, c := range cursors {
-			if c.cur == nil {
-				continue
-			}
-			a, err := where(c.cur)
-			if err != nil {
-				return err
-			}
-			if low == nil || less(a, *low) {
-				low, lowRow = &a, c.cur
-			}
+		low, lowRow, err := im.earliest()
+		if err != nil {
+			return err
 		}
 		if low == nil {
 			return nil
 		}
-		if lastAt != nil && less(*low, *lastAt) {
+		if lastAt != nil && low.before(*lastAt) {
 			return fmt.Errorf("%s: interval rows out of order at phase %s interval %d", IntervalsFile, lowRow.Phase, lowRow.Interval)
 		}
-		key := phaseKey{lowRow.System, lowRow.PhaseIndex, lowRow.Repetition}
-		t := core.NewTotals(open[key])
-		iv := core.IntervalReport{Index: low.interval, Start: time.Duration(lowRow.StartNs), End: time.Duration(lowRow.EndNs)}
-		id := phaseID{System: lowRow.System, Index: lowRow.PhaseIndex, Name: lowRow.Phase, Repetition: lowRow.Repetition}
-		for _, c := range cursors {
-			for c.cur != nil {
-				a, err := where(c.cur)
-				if err != nil {
-					return err
-				}
-				if a != *low {
-					break
-				}
-				r := c.cur
-				iv.Start, iv.End = min(iv.Start, time.Duration(r.StartNs)), max(iv.End, time.Duration(r.EndNs))
-				o, err := opIntervalOf(r.Op, r.Counts, r.RespHDR, r.SvcHDR, r.LagHDR)
-				if err == nil {
-					err = t.Add(&core.IntervalReport{Index: r.Interval, Ops: []core.OpInterval{o}})
-				}
-				if err != nil {
-					return fmt.Errorf("%s phase %s interval %d: %w", IntervalsFile, r.Phase, r.Interval, err)
-				}
-				if err := next(c); err != nil {
-					return err
-				}
-			}
-		}
-		ops, err := t.Result()
-		if err != nil {
-			return err
-		}
-		iv.Ops = ops
-		if err := addRows(w.spools[spoolIntervals], intervalRows(id, &iv, open[key])); err != nil {
+		if err := im.mergeInterval(*low, lowRow); err != nil {
 			return err
 		}
 		lastAt = low
 	}
+}
+
+// intervalMerge is the merge of the shards' interval tables under way: where each
+// phase stands in the merged manifest, whether it is open loop, and a cursor on
+// each shard's table.
+type intervalMerge struct {
+	w       *Writer
+	pos     map[phaseKey]int
+	open    map[phaseKey]bool
+	cursors []*shardCursor
+}
+
+// newIntervalMerge starts reading every archive's interval table, until done is
+// closed, into the merge w is written by.
+func newIntervalMerge(w *Writer, archives []*Archive, done <-chan struct{}) *intervalMerge {
+	im := &intervalMerge{w: w, pos: map[phaseKey]int{}, open: map[phaseKey]bool{}}
+	for i, pi := range w.m.Phases {
+		im.pos[keyOfPhase(&pi)] = i
+		im.open[keyOfPhase(&pi)] = pi.Rate > 0
+	}
+	for _, a := range archives {
+		im.cursors = append(im.cursors, readIntervals(a, done))
+	}
+	return im
+}
+
+// shardCursor is one shard's interval table read in order: cur is the row it is
+// at, nil past the last.
+type shardCursor struct {
+	rows chan IntervalRow
+	errc chan error
+	cur  *IntervalRow
+}
+
+// readIntervals reads a's interval rows into a cursor, in the background, until
+// they end or done is closed.
+func readIntervals(a *Archive, done <-chan struct{}) *shardCursor {
+	c := &shardCursor{rows: make(chan IntervalRow, 256), errc: make(chan error, 1)}
+	go func() {
+		err := a.EachInterval(func(r *IntervalRow) error {
+			select {
+			case c.rows <- *r:
+				return nil
+			case <-done:
+				return errors.New("merge stopped")
+			}
+		})
+		if err != nil {
+			err = fmt.Errorf("%s: %w", a.Dir, err)
+		}
+		c.errc <- err
+		close(c.rows)
+	}()
+	return c
+}
+
+// next moves c to its next row; past the last it returns how the reading ended.
+func (c *shardCursor) next() error {
+	r, ok := <-c.rows
+	if !ok {
+		c.cur = nil
+		return <-c.errc
+	}
+	c.cur = &r
+	return nil
+}
+
+// intervalAt is a place in the merged interval table: a phase (its position in
+// the manifest) and an interval of it.
+type intervalAt struct{ phase, interval int }
+
+// before says a comes before b in the table.
+func (a intervalAt) before(b intervalAt) bool {
+	return a.phase < b.phase || a.phase == b.phase && a.interval < b.interval
+}
+
+// where is the place of row r in the merged table.
+func (im *intervalMerge) where(r *IntervalRow) (intervalAt, error) {
+	p, ok := im.pos[phaseKey{r.System, r.PhaseIndex, r.Repetition}]
+	if !ok {
+		return intervalAt{}, fmt.Errorf("%s has a row of phase %s #%d that no manifest has", IntervalsFile, r.Phase, r.PhaseIndex)
+	}
+	return intervalAt{p, r.Interval}, nil
+}
+
+// earliest is the earliest place any shard is at and a row there, nil when
+// every shard is past its last row.
+func (im *intervalMerge) earliest() (*intervalAt, *IntervalRow, error) {
+	var low *intervalAt
+	var lowRow *IntervalRow
+	for _, c := range im.cursors {
+		if c.cur == nil {
+			continue
+		}
+		a, err := im.where(c.cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		if low == nil || a.before(*low) {
+			low, lowRow = &a, c.cur
+		}
+	}
+	return low, lowRow, nil
+}
+
+// mergeInterval merges the rows every shard has at low, the earliest place, into
+// one interval and writes its rows; first is one of them.
+func (im *intervalMerge) mergeInterval(low intervalAt, first *IntervalRow) error {
+	key := phaseKey{first.System, first.PhaseIndex, first.Repetition}
+	t := core.NewTotals(im.open[key])
+	iv := core.IntervalReport{Index: low.interval, Start: time.Duration(first.StartNs), End: time.Duration(first.EndNs)}
+	id := phaseID{System: first.System, Index: first.PhaseIndex, Name: first.Phase, Repetition: first.Repetition}
+	for _, c := range im.cursors {
+		if err := im.takeRows(c, low, t, &iv); err != nil {
+			return err
+		}
+	}
+	ops, err := t.Result()
+	if err != nil {
+		return err
+	}
+	iv.Ops = ops
+	return addRows(im.w.spools[spoolIntervals], intervalRows(id, &iv, im.open[key]))
+}
+
+// takeRows adds the rows c is at while they are at low into t, widens iv to their
+// times, and moves c past them.
+func (im *intervalMerge) takeRows(c *shardCursor, low intervalAt, t *core.Totals, iv *core.IntervalReport) error {
+	for c.cur != nil {
+		a, err := im.where(c.cur)
+		if err != nil {
+			return err
+		}
+		if a != low {
+			return nil
+		}
+		r := c.cur
+		iv.Start, iv.End = min(iv.Start, time.Duration(r.StartNs)), max(iv.End, time.Duration(r.EndNs))
+		o, err := opIntervalOf(r.Op, r.Counts, r.RespHDR, r.SvcHDR, r.LagHDR)
+		if err == nil {
+			err = t.Add(&core.IntervalReport{Index: r.Interval, Ops: []core.OpInterval{o}})
+		}
+		if err != nil {
+			return fmt.Errorf("%s phase %s interval %d: %w", IntervalsFile, r.Phase, r.Interval, err)
+		}
+		if err := c.next(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergeProbe keeps every shard's side-probe requests (shard 0 probes).
