@@ -244,6 +244,8 @@ type phaseGen struct {
 	restarted bool
 }
 
+// newPhaseGen sets up repetition rp of phase pi (spec) of system si (sys):
+// its scale factors, start time and length.
 func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpec) *phaseGen {
 	g := &phaseGen{opt: opt, si: si, pi: pi, spec: spec, latency: opt.Latency, secs: 3, soak: spec.Name == "soak"}
 	g.p = core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
