@@ -206,8 +206,11 @@ func TestPubSubMeasuresAKnownDelay(t *testing.T) {
 		t.Errorf("PUBLISH p50 %s: the delay is the delivery's, not the publish's", got)
 	}
 	// A delivery's send lag is its publish's: the client's delay, not the server's.
-	if got := time.Duration(d.lag.ValueAtQuantile(99)); got > delay/4 {
-		t.Errorf("DELIVER send lag p99 %s: the delivery delay counted as the client's", got)
+	// Counted as the client's, the delay would be every delivery's send lag, so
+	// the median tells; the tail also holds the publisher's own hiccups on a
+	// loaded machine (a p99 of 8 ms was seen in CI beside a build).
+	if got := time.Duration(d.lag.ValueAtQuantile(50)); got > delay/4 {
+		t.Errorf("DELIVER send lag p50 %s: the delivery delay counted as the client's", got)
 	}
 }
 
