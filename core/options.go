@@ -146,6 +146,21 @@ func CheckOptions(adapter string, declared []Option, given map[string]string) []
 	return out
 }
 
+// WithOptionDefaults returns the options given, with every declared option that
+// has a default and is not given set to it: what an adapter's Open receives.
+func WithOptionDefaults(declared []Option, given map[string]string) map[string]string {
+	out := make(map[string]string, len(given)+len(declared))
+	for k, v := range given {
+		out[k] = v
+	}
+	for _, o := range declared {
+		if _, ok := out[o.Name]; !ok && o.Default != "" {
+			out[o.Name] = o.Default
+		}
+	}
+	return out
+}
+
 // SystemValidator is implemented by adapters that check a system's whole
 // configuration beyond its declared options — combinations, files, profiles —
 // without connecting to it. cmpbench calls it for `cmpbench systems`, --dry-run

@@ -7,8 +7,10 @@ package adaptertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/workloads/ycsb"
@@ -21,6 +23,37 @@ type Setup struct {
 	// Secret, when set, is a credential the system uses; no capture or stats value may
 	// contain it.
 	Secret string
+	// Ready is how long Open is retried while the system is not ready (default
+	// DefaultReady), as cmpbench retries it: a server just started may accept
+	// connections before it can serve them.
+	Ready time.Duration
+}
+
+// DefaultReady is how long Open is retried when Setup.Ready is zero.
+const DefaultReady = 30 * time.Second
+
+// OpenWhenReady opens the system as cmpbench does: with the options the adapter
+// declares filled in with their defaults, and retried every 100 ms until Ready has
+// passed while it fails — a server just started may accept connections before it
+// can serve (etcd without a leader, Redis loading its data). A refusal
+// (core.ErrRefused: a wrong password, a bad certificate) is not retried.
+func OpenWhenReady(ctx context.Context, s Setup) (core.Target, error) {
+	ready := s.Ready
+	if ready <= 0 {
+		ready = DefaultReady
+	}
+	sys := s.System
+	sys.Options = core.WithOptionDefaults(s.Adapter.Info().Options, sys.Options)
+	deadline := time.Now().Add(ready)
+	for {
+		octx, cancel := context.WithDeadline(ctx, deadline)
+		tg, err := s.Adapter.Open(octx, sys)
+		cancel()
+		if err == nil || errors.Is(err, core.ErrRefused) || ctx.Err() != nil || time.Now().After(deadline) {
+			return tg, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Run runs the conformance suite.
@@ -55,7 +88,7 @@ func open(t *testing.T, s Setup) *suite {
 	if su.info.Name == "" || len(su.info.Ops) == 0 {
 		t.Fatalf("Info() = %+v: an adapter names itself and its ops", su.info)
 	}
-	tg, err := s.Adapter.Open(su.ctx, s.System)
+	tg, err := OpenWhenReady(su.ctx, s)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -78,8 +111,8 @@ func (su *suite) getAndSet(t *testing.T) {
 		t.Skip("adapter does not claim GET and SET")
 	}
 	get := &core.Op{Kind: core.OpGet, Key: []byte("conformance:kv")}
-	if err := su.c.Do(su.ctx, get); err != core.ErrMiss {
-		t.Fatalf("GET of a missing key returned %v; a miss is core.ErrMiss, not an error", err)
+	if err := su.c.Do(su.ctx, get); !errors.Is(err, core.ErrMiss) {
+		t.Fatalf("GET of a missing key returned %v; a miss is core.ErrMiss (or an error wrapping it), not an error", err)
 	}
 	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpSet, Key: get.Key, Value: []byte("value-123")}); err != nil {
 		t.Fatalf("SET: %v", err)
@@ -119,7 +152,7 @@ func (su *suite) records(t *testing.T) {
 // field, of a record that does not exist is an error.
 func (su *suite) missingRecords(t *testing.T) {
 	read := &core.Op{Kind: core.OpRead, Key: ycsb.Key(nil, &su.spec, 0), Fields: su.fields}
-	if err := su.c.Do(su.ctx, read); err == nil || err == core.ErrMiss {
+	if err := su.c.Do(su.ctx, read); err == nil || errors.Is(err, core.ErrMiss) {
 		t.Fatalf("READ of a missing record returned %v; it must be an error", err)
 	}
 	// A write that finds no record is an error of class not_found, never a
@@ -133,7 +166,7 @@ func (su *suite) missingRecords(t *testing.T) {
 		if !whole {
 			upd.Fields, upd.Values = upd.Fields[:1], upd.Values[:1]
 		}
-		if err := su.c.Do(su.ctx, upd); err == nil || err == core.ErrMiss || core.ClassOf(err) != core.ErrClassNotFound {
+		if err := su.c.Do(su.ctx, upd); err == nil || errors.Is(err, core.ErrMiss) || core.ClassOf(err) != core.ErrClassNotFound {
 			t.Fatalf("UPDATE (whole record %v) of a missing record returned %v; it must be an error of class not_found", whole, err)
 		}
 	}

@@ -85,6 +85,8 @@ func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 // Open implements the protocol; a new Open replaces the previous target.
 func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
 	sys := plugins.SystemFromProto(req.GetSystem())
+	// Declared defaults reach the adapter: an option not given is its default.
+	sys.Options = core.WithOptionDefaults(s.adapter.Info().Options, sys.Options)
 	t, err := s.adapter.Open(ctx, sys)
 	if err != nil {
 		// A refusal is PermissionDenied; anything else may pass while a server
