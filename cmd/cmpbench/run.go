@@ -222,9 +222,7 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 			validate = func(c core.SystemConfig) error { return d.ValidateSystem(ctx, c) }
 		}
 		if validate != nil {
-			if err := validate(target); err != nil {
-				errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
-			}
+			errs = append(errs, sys.AdapterProblems(validate(target), info.Options)...)
 		}
 		for _, ph := range phases {
 			if err := info.CanRun(ph.Workload); err != nil {

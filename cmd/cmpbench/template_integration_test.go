@@ -61,15 +61,61 @@ func TestTemplatePluginIntegration(t *testing.T) {
     options: {db: 2}
 `, port))
 	// The plugin's declared options and its own check, at --dry-run, with file:line.
-	writeFile(t, dir, "bad.yaml", "systems:\n  t:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {dbb: 2}\n  u:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {db: two}\n  v:\n    adapter: template\n    endpoint: 127.0.0.1:1\n    options: {db: \"-1\"}\n")
-	for _, c := range []struct{ system, want string }{
-		{"t", `bad.yaml:5: system "t": dbb is not an option of adapter template (its options: client_name, db)`},
-		{"u", `bad.yaml:9: system "u": db "two" is not an integer`},
-		{"v", `bad.yaml:10: system "v": option db: "-1" is not a database number`},
+	// Each problem is said once (the host's check of the declared types, or the
+	// plugin's own), at its option's line, every line with its file:line.
+	writeFile(t, dir, "bad.yaml", `systems:
+  t:
+    adapter: template
+    endpoint: 127.0.0.1:1
+    options: {dbb: 2}
+  u:
+    adapter: template
+    endpoint: 127.0.0.1:1
+    options: {db: two}
+  v:
+    adapter: template
+    endpoint: 127.0.0.1:1
+    options: {db: "-1"}
+  w:
+    adapter: template
+    endpoint: 127.0.0.1:1
+    options:
+      db: "-1"
+      client_name: two words
+      dbb: 1
+`)
+	for _, c := range []struct {
+		system string
+		want   []string
+	}{
+		{"t", []string{`bad.yaml:5: system "t": dbb is not an option of adapter template (its options: client_name, db)`}},
+		{"u", []string{`bad.yaml:9: system "u": db "two" is not an integer`}},
+		{"v", []string{`bad.yaml:13: system "v": option db: "-1" is not a database number`}},
+		{"w", []string{
+			`bad.yaml:18: system "w": option db: "-1" is not a database number`,
+			`bad.yaml:19: system "w": option client_name: "two words" must be one word`,
+			`bad.yaml:20: system "w": dbb is not an option of adapter template (its options: client_name, db)`,
+		}},
 	} {
 		r := cli(t, dir, nil, "--plugin-dir", pluginDir, "--config", "bad.yaml", "run", "--systems", c.system, "--suite", "smoke", "--dry-run")
-		if msg := strings.ReplaceAll(r.stderr, dir+"/", ""); r.code != 2 || !strings.Contains(msg, c.want) {
-			t.Errorf("system %s at --dry-run: exit %d, want 2 and %q in:\n%s", c.system, r.code, c.want, msg)
+		msg := strings.ReplaceAll(r.stderr, dir+"/", "")
+		if r.code != 2 {
+			t.Errorf("system %s at --dry-run: exit %d, want 2:\n%s", c.system, r.code, msg)
+		}
+		for _, want := range c.want {
+			if n := strings.Count(msg, want); n != 1 {
+				t.Errorf("system %s at --dry-run: %q said %d times, want once, in:\n%s", c.system, want, n, msg)
+			}
+		}
+		// Nothing else: one line a problem, each with its file:line.
+		lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(msg, "cmpbench: ")), "\n")
+		if len(lines) != len(c.want) {
+			t.Errorf("system %s at --dry-run: %d lines, want %d:\n%s", c.system, len(lines), len(c.want), msg)
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "bad.yaml:") {
+				t.Errorf("system %s at --dry-run: a line without its file:line: %q", c.system, l)
+			}
 		}
 	}
 

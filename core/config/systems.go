@@ -205,6 +205,43 @@ func (s *System) CheckOptions(declared []core.Option) []error {
 	return errs
 }
 
+// adapterOption finds the option an adapter's problem names, as the SDK README
+// asks adapters to write them: "option NAME: ..." or "unknown option \"NAME\"".
+var adapterOption = regexp.MustCompile(`^(?:option ([A-Za-z0-9_.-]+):|unknown option "([^"]+)")`)
+
+// AdapterProblems places what an adapter's own check of the system found
+// (core.SystemValidator): every line of err is a problem (a joined error is one a
+// line, also as text across the plugin boundary), reported at the line of the
+// option it names, or else at the system's. A problem with an option that
+// CheckOptions reports against declared is left out: each is said once.
+func (s *System) AdapterProblems(err error, declared []core.Option) []error {
+	if err == nil {
+		return nil
+	}
+	reported := map[string]bool{}
+	for _, p := range core.CheckOptions(s.Adapter, declared, s.givenOptions()) {
+		reported[p.Name] = true
+	}
+	var errs []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		where := s.at
+		if m := adapterOption.FindStringSubmatch(line); m != nil {
+			name := m[1] + m[2]
+			if reported[name] {
+				continue
+			}
+			if a, ok := s.optionAt[name]; ok {
+				where = a
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", where, line))
+	}
+	return errs
+}
+
 // ProvisionSpec is how the system's servers are started: its provision block,
 // with the ready and stop timeouts given (a run's grow with the data: see
 // ReadyPerMillion) and the room {data_gib} gives for its data. The one place a
