@@ -222,6 +222,8 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 			validate = func(c core.SystemConfig) error { return d.ValidateSystem(ctx, c) }
 		}
 		if validate != nil {
+			// As the plugin's Open will receive it: with the declared defaults.
+			target.Options = core.WithOptionDefaults(info.Options, target.Options)
 			errs = append(errs, sys.AdapterProblems(validate(target), info.Options)...)
 		}
 		for _, ph := range phases {

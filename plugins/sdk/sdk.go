@@ -84,10 +84,7 @@ func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 
 // Open implements the protocol; a new Open replaces the previous target.
 func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
-	sys := plugins.SystemFromProto(req.GetSystem())
-	// Declared defaults reach the adapter: an option not given is its default.
-	sys.Options = core.WithOptionDefaults(s.adapter.Info().Options, sys.Options)
-	t, err := s.adapter.Open(ctx, sys)
+	t, err := s.adapter.Open(ctx, s.system(req.GetSystem()))
 	if err != nil {
 		// A refusal is PermissionDenied; anything else may pass while a server
 		// starts: the host retries it.
@@ -101,6 +98,14 @@ func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1
 		_ = old.Close(ctx)
 	}
 	return &pluginv1.OpenResponse{}, nil
+}
+
+// system is the system as the adapter receives it: declared defaults reach it,
+// an option not given being its default, in Open as in ValidateSystem.
+func (s *Server) system(m *pluginv1.SystemConfig) core.SystemConfig {
+	sys := plugins.SystemFromProto(m)
+	sys.Options = core.WithOptionDefaults(s.adapter.Info().Options, sys.Options)
+	return sys
 }
 
 func (s *Server) current() (core.Target, error) {
@@ -219,7 +224,7 @@ func (s *Server) ValidateSystem(_ context.Context, req *pluginv1.ValidateSystemR
 	if !ok {
 		return nil, plugins.Unsupported("the adapter has no system check")
 	}
-	if err := v.ValidateSystem(plugins.SystemFromProto(req.GetSystem())); err != nil {
+	if err := v.ValidateSystem(s.system(req.GetSystem())); err != nil {
 		return &pluginv1.ValidateSystemResponse{Problem: err.Error()}, nil
 	}
 	return &pluginv1.ValidateSystemResponse{}, nil
