@@ -138,6 +138,40 @@ func TestAccessKeySystemIntegration(t *testing.T) {
 	})
 }
 
+// A setup step gets a secret from cmpbench's environment, never on a command
+// line: the server starts without a password, the setup's shell sets it from the
+// variable the system's auth names, and the run authenticates with it. The value
+// appears in no output, archive file or table; the setup's command line, which
+// the archive keeps, holds the variable's name only.
+func TestSetupGetsASecretFromTheEnvironmentIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	provisiontest.Need(t, "redis-cli")
+	const password = "setup-secret-4c1f93a0e7b2"
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", `systems:
+  guarded:
+    adapter: resp
+    provision:
+      command: [redis-server, --port, "{port}", --bind, 127.0.0.1, --dir, "{dir}", --save, ""]
+      setup: [sh, -c, 'redis-cli -u "redis://$0" CONFIG SET requirepass "$CMPBENCH_SETUP_PASSWORD"', "{endpoints}"]
+    auth: {password: "${CMPBENCH_SETUP_PASSWORD}"}
+`)
+	r := cli(t, dir, []string{"CMPBENCH_SETUP_PASSWORD=" + password}, "run", "--systems", "guarded", "--suite", "smoke", "--scale", "0.1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	config, err := a.ReadFile("systems/guarded/config.txt")
+	if err != nil || !strings.Contains(string(config), "requirepass [redacted]") {
+		t.Errorf("the server's CONFIG must hold the password the setup set, redacted (%v):\n%s", err, config)
+	}
+	manifest, err := a.ReadFile("manifest.json")
+	if err != nil || !strings.Contains(string(manifest), `$CMPBENCH_SETUP_PASSWORD`) {
+		t.Errorf("the manifest keeps the setup as written, the variable's name in it (%v)", err)
+	}
+	assertNoSecrets(t, r, a, password)
+}
+
 // The managed-service examples load, and planning them needs no connection.
 func TestManagedServiceExamplesLoad(t *testing.T) {
 	const accessKey, password = "amr-example-key-e41b09", "cloud-example-pw-7d2a"
