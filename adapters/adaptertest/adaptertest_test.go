@@ -96,11 +96,11 @@ func pipe(c net.Conn, backend string) {
 func TestRunWaitsForAServerThatIsNotReadyIntegration(t *testing.T) {
 	srv := provisiontest.Redis(t)
 	for i := range 20 {
-		front := startNotReadyFront(t, srv.Endpoint(), 300*time.Millisecond)
+		front := startNotReadyFront(t, srv.Endpoint(), 150*time.Millisecond)
 		ok := t.Run("", func(t *testing.T) {
 			adaptertest.Run(t, adaptertest.Setup{
 				Adapter: resp.Adapter{},
-				System:  core.SystemConfig{Name: "not-ready", Adapter: "resp", Endpoint: front.ln.Addr().String(), Timeout: 500 * time.Millisecond},
+				System:  core.SystemConfig{Name: "not-ready", Adapter: "resp", Endpoint: front.ln.Addr().String(), Timeout: 300 * time.Millisecond},
 			})
 		})
 		if !ok {
