@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -512,5 +513,63 @@ func TestProvisionSpec(t *testing.T) {
 	as, _ := s.Lookup("aerospike-cluster")
 	if spec := as.ProvisionSpec(time.Minute, time.Minute, 1); spec.Nodes != 3 || len(spec.Dirs) != 2 {
 		t.Errorf("aerospike-cluster: %+v", spec)
+	}
+}
+
+// An adapter's own check is placed a problem a line: at the option it names, or
+// at the system; a problem with an option the declared-type check reports is left
+// out, so that each is said once.
+func TestAdapterProblems(t *testing.T) {
+	p := writeFile(t, `systems:
+  a:
+    adapter: optioned
+    endpoint: 127.0.0.1:1
+    options:
+      mode: fast
+      depth: 5
+`)
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := s.Get("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Declared so that depth 5 is the host's problem (not a bool).
+	declared := []core.Option{{Name: "mode", Type: core.OptionString}, {Name: "depth", Type: core.OptionBool}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"none", nil, nil},
+		{"one a line, at its option or the system", errors.Join(
+			errors.New(`option mode: "fast" is not a mode`),
+			errors.New("this adapter does not speak TLS"),
+			errors.New(`unknown option "colour" (it has mode and depth)`),
+		), []string{
+			`cmpbench.yaml:6: system "a": option mode: "fast" is not a mode`,
+			`cmpbench.yaml:2: system "a": this adapter does not speak TLS`,
+			`cmpbench.yaml:2: system "a": unknown option "colour" (it has mode and depth)`,
+		}},
+		{"what the host reported is left out", errors.Join(
+			errors.New(`option depth: 5 is too deep`),
+			errors.New(`option mode: "fast" is not a mode`),
+		), []string{`cmpbench.yaml:6: system "a": option mode: "fast" is not a mode`}},
+		{"joined errors as text, across the plugin boundary", errors.New("option mode: no\n\nno TLS\n"), []string{
+			`cmpbench.yaml:6: system "a": option mode: no`,
+			`cmpbench.yaml:2: system "a": no TLS`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range sys.AdapterProblems(tc.err, declared) {
+				got = append(got, strings.ReplaceAll(e.Error(), p, "cmpbench.yaml"))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }
