@@ -27,7 +27,7 @@ endif
 # What those builds need at run time (Debian 12).
 SERVER_LIBS := libssl3 zlib1g libstdc++6 libuuid1 libcurl4 librocksdb7.8 libunwind8 libboost-context1.74.0 liblzma5
 
-.PHONY: build deps servers servers-path smoke lint test fuzz bench proto clean
+.PHONY: build deps test-deps servers servers-path smoke lint test fuzz bench proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cmpbench ./cmd/cmpbench
@@ -43,6 +43,13 @@ deps:
 	  echo "installing the real servers' runtime libraries (Debian packages)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(SERVER_LIBS) >/dev/null; \
 	fi
+
+# What the tests need beyond the smoke run: Chromium, which opens the reports'
+# report.html headless (archive/report/browsertest).
+test-deps:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || { \
+	  echo "installing chromium (Debian package, for the report pages' browser tests)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 # Which real servers the tests will find: run `make servers`, or
 # `export PATH=$$(make -s servers-path)` for a shell of your own.
@@ -77,7 +84,7 @@ lint:
 # send lag, a fixed rate held) want a machine that is not saturated — so those
 # packages run one at a time too (-p 1): the real-server tests of adapters/
 # aerospike and adapters/resp each fill both cores.
-test: deps lint
+test: deps test-deps lint
 	$(GO) test -count=1 -p 1 $$($(GO) list ./... | grep -v '/cmd/cmpbench$$')
 	$(GO) test -count=1 -timeout 30m ./cmd/cmpbench
 	$(GO) test -count=1 -race -short ./core/... ./plugins/... ./workloads/... ./archive/...

@@ -90,6 +90,7 @@ type timeLine struct {
 	fast     []probePoint // per bucket, the fastest and slowest probe request
 	slow     []probePoint
 	p99      plotter.XYs // per interval: p99 of every op, ms
+	rate     plotter.XYs // per interval: successful ops/s the client sent
 	pending  []archive.IntervalRow
 	interval int // the interval of pending
 }
@@ -210,11 +211,21 @@ func (l *timeLine) flush(intervalNs int64) {
 	if intervalNs > 0 && rows[0].EndNs-rows[0].StartNs < intervalNs/2 {
 		return // the phase's short last interval: too few requests for a p99
 	}
+	end := float64(rows[0].EndNs) / 1e9
+	var ok int64
+	for _, r := range rows {
+		if op, err := core.ParseOpKind(r.Op); err == nil && op.Issued() {
+			ok += r.Count
+		}
+	}
+	if span := rows[0].EndNs - rows[0].StartNs; span > 0 {
+		l.rate = append(l.rate, plotter.XY{X: end, Y: float64(ok) * 1e9 / float64(span)})
+	}
 	h := mergeEncoded(rows, func(r archive.IntervalRow) []byte { return r.RespHDR })
 	if h == nil || h.TotalCount() == 0 {
 		return
 	}
-	l.p99 = append(l.p99, plotter.XY{X: float64(rows[0].EndNs) / 1e9, Y: float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6})
+	l.p99 = append(l.p99, plotter.XY{X: end, Y: float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6})
 }
 
 // points are the probe requests the chart draws, in time order.

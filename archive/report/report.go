@@ -1,5 +1,5 @@
-// Package report renders an archive's report.md and charts/*.svg from the archive
-// alone: the same archive always gives the same bytes, so a published table can be
+// Package report renders an archive's report.md, report.html and charts/*.svg from
+// the archive alone: the same archive always gives the same bytes, so a published table can be
 // regenerated and audited.
 package report
 
@@ -23,14 +23,14 @@ type File struct {
 	Data []byte
 }
 
-// Generate renders report.md and the charts it shows.
+// Generate renders report.md, report.html and the charts report.md shows.
 func Generate(a *archive.Archive) ([]File, error) {
 	files, _, err := Render(a)
 	return files, err
 }
 
-// Render draws report.md and its charts, and the result tables for the console, from
-// the archive read once.
+// Render draws report.md and its charts, report.html, and the result tables for the
+// console, from the archive read once.
 func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	d, err := load(a)
 	if err != nil {
@@ -40,7 +40,11 @@ func Render(a *archive.Archive) (files []File, tables []byte, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("charts: %w", err)
 	}
-	files = []File{{archive.ReportFile, d.markdown(charts)}}
+	page, err := d.html()
+	if err != nil {
+		return nil, nil, err
+	}
+	files = []File{{archive.ReportFile, d.markdown(charts)}, {HTMLFile, page}}
 	for _, c := range charts {
 		files = append(files, File{c.file, c.svg})
 	}
@@ -329,20 +333,26 @@ func (d *data) ops(ph phaseRef) []string {
 // phase, where the response time came from.
 func (d *data) tables(b *strings.Builder) {
 	for _, ph := range d.measured {
-		t := resultTable{ph: ph, ops: d.ops(ph), spread: d.m.Repeat > 1, open: ph.info.Rate > 0, latencies: closedLoopLatencies}
-		if t.open {
-			t.latencies = openLoopLatencies
-		}
-		t.head(b)
-		for _, sys := range d.systems {
-			t.row(b, sys, d.cell(ph, sys))
-		}
-		b.WriteString("\n")
-		if t.open {
-			d.lagTable(b, ph, t.ops)
-		} else {
-			b.WriteString("Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n")
-		}
+		d.phaseTable(b, ph)
+	}
+}
+
+// phaseTable writes one measured phase's table and, for a fixed-rate phase, where
+// its response time came from.
+func (d *data) phaseTable(b *strings.Builder, ph phaseRef) {
+	t := resultTable{ph: ph, ops: d.ops(ph), spread: d.m.Repeat > 1, open: ph.info.Rate > 0, latencies: closedLoopLatencies}
+	if t.open {
+		t.latencies = openLoopLatencies
+	}
+	t.head(b)
+	for _, sys := range d.systems {
+		t.row(b, sys, d.cell(ph, sys))
+	}
+	b.WriteString("\n")
+	if t.open {
+		d.lagTable(b, ph, t.ops)
+	} else {
+		b.WriteString("Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n")
 	}
 }
 
@@ -418,19 +428,26 @@ var phaseFlags = []struct {
 // rateCell is a phase's median throughput tp over its repetitions reps, with the
 // target rate, NS when a repetition did not sustain it, and the phase's flags.
 func rateCell(tp archive.Spread, reps []rep) string {
-	rate := thousands(int64(math.Round(tp.Median)))
+	rate, ns, flags := rateParts(tp, reps)
+	if ns {
+		rate = "**NS** " + rate
+	}
+	return rate + flags
+}
+
+// rateParts are a rate cell's parts: the median rate (of the target, if any),
+// whether a repetition did not sustain its target, and the phase's flags.
+func rateParts(tp archive.Spread, reps []rep) (rate string, ns bool, flags string) {
+	rate = thousands(int64(math.Round(tp.Median)))
 	if t := reps[0].rows[0].TargetRate; t > 0 {
 		rate += " of " + thousands(int64(t))
 	}
-	if slices.ContainsFunc(reps, func(r rep) bool { return !r.sustained() }) {
-		rate = "**NS** " + rate
-	}
 	for _, f := range phaseFlags {
 		if slices.ContainsFunc(reps, func(r rep) bool { return f.set(r.info) }) {
-			rate += f.mark
+			flags += f.mark
 		}
 	}
-	return rate
+	return rate, slices.ContainsFunc(reps, func(r rep) bool { return !r.sustained() }), flags
 }
 
 // outcomes sums the hits, misses and errors (by kind, as errorSummary names them)

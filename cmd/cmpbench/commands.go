@@ -24,8 +24,8 @@ func newReportCmd(g *globals) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Regenerate report.md and charts of an archive from the archive alone",
-		Long: `Regenerates report.md and charts/*.svg from the archive's manifest and tables and
+		Short: "Regenerate report.md, report.html and charts of an archive from the archive alone",
+		Long: `Regenerates report.md, report.html and charts/*.svg from the archive's manifest and tables and
 compares them with the archived files. With --out, the regenerated files are written
 there; an archive is never changed, so that it still verifies: an --out that is or
 lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
@@ -57,7 +57,7 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 			}
 			w := cmd.OutOrStdout()
 			if len(differ) == 0 {
-				fmt.Fprintf(w, "regenerated %d files (report.md and %d charts): byte-identical to the archived ones\n", len(files), len(files)-1)
+				fmt.Fprintf(w, "regenerated %d files (report.md, report.html and %d charts): byte-identical to the archived ones\n", len(files), len(files)-2)
 			} else {
 				fmt.Fprintf(w, "regenerated files that differ from the archived ones (a different cmpbench version?): %s\n", strings.Join(differ, ", "))
 			}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
+	"github.com/cmpbench/cmpbench/archive/report/browsertest"
 )
 
 // The tests run the real cmpbench binary, built once, so that built-in adapters cross
@@ -206,3 +208,26 @@ func child(t *testing.T, pid int, want string) int {
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// checkPage opens the archive's report.html in headless Chromium as a reader
+// would, fails t for a console error, a request beyond the page, a chart that
+// did not draw or a page wider than a laptop, keeps a screenshot of its summary
+// as the artifact named name, and returns its charts' data.
+func checkPage(t *testing.T, a *archive.Archive, name string) []browsertest.Spec {
+	t.Helper()
+	file := filepath.Join(a.Dir, report.HTMLFile)
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.Open(t, file, "#summary", browsertest.ArtifactPath(t, "report-summary-"+name+".png"))
+	p.Check(t, file)
+	if len(p.Charts) == 0 {
+		t.Errorf("%s draws no chart", file)
+	}
+	specs, err := browsertest.Specs(page)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return specs
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/browsertest"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 	"github.com/cmpbench/cmpbench/plugins"
@@ -81,6 +82,18 @@ func TestSmokeRunIntegration(t *testing.T) {
 	rep, _ := a.ReadFile(archive.ReportFile)
 	if !strings.Contains(string(rep), "| redis-aof | ") || !strings.Contains(string(rep), "### rate-5000") {
 		t.Errorf("report:\n%s", rep)
+	}
+	// report.html opens offline in a real browser, every chart drawn; the
+	// fixed-rate phase's spectrum has both systems' response and service time.
+	specs := checkPage(t, a, "smoke")
+	spectrum := slices.IndexFunc(specs, func(s browsertest.Spec) bool { return s.Title == "Latency by percentile: rate-5000" })
+	if spectrum < 0 {
+		t.Fatal("report.html has no spectrum of rate-5000")
+	}
+	for _, want := range []string{"redis GET response", "redis GET service", "redis-aof GET response", "redis-aof GET service"} {
+		if !slices.Contains(specs[spectrum].Labels(), want) {
+			t.Errorf("the spectrum of rate-5000 has no %q", want)
+		}
 	}
 	// The server's own count of connections during the closed loop: its 8, the
 	// probe's and cmpbench's own.
@@ -667,11 +680,12 @@ func TestMethodSuitesRegenerateIntegration(t *testing.T) {
 	for _, tc := range []struct {
 		suite, scale string
 		want         string // in the report
+		chart        string // in report.html, the title's start
 	}{
-		{"latency", "0.0005", "### Ladder get-816"},
-		{"knee", "0.001", "### Sweep read-sweep"},
-		{"soak", "0.0005", "## Stalls"},
-		{"pubsub", "0.05", "### Pub/sub messages"},
+		{"latency", "0.0005", "### Ladder get-816", "Ladder get-816"},
+		{"knee", "0.001", "### Sweep read-sweep", "Sweep read-sweep"},
+		{"soak", "0.0005", "## Stalls", "Latency over time"},
+		{"pubsub", "0.05", "### Pub/sub messages", "Latency by percentile"},
 	} {
 		t.Run(tc.suite, func(t *testing.T) {
 			dir := t.TempDir()
@@ -683,6 +697,10 @@ func TestMethodSuitesRegenerateIntegration(t *testing.T) {
 			rep, _ := a.ReadFile(archive.ReportFile)
 			if !strings.Contains(string(rep), tc.want) {
 				t.Errorf("report lacks %q", tc.want)
+			}
+			specs := checkPage(t, a, tc.suite)
+			if tc.chart != "" && !slices.ContainsFunc(specs, func(s browsertest.Spec) bool { return strings.HasPrefix(s.Title, tc.chart) }) {
+				t.Errorf("report.html has no chart %q", tc.chart)
 			}
 			if r := cli(t, dir, nil, "report", a.Dir); r.code != 0 || !strings.Contains(r.stdout, "byte-identical") {
 				t.Errorf("report regeneration: %d %s %s", r.code, r.stdout, r.stderr)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/browsertest"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 )
 
@@ -88,6 +89,7 @@ phases:
 	if rr := cli(t, dir, nil, "report", a.Dir); rr.code != 0 || !strings.Contains(rr.stdout, "byte-identical") {
 		t.Errorf("report regeneration: %d %s %s", rr.code, rr.stdout, rr.stderr)
 	}
+	stallInPage(t, a, line[1])
 	charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
 	if len(charts) != 5 {
 		t.Errorf("charts %v: want throughput, p99.9, latency, probe-max and server", charts)
@@ -109,5 +111,38 @@ phases:
 				t.Errorf("%s does not chart used_memory: %q", filepath.Base(c), texts)
 			}
 		}
+	}
+}
+
+// stallInPage checks that report.html's latency-over-time chart of the soak
+// shows r1's stall: shaded, as long as report.md says (peak, in s), with the
+// probe's slow requests above the 1 s threshold inside it, and r2 without one.
+func stallInPage(t *testing.T, a *archive.Archive, peak string) {
+	t.Helper()
+	specs := checkPage(t, a, "stall")
+	i := slices.IndexFunc(specs, func(s browsertest.Spec) bool { return s.Title == "Latency over time: soak" })
+	if i < 0 {
+		t.Fatal("report.html has no latency-over-time chart of the soak")
+	}
+	c := specs[i]
+	if len(c.Bands) != 1 || c.Bands[0].Label != "r1 stall "+peak+" s" {
+		t.Fatalf("stall bands %+v: want r1's one stall of %s s", c.Bands, peak)
+	}
+	band := c.Bands[0]
+	probe := slices.IndexFunc(c.Series, func(s browsertest.Series) bool { return s.Label == "r1 probe" })
+	if probe < 0 {
+		t.Fatalf("no r1 probe series among %q", c.Labels())
+	}
+	slow := 0
+	for j, y := range c.Series[probe].Ys {
+		if y != nil && *y > 1000 {
+			slow++
+			if x := c.Xs[j]; x < band.From-0.01 || x > band.To+0.01 {
+				t.Errorf("a probe request of %.0f ms at %.2f s, outside the stall %.2f–%.2f s", *y, x, band.From, band.To)
+			}
+		}
+	}
+	if slow == 0 {
+		t.Error("the chart draws no probe request above the 1 s threshold")
 	}
 }

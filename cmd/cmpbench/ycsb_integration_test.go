@@ -35,6 +35,7 @@ func TestYCSBSuiteOnRedisIntegration(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	a := archiveOf(t, r)
+	checkPage(t, a, "ycsb")
 	v := validations(t, a)
 	for _, sys := range []string{"redis", "redis-aof"} {
 		load := v[sys+"/after load"]

@@ -1,0 +1,280 @@
+// Package browsertest opens a report.html in headless Chromium, as a reader
+// would, and says what the browser saw: errors on its console, requests it made
+// beyond the page itself, and whether every chart drew.
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Width and Height are the browser window's: a laptop screen.
+const (
+	Width  = 1280
+	Height = 800
+)
+
+// Chart is one figure.chart of the page as the browser drew it.
+type Chart struct {
+	ID     string `json:"id"`
+	Canvas bool   `json:"canvas"` // uPlot made its canvas
+	Inked  int    `json:"inked"`  // pixels of the canvas that are not transparent
+	Series int    `json:"series"` // series in its legend, the x axis's entry left out
+	Error  string `json:"error"`  // what the chart says instead, when it could not draw
+}
+
+// Page is what the browser saw of a page.
+type Page struct {
+	Errors   []string // console errors and uncaught exceptions
+	Requests []string // requests other than the page's own file
+	Charts   []Chart
+	// ScrollWidth is how wide the page is laid out at Width: wider means it
+	// scrolls sideways on a laptop.
+	ScrollWidth int
+}
+
+// Chromium is the path of a Chromium or Chrome on PATH, or "".
+func Chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Need skips t when no Chromium is on PATH, saying how to get it; when CI is set
+// the test must run, and fails instead.
+func Need(t testing.TB) string {
+	t.Helper()
+	p := Chromium()
+	if p == "" {
+		msg := "chromium is not on PATH: apt-get install -y chromium (make test-deps does)"
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI is set, so this test must run: .ci/run provides it)", msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// Open loads the page at file in headless Chromium, with the network's
+// background traffic off and a fresh profile, waits until its charts are drawn,
+// and reports what it saw. With screenshot set, the element of the selector
+// summary is captured there as a PNG.
+func Open(t testing.TB, file, summary, screenshot string) Page {
+	t.Helper()
+	chromium := Need(t)
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + abs
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(Width, Height))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	defer cancelTab()
+
+	var mu sync.Mutex
+	var p Page
+	listen := func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == "error" || e.Type == "assert" {
+				p.Errors = append(p.Errors, "console."+string(e.Type)+": "+args(e.Args))
+			}
+		case *runtime.EventExceptionThrown:
+			msg := e.ExceptionDetails.Text
+			if ex := e.ExceptionDetails.Exception; ex != nil {
+				msg += " " + ex.Description
+			}
+			p.Errors = append(p.Errors, fmt.Sprintf("uncaught at %d:%d: %s", e.ExceptionDetails.LineNumber, e.ExceptionDetails.ColumnNumber, msg))
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == "error" {
+				p.Errors = append(p.Errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			if u := e.Request.URL; u != url && !strings.HasPrefix(u, "data:") {
+				p.Requests = append(p.Requests, u)
+			}
+		}
+	}
+	if err := chromedp.Listen(ctx, listen); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("chromium: network: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: log: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]Chart](inspect))
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	var shot []byte
+	if screenshot != "" {
+		if shot, err = chromedp.Run(ctx, chromedp.Screenshot(summary, chromedp.NodeVisible)); err != nil {
+			t.Fatalf("chromium: screenshot of %s: %v", summary, err)
+		}
+	}
+	if screenshot != "" {
+		if err := os.WriteFile(screenshot, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	p.Charts, p.ScrollWidth = charts, width
+	return p
+}
+
+// inspect reads, from the page, each chart's canvas: how many of its pixels
+// are inked, and how many series its legend names.
+const inspect = `Array.from(document.querySelectorAll("figure.chart")).map(function (fig) {
+  var c = fig.querySelector("canvas"), inked = 0;
+  if (c && c.width > 0 && c.height > 0) {
+    var px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) inked++;
+  }
+  var plot = fig.querySelector(".plot");
+  return {id: fig.getAttribute("data-chart"), canvas: !!c, inked: inked,
+    series: Math.max(fig.querySelectorAll(".u-legend .u-series").length - 1, 0),
+    error: c ? "" : (plot ? plot.textContent : "")};
+})`
+
+func args(list []*runtime.RemoteObject) string {
+	var out []string
+	for _, a := range list {
+		if a.Value != nil {
+			out = append(out, string(a.Value))
+		} else {
+			out = append(out, a.Description)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Check fails t for what a reader must never meet in a report page: an error on
+// the console, a request beyond the page, a chart that did not draw, a page
+// wider than a laptop screen.
+func (p Page) Check(t testing.TB, file string) {
+	t.Helper()
+	for _, e := range p.Errors {
+		t.Errorf("%s: %s", file, e)
+	}
+	for _, r := range p.Requests {
+		t.Errorf("%s requested %s: a report must open offline", file, r)
+	}
+	for _, c := range p.Charts {
+		if !c.Canvas || c.Inked == 0 || c.Series == 0 {
+			t.Errorf("%s: chart %s did not draw (canvas %v, %d pixels inked, %d series) %s", file, c.ID, c.Canvas, c.Inked, c.Series, c.Error)
+		}
+	}
+	if p.ScrollWidth > Width {
+		t.Errorf("%s is %d px wide at a %d px window: it scrolls sideways", file, p.ScrollWidth, Width)
+	}
+}
+
+// ArtifactPath is where a test keeps a file for people to look at after the
+// run: in the folder CMPBENCH_ARTIFACTS names (.ci/run sets it), else in the
+// test's temporary folder. The test's log says where.
+func ArtifactPath(t testing.TB, name string) string {
+	t.Helper()
+	dir := os.Getenv("CMPBENCH_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	t.Logf("artifact: %s", p)
+	return p
+}
+
+// Spec is a chart of a report.html as its data says: what the page's script
+// draws.
+type Spec struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	X, Y  struct {
+		Label  string `json:"label"`
+		Log    bool   `json:"log"`
+		Format string `json:"format"`
+	}
+	Series []Series  `json:"series"`
+	Xs     []float64 `json:"xs"`
+	Bands  []struct {
+		From  float64 `json:"from"`
+		To    float64 `json:"to"`
+		Label string  `json:"label"`
+	} `json:"bands"`
+	HLines []struct {
+		Y     float64 `json:"y"`
+		Label string  `json:"label"`
+	} `json:"hlines"`
+	Marks []struct {
+		X, Y  float64
+		Label string `json:"label"`
+	} `json:"marks"`
+}
+
+// Series is one series of a chart.
+type Series struct {
+	Label string     `json:"label"`
+	Dash  bool       `json:"dash"`
+	Ys    []*float64 `json:"ys"` // nil where the series has no value
+}
+
+// Labels are the chart's series' labels, in order.
+func (s Spec) Labels() []string {
+	var out []string
+	for _, x := range s.Series {
+		out = append(out, x.Label)
+	}
+	return out
+}
+
+var chartData = regexp.MustCompile(`(?s)<script type="application/json" id="chart-data">(.*?)</script>`)
+
+// Specs reads the charts' data out of a report.html.
+func Specs(page []byte) ([]Spec, error) {
+	m := chartData.FindSubmatch(page)
+	if m == nil {
+		return nil, fmt.Errorf("no chart data in the page")
+	}
+	var out []Spec
+	err := json.Unmarshal(m[1], &out)
+	return out, err
+}
