@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/importer"
+	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -105,6 +106,6 @@ func runImport(g *globals, path string, o importer.Options, read func(string, im
 		return fmt.Errorf("%w; what was imported is in %s", err, w.Dir())
 	}
 	stdout.Write(tables)
-	fmt.Fprintf(stdout, "Imported %s (%s): %s\nArchive: %s\nReport:  %s\n", path, run.Info.Tool, run.Status, dir, filepath.Join(dir, archive.ReportFile))
+	fmt.Fprintf(stdout, "Imported %s (%s): %s\nArchive: %s\nReport:  %s\nPage:    %s\n", path, run.Info.Tool, run.Status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	return nil
 }

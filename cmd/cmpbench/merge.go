@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
@@ -114,7 +115,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 		return err
 	}
 	stdout.Write(tables)
-	fmt.Fprintf(stdout, "Merged %d shards of %d: %s\nArchive: %s\nReport:  %s\n", len(shards), base.Shard.Count, status, dir, filepath.Join(dir, archive.ReportFile))
+	fmt.Fprintf(stdout, "Merged %d shards of %d: %s\nArchive: %s\nReport:  %s\nPage:    %s\n", len(shards), base.Shard.Count, status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	if status != core.RunComplete || len(shards) < base.Shard.Count {
 		return errFailed
 	}

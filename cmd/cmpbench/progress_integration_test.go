@@ -46,8 +46,8 @@ func TestProgressOfARunIntegration(t *testing.T) {
 		t.Errorf("--quiet: exit %d, stderr:\n%s", q.code, q.stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(q.stdout, "\n"), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "Run ") || !strings.HasPrefix(lines[1], "Archive: ") || !strings.HasPrefix(lines[2], "Report:  ") {
-		t.Errorf("--quiet: stdout is not the three lines naming the run, its archive and report:\n%s", q.stdout)
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "Run ") || !strings.HasPrefix(lines[1], "Archive: ") || !strings.HasPrefix(lines[2], "Report:  ") || !strings.HasPrefix(lines[3], "Page:    ") {
+		t.Errorf("--quiet: stdout is not the four lines naming the run, its archive, report and page:\n%s", q.stdout)
 	}
 	archiveOf(t, q)
 

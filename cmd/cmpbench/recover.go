@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core/redact"
 )
 
@@ -47,7 +48,7 @@ the disk. verify, report, compare and export then accept it.`,
 			}
 			out := cmd.OutOrStdout()
 			out.Write(tables)
-			fmt.Fprintf(out, "Recovered: %s\nReport:    %s\n", dir, filepath.Join(dir, archive.ReportFile))
+			fmt.Fprintf(out, "Recovered: %s\nReport:    %s\nPage:      %s\n", dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 			return nil
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/cmd/cmpbench/internal/progress"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
@@ -221,7 +222,7 @@ func (r *suiteRun) finish(f *runFlags, status core.RunStatus, stdout io.Writer) 
 	if !f.quiet {
 		stdout.Write(tables)
 	}
-	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\n", r.runID, status, dir, filepath.Join(dir, archive.ReportFile))
+	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\nPage:    %s\n", r.runID, status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	if status != core.RunComplete {
 		return dir, errFailed
 	}
