@@ -41,6 +41,8 @@ type page struct {
 	Systems  []archive.SystemInfo
 	Headline headline
 	Caveats  template.HTML // report.md's caveats, rendered
+	Audit    template.HTML // report.md's fairness audit, rendered
+	Unfair   bool
 	Phases   []phaseView
 	Groups   []groupView
 	Details  []detailView
@@ -144,6 +146,11 @@ func (d *data) page() (*page, []*chartSpec, error) {
 	}
 	var err error
 	if p.Caveats, err = renderMarkdown(caveats.String()); err != nil {
+		return nil, nil, err
+	}
+	var audit strings.Builder
+	p.Unfair = len(d.auditSection(&audit, d.caps)) > 0
+	if p.Audit, err = renderMarkdown(audit.String()); err != nil {
 		return nil, nil, err
 	}
 	var specs []*chartSpec

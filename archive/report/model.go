@@ -47,6 +47,8 @@ type data struct {
 	conns map[connSample]int64
 	// over is what the stalls and the over-time charts are drawn from.
 	over *overTime
+	// caps are the systems' configuration captures the fairness audit reads.
+	caps map[string]captures
 }
 
 type connSample struct {
@@ -117,6 +119,9 @@ func load(a *archive.Archive) (*data, error) {
 			}
 			d.captureCaveats[s.Name] = strings.TrimSpace(string(b))
 		}
+	}
+	if d.caps, err = readCaptures(a, d.m.Systems); err != nil {
+		return nil, err
 	}
 	seen := map[int]bool{}
 	for _, p := range d.m.Phases {

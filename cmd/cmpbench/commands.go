@@ -90,6 +90,37 @@ func outsideArchives(out string) error {
 	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
 }
 
+func newAuditCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "audit DIR",
+		Short: "Put the settings that decide a comparison side by side; exit 1 when they make it unfair",
+		Long: `Reads from an archive what it captured of each system (CONFIG GET *, INFO,
+asinfo, the provision, the phases and the load's validation) and prints, per
+system, its durability, replication, memory limit and eviction, threads, CPU
+placement, warm-up, data size and TLS, then the mismatches that make the
+comparison unfair, in words. Exit 1 when there is one (for CI), 0 when the
+systems match as far as the archive tells. report.md and report.html hold the
+same section.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeArchives(g, 1, false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := archive.Open(args[0])
+			if err != nil {
+				return badInput{err}
+			}
+			text, unfair, err := report.Audit(a)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), text)
+			if len(unfair) > 0 {
+				return errFailed
+			}
+			return nil
+		},
+	}
+}
+
 func newVerifyCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:               "verify DIR",

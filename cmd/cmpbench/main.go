@@ -85,6 +85,7 @@ func newRoot() *cobra.Command {
 		newReportCmd(g),
 		newCompareCmd(g),
 		newVerifyCmd(g),
+		newAuditCmd(g),
 		newRecoverCmd(g),
 		newMergeCmd(g),
 		newSystemsCmd(g),

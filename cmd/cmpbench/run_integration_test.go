@@ -83,6 +83,10 @@ func TestSmokeRunIntegration(t *testing.T) {
 	if !strings.Contains(string(rep), "| redis-aof | ") || !strings.Contains(string(rep), "### rate-5000") {
 		t.Errorf("report:\n%s", rep)
 	}
+	// The fairness audit names the durability difference, and fails.
+	if r := cli(t, dir, nil, "audit", a.Dir); r.code != 1 || !strings.Contains(r.stdout, "- durability differs — redis: no persistence: every write lost on a restart; redis-aof: appendfsync everysec: up to 1 s of writes lost on power loss.") {
+		t.Errorf("audit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// report.html opens offline in a real browser, every chart drawn; the
 	// fixed-rate phase's spectrum has both systems' response and service time.
 	specs := checkPage(t, a, "smoke")

@@ -90,6 +90,10 @@ phases:
 		t.Errorf("report regeneration: %d %s %s", rr.code, rr.stdout, rr.stderr)
 	}
 	stallInPage(t, a, line[1])
+	// Two redis-servers started alike: the fairness audit finds nothing unfair.
+	if rr := cli(t, dir, nil, "audit", a.Dir); rr.code != 0 || !strings.Contains(rr.stdout, "No mismatch found") {
+		t.Errorf("audit of two identical systems: exit %d\n%s%s", rr.code, rr.stdout, rr.stderr)
+	}
 	charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
 	if len(charts) != 5 {
 		t.Errorf("charts %v: want throughput, p99.9, latency, probe-max and server", charts)
