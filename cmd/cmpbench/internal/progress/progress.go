@@ -264,12 +264,8 @@ func endLine(st plan.Step, r *core.PhaseRun) string {
 	if h := r.Host; h != nil && h.Saturated {
 		parts = append(parts, "HOST-SATURATED: "+h.String())
 	}
-	rate := 0.0
-	if s := r.End.Elapsed.Seconds(); s > 0 {
-		rate = float64(ok) / s
-	}
-	line := fmt.Sprintf("%s: %s %s in %s: %d ops ok (%.0f ops/s), %d errors", st.System, st.Spec.Name, r.End.Status,
-		r.End.Elapsed.Round(time.Millisecond), ok, rate, errs)
+	line := fmt.Sprintf("%s: %s %s in %s: %s ops ok (%s), %d errors", st.System, st.Spec.Name, r.End.Status,
+		r.End.Elapsed.Round(time.Millisecond), plan.FormatCount(ok), achievedRate(r), errs)
 	if len(parts) > 0 {
 		line += "; " + strings.Join(parts, ", ")
 	}
@@ -283,6 +279,21 @@ func endLine(st plan.Step, r *core.PhaseRun) string {
 		line += "; " + n
 	}
 	return line
+}
+
+// achievedRate is a phase's successful ops/s; a fixed-rate phase's against its
+// target, and NS when it ended ok without sustaining it.
+func achievedRate(r *core.PhaseRun) string {
+	achieved, sustained := core.Sustained(r)
+	s := plan.FormatCount(int64(achieved+0.5)) + " ops/s"
+	if r.Spec.Rate <= 0 {
+		return s
+	}
+	s = plan.FormatCount(int64(achieved+0.5)) + " of " + plan.FormatCount(int64(r.Spec.Rate+0.5)) + " ops/s"
+	if !sustained && r.End.Status == core.StatusOK {
+		s = fmt.Sprintf("NS: %s, below the %.0f%% of its target that counts as sustained", s, core.SustainedFraction*100)
+	}
+	return s
 }
 
 // Note says what happened; not with Quiet.

@@ -119,13 +119,13 @@ func TestProgressPlainLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2026-12-03T10:00:00Z redis: load (memtier 1:0 P:P kv_[1..10000] 16B; closed loop, 4 conns; 10000 ops or 1m0s); phase 1 of 2, run ETA 36s to 1m36s\n",
-		"2026-12-03T10:00:02Z redis: load ok in 2s: 10000 ops ok (5000 ops/s), 0 errors; SET p99 0.400 ms\n",
+		"2026-12-03T10:00:02Z redis: load ok in 2s: 10,000 ops ok (5,000 ops/s), 0 errors; SET p99 0.400 ms\n",
 		"2026-12-03T10:00:02Z warning: redis: server stats: connection reset\n",
 		// 30 s of the mix and 3 s around it.
 		"2026-12-03T10:00:02Z redis: mix (memtier 1:10 R:R kv_[1..10000] 16B; closed loop, 4 conns; 30s); phase 2 of 2, run ETA 33s\n",
 		"2026-12-03T10:00:12Z   redis mix: 10s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 20 errors; run: 1 of 2 phases done, ETA 23s\n",
 		"2026-12-03T10:00:22Z   redis mix: 20s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 40 errors; run: 1 of 2 phases done, ETA 13s\n",
-		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2284080 ops ok (76136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n",
+		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -147,7 +147,7 @@ func TestProgressQuiet(t *testing.T) {
 	drive(t, p, pl, c, nil)
 	p.Prompt("redis: restart check: restart the server now")
 	want := "2026-12-03T10:00:02Z warning: redis: server stats: connection reset\n" +
-		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2284080 ops ok (76136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n" +
+		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n" +
 		"2026-12-03T10:00:32Z redis: restart check: restart the server now\n"
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -248,7 +248,7 @@ func TestProgressQuietOnATerminal(t *testing.T) {
 	b, _ := io.ReadAll(ptmx) // EIO once the terminal's side is closed
 	got := strings.ReplaceAll(string(b), "\r\n", "\n")
 	want := "warning: redis: server stats: connection reset\n" +
-		"redis: mix failed in 30s: 2284080 ops ok (76136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n"
+		"redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
@@ -259,4 +259,29 @@ var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 // stripANSI leaves the text of what was drawn, without cursor movements.
 func stripANSI(s string) string {
 	return strings.ReplaceAll(ansiRE.ReplaceAllString(s, ""), "\r", "")
+}
+
+func TestAchievedRate(t *testing.T) {
+	run := func(rate float64, ok int64, status core.PhaseStatus) *core.PhaseRun {
+		r := &core.PhaseRun{Totals: []core.OpInterval{{Op: core.OpGet, OK: ok}}}
+		r.Spec.Rate = rate
+		r.End.Status, r.End.Elapsed = status, 10*time.Second
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		r    *core.PhaseRun
+		want string
+	}{
+		{"closed loop", run(0, 408_330, core.StatusOK), "40,833 ops/s"},
+		{"fixed rate held", run(5000, 49_900, core.StatusOK), "4,990 of 5,000 ops/s"},
+		{"fixed rate missed", run(100_000, 408_330, core.StatusOK), "NS: 40,833 of 100,000 ops/s, below the 97% of its target that counts as sustained"},
+		{"fixed rate failed", run(100_000, 408_330, core.StatusFailed), "40,833 of 100,000 ops/s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := achievedRate(tc.r); got != tc.want {
+				t.Errorf("%q, want %q", got, tc.want)
+			}
+		})
+	}
 }
