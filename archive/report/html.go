@@ -258,22 +258,7 @@ func (d *data) phaseView(ph phaseRef, add func(*chartSpec) *chartView) (phaseVie
 	if info.Rate > 0 {
 		v.LatencyKind = "response time"
 	}
-	for _, sys := range d.systems {
-		c := d.cell(ph, sys)
-		row := phaseRow{System: sys, Rate: d.rateView(c), Errors: "—"}
-		lat := []*string{&row.P50, &row.P99, &row.P999, &row.P9999}
-		for i, q := range []float64{50, 99, 99.9, 99.99} {
-			*lat[i] = "—"
-			if n, ok := c.timedQuantile(q); ok {
-				*lat[i] = ms(n)
-			}
-		}
-		if reps := c.measured(); len(reps) > 0 {
-			_, _, errs := outcomes(reps)
-			row.Errors = errorSummary(errs)
-		}
-		v.Rows = append(v.Rows, row)
-	}
+	v.Rows = d.phaseRows(ph)
 	var md strings.Builder
 	d.phaseTable(&md, ph)
 	full, err := renderMarkdown(md.String())
@@ -292,6 +277,29 @@ func (d *data) phaseView(ph phaseRef, add func(*chartSpec) *chartView) (phaseVie
 		}
 	}
 	return v, nil
+}
+
+// phaseRows are a phase's compact rows: per system its rate with its marks, the
+// timed ops' latencies merged (median of the repetitions) and its errors.
+func (d *data) phaseRows(ph phaseRef) []phaseRow {
+	var rows []phaseRow
+	for _, sys := range d.systems {
+		c := d.cell(ph, sys)
+		row := phaseRow{System: sys, Rate: d.rateView(c), Errors: "—"}
+		lat := []*string{&row.P50, &row.P99, &row.P999, &row.P9999}
+		for i, q := range []float64{50, 99, 99.9, 99.99} {
+			*lat[i] = "—"
+			if n, ok := c.timedQuantile(q); ok {
+				*lat[i] = ms(n)
+			}
+		}
+		if reps := c.measured(); len(reps) > 0 {
+			_, _, errs := outcomes(reps)
+			row.Errors = errorSummary(errs)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // groupViews are the ladders' and sweeps' sections: each one's chart and table.

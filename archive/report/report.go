@@ -31,27 +31,24 @@ func Generate(a *archive.Archive) ([]File, error) {
 
 // Render draws report.md and its charts, report.html, and the result tables for the
 // console, from the archive read once.
-func Render(a *archive.Archive) (files []File, tables []byte, err error) {
+func Render(a *archive.Archive) (files []File, console Console, err error) {
 	d, err := load(a)
 	if err != nil {
-		return nil, nil, err
+		return nil, Console{}, err
 	}
 	charts, err := d.charts()
 	if err != nil {
-		return nil, nil, fmt.Errorf("charts: %w", err)
+		return nil, Console{}, fmt.Errorf("charts: %w", err)
 	}
 	page, err := d.html()
 	if err != nil {
-		return nil, nil, err
+		return nil, Console{}, err
 	}
 	files = []File{{archive.ReportFile, d.markdown(charts)}, {HTMLFile, page}}
 	for _, c := range charts {
 		files = append(files, File{c.file, c.svg})
 	}
-	var b strings.Builder
-	d.tables(&b)
-	d.stallConsole(&b)
-	return files, []byte(b.String()), nil
+	return files, d.console(), nil
 }
 
 // markdown is report.md: the run and its systems, the results in their tables and

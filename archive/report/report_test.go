@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
@@ -22,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // renderRun writes a generated run and draws its report and console tables, as
 // `cmpbench run` finishes one.
-func renderRun(t *testing.T, opt archivetest.Options) (w *archive.Writer, files []File, tables []byte) {
+func renderRun(t *testing.T, opt archivetest.Options) (w *archive.Writer, files []File, tables Console) {
 	t.Helper()
 	w, err := archive.Create(t.TempDir(), archivetest.Header(opt), nil)
 	if err != nil {
@@ -187,7 +188,7 @@ func TestPhaseFlagsAreShownAndExplained(t *testing.T) {
 					t.Errorf("report lacks %q", want)
 				}
 			}
-			if strings.Contains(md, tc.notOnFast) || !strings.Contains(string(tables), "("+tc.flag+")") {
+			if strings.Contains(md, tc.notOnFast) || !strings.Contains(string(tables.Wide), "("+tc.flag+")") || !strings.Contains(string(tables.Compact), tc.flag) {
 				t.Errorf("%s on the wrong system, or not in the console tables", tc.flag)
 			}
 		})
@@ -196,7 +197,7 @@ func TestPhaseFlagsAreShownAndExplained(t *testing.T) {
 
 func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
 	_, files, tables := renderRun(t, archivetest.Options{})
-	for name, text := range map[string]string{"report.md": string(files[0].Data), "console tables": string(tables)} {
+	for name, text := range map[string]string{"report.md": string(files[0].Data), "console tables": string(tables.Wide)} {
 		closed, fixed, _ := strings.Cut(text[strings.Index(text, "### closed-1:10"):], "### rate-5000")
 		for _, want := range []string{
 			// Each percentile twice, side by side: from the intended send and from the actual send.
@@ -241,5 +242,23 @@ func TestServerRestartIsNotANegativeCount(t *testing.T) {
 	}
 	if strings.Contains(md, "| fast | closed-1:10 | 0 | GET | 3,600 | 3") || strings.Contains(md, "**-") {
 		t.Errorf("a restarted server's counts are set against the client's:\n%s", md)
+	}
+}
+
+// The console's default tables fit 100 columns; --wide gives report.md's.
+func TestConsoleCompactFits100Columns(t *testing.T) {
+	_, _, tables := renderRun(t, archivetest.Options{})
+	for _, line := range strings.Split(string(tables.Compact), "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("%d columns: %s", n, line)
+		}
+	}
+	for _, want := range []string{"rate-5000: ", "NS 4,498 of 5,000", "Latencies in ms, response", "slow errors: oom 21", "Every op and percentile: --wide"} {
+		if !strings.Contains(string(tables.Compact), want) {
+			t.Errorf("compact tables lack %q:\n%s", want, tables.Compact)
+		}
+	}
+	if !strings.Contains(string(tables.Wide), "| system | ops/s | GET response p50 |") {
+		t.Errorf("wide tables are not report.md's:\n%s", tables.Wide)
 	}
 }

@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mitchellh/go-wordwrap"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/cmpbench/cmpbench/adapters/resp"
 	"github.com/cmpbench/cmpbench/archive"
@@ -236,8 +239,8 @@ func newSuitesCmd() *cobra.Command {
 		Short: "List the built-in suites",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SUITE\tPHASES\tDESCRIPTION")
+			w := cmd.OutOrStdout()
+			width := termWidth(w)
 			for _, n := range suites.Names() {
 				s, err := loadSuite(n)
 				if err != nil {
@@ -258,9 +261,10 @@ func newSuitesCmd() *cobra.Command {
 					i--
 					names = append(names, fmt.Sprintf("%s (ladder: %s ops/s)", l.Name, strings.Join(rates, ", ")))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", n, strings.Join(names, ", "), strings.TrimSpace(s.Description))
+				fmt.Fprintf(w, "%s\n%s\n%s\n\n", n, indentWrap("phases: "+strings.Join(names, ", "), width, "  "),
+					indentWrap(strings.TrimSpace(s.Description), width, "  "))
 			}
-			return tw.Flush()
+			return nil
 		},
 	}
 }
@@ -428,4 +432,21 @@ func exportCmd(g *globals, use, short string, write func(cmd *cobra.Command, a *
 			return write(cmd, a)
 		},
 	}
+}
+
+// termWidth is the width listings wrap to: the terminal's when w is one, else
+// 100 columns.
+func termWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	return 100
+}
+
+// indentWrap wraps text at word boundaries to width columns, each line indented.
+func indentWrap(text string, width int, indent string) string {
+	wrapped := wordwrap.WrapString(text, uint(width-len(indent)))
+	return indent + strings.ReplaceAll(wrapped, "\n", "\n"+indent)
 }

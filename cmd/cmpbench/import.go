@@ -105,7 +105,7 @@ func runImport(g *globals, path string, o importer.Options, read func(string, im
 	if err != nil {
 		return fmt.Errorf("%w; what was imported is in %s", err, w.Dir())
 	}
-	stdout.Write(tables)
+	stdout.Write(tables.Compact)
 	fmt.Fprintf(stdout, "Imported %s (%s): %s\nArchive: %s\nReport:  %s\nPage:    %s\n", path, run.Info.Tool, run.Status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	return nil
 }

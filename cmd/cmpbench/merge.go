@@ -114,7 +114,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 		w.Discard()
 		return err
 	}
-	stdout.Write(tables)
+	stdout.Write(tables.Compact)
 	fmt.Fprintf(stdout, "Merged %d shards of %d: %s\nArchive: %s\nReport:  %s\nPage:    %s\n", len(shards), base.Shard.Count, status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	if status != core.RunComplete || len(shards) < base.Shard.Count {
 		return errFailed

@@ -47,7 +47,7 @@ the disk. verify, report, compare and export then accept it.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			out.Write(tables)
+			out.Write(tables.Compact)
 			fmt.Fprintf(out, "Recovered: %s\nReport:    %s\nPage:      %s\n", dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 			return nil
 		},

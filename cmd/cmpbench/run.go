@@ -41,6 +41,7 @@ type runFlags struct {
 	stats   time.Duration
 	dryRun  bool
 	quiet   bool
+	wide    bool
 	// A shard of a run on several processes: --shard I/N, --start-at, --sync-dir.
 	shard   string
 	startAt string
@@ -69,6 +70,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.DurationVar(&f.stats, "stats-interval", runner.DefaultStatsInterval, "how often server stats are sampled during a phase")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the expanded phase plan and exit")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress and no tables: only warnings, errors and the lines naming the archive and its report")
+	fl.BoolVar(&f.wide, "wide", false, "print each phase's full table (every op and percentile, response and service time) instead of the compact one that fits 100 columns")
 	fl.StringVar(&f.shard, "shard", "", "run shard I of N (0-based, e.g. 0/3) of the plan: its share of every phase's connections, rate and ops; `cmpbench merge` combines the shards' archives")
 	fl.StringVar(&f.startAt, "start-at", "", "with --shard: when the first phase starts on every shard (RFC 3339, e.g. 2026-12-03T10:00:00Z)")
 	fl.IntVar(&f.processes, "processes", 1, "plugin processes that generate each system's load together, each a share of every phase's connections, merged as they run (for client machines where one process stops scaling)")
@@ -317,18 +319,18 @@ func outputGone() bool {
 
 // finishArchive writes an archive's tables, draws its report and console tables
 // from what was written, and commits it under its final name.
-func finishArchive(w *archive.Writer, status core.RunStatus, ended time.Time) (dir string, tables []byte, err error) {
+func finishArchive(w *archive.Writer, status core.RunStatus, ended time.Time) (dir string, tables report.Console, err error) {
 	a, err := w.Finish(status, ended)
 	if err != nil {
-		return "", nil, err
+		return "", report.Console{}, err
 	}
 	files, tables, err := report.Render(a)
 	if err != nil {
-		return "", nil, fmt.Errorf("report: %w", err)
+		return "", report.Console{}, fmt.Errorf("report: %w", err)
 	}
 	for _, f := range files {
 		if err := w.AddFile(f.Name, f.Data); err != nil {
-			return "", nil, err
+			return "", report.Console{}, err
 		}
 	}
 	dir, err = w.Commit()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/browsertest"
@@ -549,8 +550,14 @@ func TestListingsAndDryRun(t *testing.T) {
 	}
 	r = cli(t, dir, nil, "suites")
 	for _, name := range []string{"smoke", "memtier", "ycsb", "latency", "knee", "soak", "pubsub"} {
-		if r.code != 0 || !regexp.MustCompile(`(?m)^`+name+` .*\. `).MatchString(r.stdout) {
-			t.Fatalf("suites: %d: no line for %s with its description\n%s", r.code, name, r.stdout)
+		if r.code != 0 || !regexp.MustCompile(`(?m)^`+name+`\n  phases: .*\n(  .*\n)*  [A-Z].*`).MatchString(r.stdout) {
+			t.Fatalf("suites: %d: no entry for %s with its phases and description\n%s", r.code, name, r.stdout)
+		}
+	}
+	// Wrapped: no line wider than 100 columns when stdout is not a terminal.
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("suites: a line of %d columns: %s", n, line)
 		}
 	}
 	r = cli(t, dir, nil, "run", "--systems", "redis,redis-aof", "--suite", "memtier", "--scale", "0.01", "--dry-run")

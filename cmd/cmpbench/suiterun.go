@@ -219,8 +219,12 @@ func (r *suiteRun) finish(f *runFlags, status core.RunStatus, stdout io.Writer) 
 	if err != nil {
 		return "", fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, r.w.Dir(), r.w.Dir())
 	}
-	if !f.quiet {
-		stdout.Write(tables)
+	switch {
+	case f.quiet:
+	case f.wide:
+		stdout.Write(tables.Wide)
+	default:
+		stdout.Write(tables.Compact)
 	}
 	fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\nReport:  %s\nPage:    %s\n", r.runID, status, dir, filepath.Join(dir, archive.ReportFile), filepath.Join(dir, report.HTMLFile))
 	if status != core.RunComplete {
