@@ -23,6 +23,9 @@ const consoleWidth = 100
 // console draws both forms.
 func (d *data) console() Console {
 	var wide strings.Builder
+	if len(d.measured) > 0 {
+		wide.WriteString(tablesNote)
+	}
 	d.tables(&wide)
 	d.stallConsole(&wide)
 	var compact strings.Builder

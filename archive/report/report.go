@@ -137,7 +137,6 @@ func howRan(s archive.SystemInfo) string {
 func (d *data) resultsIntro(b *strings.Builder) {
 	b.WriteString("## Results\n\n")
 	b.WriteString("Latencies are in milliseconds, of successful operations only; errors are counted, never timed or counted as throughput. ")
-	b.WriteString("Closed-loop phases show service time, which there equals response time. Fixed-rate phases show both, side by side: response time, measured from each operation's intended send time, so queueing behind a slow server counts, and service time, from the actual send, which is what YCSB and memtier report. ")
 	fmt.Fprintf(b, "**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
 	fmt.Fprintf(b, "**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	fmt.Fprintf(b, "**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
@@ -145,7 +144,7 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
 	}
-	b.WriteString("\n\n")
+	b.WriteString("\n\n" + tablesNote)
 }
 
 // chartList shows the charts, if any.
@@ -349,10 +348,11 @@ func (d *data) phaseTable(b *strings.Builder, ph phaseRef) {
 	b.WriteString("\n")
 	if t.open {
 		d.lagTable(b, ph, t.ops)
-	} else {
-		b.WriteString("Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n")
 	}
 }
+
+// tablesNote explains, once, what the phase tables show.
+const tablesNote = "In the phase tables, a fixed-rate phase shows each percentile twice, side by side: response time, measured from each operation's intended send time (the schedule), so queueing behind a slow server counts, and service time, from its actual send, as YCSB and memtier measure the latencies they publish; the table under it says where the response time comes from (ms): service time is the server's (from the send to the reply), send lag the client's own delay before sending, and the rest is queueing behind a connection's previous request. Closed loop: each request is sent when the previous one returns, so its intended and actual send are the same moment; response time equals service time, and one set is shown.\n\n"
 
 // resultTable is one measured phase's table: its ops, whether it shows the spread
 // of repetitions, whether the phase ran at a fixed rate (open loop), and its
@@ -369,9 +369,6 @@ type resultTable struct {
 func (t resultTable) head(b *strings.Builder) {
 	info := t.ph.info
 	fmt.Fprintf(b, "### %s\n\n%s; %s; %s\n\n", t.ph.name, info.Workload, info.Shape, time.Duration(info.DurationNs))
-	if t.open {
-		b.WriteString("Fixed rate: response time is measured from each operation's intended send time (the schedule), so queueing behind a slow server counts; service time from its actual send, as YCSB and memtier measure the latencies they publish. Each percentile shows both, side by side.\n\n")
-	}
 	b.WriteString("| system | ops/s |")
 	sep := "|---|--:|"
 	if t.spread {
@@ -532,7 +529,7 @@ func (d *data) lagTable(b *strings.Builder, ph phaseRef, ops []string) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("Where the response time comes from (ms): service time is the server's (from the send to the reply), send lag the client's own delay before sending; the rest is queueing behind a connection's previous request.\n\n")
+	b.WriteString("Where the response time comes from (ms):\n\n")
 	b.WriteString("| system | op | response p99 | service p99 | send lag p50 | send lag p99 | send lag p99.9 |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, l := range lines {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", l.sys, l.op, ms(l.resp), ms(l.svc), ms(l.lag[0]), ms(l.lag[1]), ms(l.lag[2]))

@@ -203,8 +203,6 @@ func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
 			// Each percentile twice, side by side: from the intended send and from the actual send.
 			"| system | ops/s | GET response p50 | GET service p50 | GET response p99 | GET service p99 | GET response p99.9 | GET service p99.9 | GET response p99.99 | GET service p99.99 | SET response p50 |",
 			"| fast | 4,999 of 5,000 | 0.260 | 0.150 | 0.456 | 0.248 | 0.460 | 0.250 | 0.460 | 0.250 | 0.259 | 0.150 |",
-			"response time is measured from each operation's intended send time",
-			"service time from its actual send",
 		} {
 			if !strings.Contains(fixed, want) {
 				t.Errorf("%s: fixed-rate table lacks %q:\n%s", name, want, fixed)
@@ -212,10 +210,20 @@ func TestReportFixedRateTablesShowResponseAndServiceTime(t *testing.T) {
 		}
 		for _, want := range []string{
 			"| system | ops/s | GET p50 | GET p99 | GET p99.9 | GET p99.99 | SET p50 |",
-			"Closed loop: each request is sent when the previous one returns",
 		} {
 			if !strings.Contains(closed, want) {
 				t.Errorf("%s: closed-loop table lacks %q:\n%s", name, want, closed)
+			}
+		}
+		// Each explanation once, not per table.
+		for _, want := range []string{
+			"response time, measured from each operation's intended send time",
+			"service time, from its actual send",
+			"Closed loop: each request is sent when the previous one returns",
+			"send lag the client's own delay before sending",
+		} {
+			if n := strings.Count(text, want); n != 1 {
+				t.Errorf("%s says %q %d times, want once", name, want, n)
 			}
 		}
 	}
