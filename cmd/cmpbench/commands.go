@@ -5,15 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mitchellh/go-wordwrap"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/cmpbench/cmpbench/adapters/resp"
 	"github.com/cmpbench/cmpbench/archive"
@@ -151,10 +148,12 @@ func newSystemsCmd(g *globals) *cobra.Command {
 		Short: "List the defined systems (or, with --profiles, the resp adapter's product profiles)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := newFitted(cmd.OutOrStdout())
+			defer out.Close()
 			if profiles {
-				return printProfiles(cmd.OutOrStdout())
+				return printProfiles(out)
 			}
-			return listSystems(cmd.Context(), g, cmd.OutOrStdout())
+			return listSystems(cmd.Context(), g, out)
 		},
 	}
 	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")
@@ -199,7 +198,7 @@ func listSystems(ctx context.Context, g *globals, out io.Writer) error {
 	}
 	red := s.Redactor()
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SYSTEM\tADAPTER\tTARGET\tDEFINED IN")
+	fmt.Fprintln(tw, "SYSTEM\tADAPTER\tDEFINED IN\tTARGET")
 	var unusable, usable []string
 	for _, n := range s.Names() {
 		sys, problems := s.Lookup(n)
@@ -215,7 +214,7 @@ func listSystems(ctx context.Context, g *globals, out io.Writer) error {
 		} else {
 			usable = append(usable, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, red.String(target), sys.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sys.Adapter, sys.Source, red.String(target))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -279,7 +278,9 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			out := newFitted(cmd.OutOrStdout())
+			defer out.Close()
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			options := map[string][]core.Option{}
 			fmt.Fprintln(tw, "ADAPTER\tKIND\tOPS\tPATH\tSHA-256")
 			for _, e := range cat.Entries() {
@@ -304,7 +305,6 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			for _, e := range cat.Entries() {
 				if opts := options[e.Name]; len(opts) > 0 {
 					fmt.Fprintf(out, "\n%s options (options: {name: value} in a system):\n", e.Name)
@@ -353,7 +353,8 @@ operation is absent (—). Archives with nothing to compare are bad input (exit 
 				archives[i] = a
 			}
 			rows := compare.Compare(archives[0], archives[1], o)
-			w := cmd.OutOrStdout()
+			w := newFitted(cmd.OutOrStdout())
+			defer w.Close()
 			fmt.Fprintf(w, "A: %s (%s)\nB: %s (%s)\n\n", archives[0].Manifest.RunID, args[0], archives[1].Manifest.RunID, args[1])
 			if err := compare.Write(w, rows); err != nil {
 				return err
@@ -432,21 +433,4 @@ func exportCmd(g *globals, use, short string, write func(cmd *cobra.Command, a *
 			return write(cmd, a)
 		},
 	}
-}
-
-// termWidth is the width listings wrap to: the terminal's when w is one, else
-// 100 columns.
-func termWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
-			return cols
-		}
-	}
-	return 100
-}
-
-// indentWrap wraps text at word boundaries to width columns, each line indented.
-func indentWrap(text string, width int, indent string) string {
-	wrapped := wordwrap.WrapString(text, uint(width-len(indent)))
-	return indent + strings.ReplaceAll(wrapped, "\n", "\n"+indent)
 }

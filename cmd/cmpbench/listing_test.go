@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestFittedWrapsToWidth(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"short lines stay", "a  b\nshort\n", "a  b\nshort\n"},
+		{"a table row wraps under its last cell",
+			"redis  built-in  starts: redis-server --port 1 --bind 127.0.0.1 --dir d --save '' --appendonly no\n",
+			"redis  built-in  starts: redis-server --port 1 --bind 127.0.0.1 --dir d --save ''\n                 --appendonly no\n"},
+		{"a text line wraps two columns in",
+			"  cluster_size (int): the nodes the cluster must have before a run starts (cluster-stable with this size)\n",
+			"  cluster_size (int): the nodes the cluster must have before a run starts\n    (cluster-stable with this size)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			f := newFitted(&out)
+			f.width = 90
+			f.Write([]byte(tc.in))
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
+			}
+			for _, line := range strings.Split(out.String(), "\n") {
+				if len(line) > 90 {
+					t.Errorf("%d columns: %s", len(line), line)
+				}
+			}
+		})
+	}
+}
