@@ -38,26 +38,30 @@ func (d *data) charts() ([]chart, error) {
 		return nil, nil
 	}
 	var out []chart
-	names := make([]string, len(d.measured))
-	for i, ph := range d.measured {
-		names[i] = ph.name
+	var closed, fixed []phaseRef
+	for _, ph := range d.measured {
+		if ph.info.Rate > 0 {
+			fixed = append(fixed, ph)
+		} else {
+			closed = append(closed, ph)
+		}
 	}
-	tp, err := d.barChart("Throughput (successful ops/s, median of repetitions)", "ops/s", names, func(c cell) (float64, bool) {
-		sp := c.throughput()
-		return sp.Median, sp.N > 0
-	})
-	if err != nil {
-		return nil, err
+	// Closed-loop and fixed-rate phases never share a chart: the one measures
+	// capacity, the other holds a rate; their latencies are service and
+	// response time.
+	for _, g := range []struct {
+		phases []phaseRef
+		suffix string
+	}{{closed, ""}, {fixed, "-fixed-rate"}} {
+		if len(g.phases) == 0 {
+			continue
+		}
+		more, err := d.barCharts(g.phases, g.suffix)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
 	}
-	out = append(out, chart{chartsDir + "throughput.svg", "Throughput per phase and system", tp})
-	lat, err := d.barChart("p99.9 latency, all ops (ms)", "ms", names, func(c cell) (float64, bool) {
-		v, ok := c.allOpsQuantile(99.9)
-		return float64(v) / 1e6, ok
-	})
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, chart{chartsDir + "p999.svg", "p99.9 latency per phase and system", lat})
 	sweeps, sweepSteps := d.sweepSteps()
 	for _, name := range sweeps {
 		tp, curve, err := d.sweepCharts(name, sweepSteps[name])
@@ -101,16 +105,54 @@ func (d *data) charts() ([]chart, error) {
 	return out, nil
 }
 
-// barChart draws one group of bars per phase, one bar (and legend entry) per system.
-func (d *data) barChart(title, unit string, phases []string, value func(cell) (float64, bool)) ([]byte, error) {
+// barCharts draws the throughput and the p99.9 of phases, all closed-loop or all
+// fixed-rate, as charts/throughput<suffix>.svg and charts/p999<suffix>.svg.
+func (d *data) barCharts(phases []phaseRef, suffix string) ([]chart, error) {
+	latency := "p99.9 latency, all ops (ms, service time)"
+	if suffix != "" {
+		latency = "p99.9 latency, all ops (ms, response time)"
+	}
+	title := "Throughput (successful ops/s, median of repetitions)"
+	if suffix != "" {
+		title = "Fixed rate: throughput (ops/s, median; dashes: the target)"
+	}
+	tp, err := d.barChart(title, "ops/s", phases, func(c cell) (float64, bool) {
+		sp := c.throughput()
+		return sp.Median, sp.N > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	lat, err := d.barChart(latency, "ms", phases, func(c cell) (float64, bool) {
+		v, ok := c.allOpsQuantile(99.9)
+		return float64(v) / 1e6, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	kind := " (closed loop)"
+	if suffix != "" {
+		kind = " (fixed rate)"
+	}
+	return []chart{{chartsDir + "throughput" + suffix + ".svg", "Throughput per phase and system" + kind, tp},
+		{chartsDir + "p999" + suffix + ".svg", "p99.9 latency per phase and system" + kind, lat}}, nil
+}
+
+// barChart draws one group of bars per phase, one bar (and legend entry) per
+// system; a fixed-rate phase's throughput bars have its target dashed across.
+func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) (float64, bool)) ([]byte, error) {
 	p := newChart(title, "", unit)
 	p.Y.Min = 0
-	p.NominalX(phases...)
+	names := make([]string, len(phases))
+	for i, ph := range phases {
+		names[i] = ph.name
+	}
+	p.NominalX(names...)
 	width := vg.Points(min(40, 240/float64(max(1, len(d.systems)))))
 	var highest float64
 	for i, sys := range d.systems {
-		vals := make(plotter.Values, len(d.measured))
-		for j, ph := range d.measured {
+		vals := make(plotter.Values, len(phases))
+		for j, ph := range phases {
 			if v, ok := value(d.cell(ph, sys)); ok {
 				vals[j] = v
 				highest = max(highest, v)
@@ -126,10 +168,36 @@ func (d *data) barChart(title, unit string, phases []string, value func(cell) (f
 		p.Add(bars)
 		p.Legend.Add(sys, bars)
 	}
+	entries := len(d.systems)
+	if unit == "ops/s" && phases[0].info.Rate > 0 {
+		entries++ // the target's
+		dashed := style{color: plotutil.DarkColors[len(plotutil.DarkColors)-1], width: vg.Points(1.5), dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+		for j, ph := range phases {
+			if ph.info.Rate <= 0 {
+				continue
+			}
+			highest = max(highest, ph.info.Rate)
+			legend := ""
+			if j == 0 {
+				legend = "target"
+			}
+			// The group's bars span the width of every system's bar around j.
+			half := float64(len(d.systems)) * float64(width) / 2 / float64(groupWidth(len(phases)))
+			if err := addLine(p, legend, plotter.XYs{{X: float64(j) - half, Y: ph.info.Rate}, {X: float64(j) + half, Y: ph.info.Rate}}, dashed); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Head room for the legend above the bars, and half a group's room at each side.
-	p.Y.Max = headroom(highest, len(d.systems))
+	p.Y.Max = headroom(highest, entries)
 	p.X.Min, p.X.Max = -0.5, float64(len(phases))-0.5
 	return render(p)
+}
+
+// groupWidth is, roughly, how many points one phase's group takes on the x axis
+// of a chart of n phases: the plot's width over the phases.
+func groupWidth(n int) vg.Length {
+	return (chartWidth - vg.Inch) / vg.Length(max(n, 1))
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests

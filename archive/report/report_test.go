@@ -82,7 +82,8 @@ func TestReportGolden(t *testing.T) {
 		"**NS** 4,498 of 5,000", "oom 21", "| fast | 4,999 of 5,000 |",
 		"## Cost", "| slow | 1,000 | 1.00× |", "| fast | 3,000 | 3.00× |",
 		"## Server-side counts", "## Caveats", "slow, rate-5000 did not sustain its target",
-		"![Throughput per phase and system](charts/throughput.svg)",
+		"![Throughput per phase and system (closed loop)](charts/throughput.svg)",
+		"![Throughput per phase and system (fixed rate)](charts/throughput-fixed-rate.svg)",
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("report lacks %q", want)
@@ -114,11 +115,22 @@ func TestRegenerationIsByteIdentical(t *testing.T) {
 func TestChartsParseAndShowEverySystem(t *testing.T) {
 	dir := fixture(t)
 	charts, _ := filepath.Glob(filepath.Join(dir, "charts", "*.svg"))
-	if len(charts) != 4 {
-		t.Fatalf("charts %v", charts)
+	// One closed-loop and one fixed-rate phase: their bars never share a chart.
+	if len(charts) != 6 {
+		t.Fatalf("charts %v: want throughput and p99.9 of each loop kind, and a latency chart per phase", charts)
 	}
 	for _, c := range charts {
 		texts := svgTexts(t, c)
+		switch filepath.Base(c) {
+		case "throughput.svg", "p999.svg":
+			if strings.Contains(texts, "rate-5000") || !strings.Contains(texts, "closed-1:10") {
+				t.Errorf("%s mixes loop kinds: %s", filepath.Base(c), texts)
+			}
+		case "throughput-fixed-rate.svg":
+			if strings.Contains(texts, "closed-1:10") || !strings.Contains(texts, "target") {
+				t.Errorf("%s: want rate-5000 alone, its target drawn: %s", filepath.Base(c), texts)
+			}
+		}
 		for _, sys := range []string{"fast", "slow"} {
 			if !strings.Contains(texts, sys) {
 				t.Errorf("%s has no series for %s (texts: %s)", filepath.Base(c), sys, texts)

@@ -120,7 +120,7 @@ func TestSmokeRunIntegration(t *testing.T) {
 	}
 	checkSamplers(t, a)
 	charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
-	if len(charts) < 3 || !strings.Contains(string(rep), "](charts/throughput.svg)") {
+	if len(charts) < 3 || !strings.Contains(string(rep), "](charts/throughput.svg)") || !strings.Contains(string(rep), "](charts/throughput-fixed-rate.svg)") {
 		t.Errorf("charts %v", charts)
 	}
 	for _, c := range charts {
