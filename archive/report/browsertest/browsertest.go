@@ -102,26 +102,7 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	listen := func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == "error" || e.Type == "assert" {
-				p.Errors = append(p.Errors, "console."+string(e.Type)+": "+args(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			msg := e.ExceptionDetails.Text
-			if ex := e.ExceptionDetails.Exception; ex != nil {
-				msg += " " + ex.Description
-			}
-			p.Errors = append(p.Errors, fmt.Sprintf("uncaught at %d:%d: %s", e.ExceptionDetails.LineNumber, e.ExceptionDetails.ColumnNumber, msg))
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == "error" {
-				p.Errors = append(p.Errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; u != url && !strings.HasPrefix(u, "data:") {
-				p.Requests = append(p.Requests, u)
-			}
-		}
+		p.record(ev, url)
 	}
 	if err := chromedp.Listen(ctx, listen); err != nil {
 		t.Fatalf("chromium: %v", err)
@@ -158,6 +139,31 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	defer mu.Unlock()
 	p.Charts, p.ScrollWidth = charts, width
 	return p
+}
+
+// record keeps what a reader must never meet: a console error, an uncaught
+// exception, an error in the browser's log, a request beyond the page at url.
+func (p *Page) record(ev any, url string) {
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == "error" || e.Type == "assert" {
+			p.Errors = append(p.Errors, "console."+string(e.Type)+": "+args(e.Args))
+		}
+	case *runtime.EventExceptionThrown:
+		msg := e.ExceptionDetails.Text
+		if ex := e.ExceptionDetails.Exception; ex != nil {
+			msg += " " + ex.Description
+		}
+		p.Errors = append(p.Errors, fmt.Sprintf("uncaught at %d:%d: %s", e.ExceptionDetails.LineNumber, e.ExceptionDetails.ColumnNumber, msg))
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == "error" {
+			p.Errors = append(p.Errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		if u := e.Request.URL; u != url && !strings.HasPrefix(u, "data:") {
+			p.Requests = append(p.Requests, u)
+		}
+	}
 }
 
 // inspect reads, from the page, each chart's canvas: how many of its pixels
