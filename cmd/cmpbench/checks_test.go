@@ -119,7 +119,7 @@ func TestWrongArgumentsAreBadInput(t *testing.T) {
 		{[]string{"compare", "A"}, "cmpbench compare: accepts 2 arg(s), received 1 (usage: cmpbench compare A B [flags])"},
 		{[]string{"report"}, "cmpbench report: accepts 1 arg(s), received 0"},
 		{[]string{"verify", "a", "b"}, "cmpbench verify: accepts 1 arg(s), received 2"},
-		{[]string{"nosuch"}, `cmpbench: unknown command "nosuch" (commands: adapters, compare,`},
+		{[]string{"nosuch"}, `cmpbench: unknown command "nosuch" (commands: adapters, audit, compare,`},
 		{[]string{"export"}, "cmpbench export needs a command: csv, hlog"},
 		{[]string{"import"}, "cmpbench import needs a command: memtier, ycsb"},
 		{[]string{"run", "--systems", ",", "--suite", "smoke"}, `--systems "," has an empty name`},
