@@ -362,6 +362,14 @@ func (d *data) details() ([]detailView, error) {
 // renderMarkdown renders the report's Markdown to HTML, its headings one level
 // down so that they sit under the page's own.
 func renderMarkdown(md string) (template.HTML, error) {
+	// Text such as a server's "<nil>" is text: outside code spans a "<" is
+	// written as an entity, so that goldmark shows it rather than omit it as raw
+	// HTML (inside them it is shown as it is).
+	parts := strings.Split(md, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = strings.ReplaceAll(parts[i], "<", "&lt;")
+	}
+	md = strings.Join(parts, "`")
 	var b bytes.Buffer
 	if err := markdownToHTML.Convert([]byte(md), &b); err != nil {
 		return "", err
@@ -372,5 +380,5 @@ func renderMarkdown(md string) (template.HTML, error) {
 		s = strings.ReplaceAll(s, "<"+h+">", "<"+next+">")
 		s = strings.ReplaceAll(s, "</"+h+">", "</"+next+">")
 	}
-	return template.HTML(s), nil // goldmark escapes raw HTML: the Markdown's text is never markup
+	return template.HTML(s), nil // goldmark passes no raw HTML: the Markdown's text is never markup
 }

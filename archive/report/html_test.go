@@ -164,3 +164,19 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("%d charts drawn, want the spectrum, latency and throughput of both phases", len(p.Charts))
 	}
 }
+
+func TestRenderMarkdownKeepsTextThatLooksLikeHTML(t *testing.T) {
+	for _, tc := range []struct{ md, want string }{
+		{"- a read failed: <nil>\n", "<li>a read failed: &lt;nil&gt;</li>"},
+		{"- <script>alert(1)</script>\n", "<li>&lt;script&gt;alert(1)&lt;/script&gt;</li>"},
+		{"run `a <b>`\n", "<code>a &lt;b&gt;</code>"},
+	} {
+		got, err := renderMarkdown(tc.md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(got), tc.want) {
+			t.Errorf("%q rendered %q, want %q in it", tc.md, got, tc.want)
+		}
+	}
+}
