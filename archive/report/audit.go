@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func (c captures) durability() (words, class string) {
 	case ns["storage-engine.commit-to-device"] == "true":
 		return "storage-engine " + engine + ", commit-to-device true: no acknowledged write lost on power loss", "always"
 	case engine != "":
-		flush := cmpOr(ns["storage-engine.flush-max-ms"], "1000")
+		flush := cmp.Or(ns["storage-engine.flush-max-ms"], "1000")
 		return "storage-engine " + engine + ", commit-to-device false: up to " + flush + " ms of writes lost on power loss", "1s"
 	}
 	return "—", ""
@@ -130,7 +131,7 @@ func (c captures) replication() (words, class string) {
 		return "replication-factor " + rf, rf
 	}
 	if role := c.info["role"]; role != "" {
-		n := cmpOr(c.info["connected_slaves"], "0")
+		n := cmp.Or(c.info["connected_slaves"], "0")
 		if n == "0" {
 			return role + ", no replica", "1"
 		}
@@ -150,7 +151,7 @@ func (c captures) memory() (words, class string) {
 	}
 	for _, k := range []string{"indexes-memory-budget", "storage-engine.data-size", "memory-size"} {
 		if v := c.asNamespace[k]; v != "" && v != "0" {
-			return k + " " + bytesWords(v) + ", evict at " + cmpOr(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"], "—") + "%", "limit"
+			return k + " " + bytesWords(v) + ", evict at " + cmp.Or(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"], "—") + "%", "limit"
 		}
 	}
 	return "—", ""
@@ -181,15 +182,6 @@ func bytesWords(s string) string {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
-}
-
-func cmpOr(list ...string) string {
-	for _, s := range list {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // cpus is where a system's server ran: the CPU list it was pinned to, or
