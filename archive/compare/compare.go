@@ -331,6 +331,23 @@ func Count(rows []Row, verdict string) int {
 	return n
 }
 
+// Summary is the comparison's totals in a sentence, and a second naming the
+// phases that ended ok in A but not in B, when any did.
+func Summary(rows []Row, o Options) []string {
+	notOK := 0
+	for _, r := range rows {
+		if r.NotOK() {
+			notOK++
+		}
+	}
+	out := []string{fmt.Sprintf("%d regressions, %d improvements, %d unstable, %d missing, %d absent, %d not compared because a phase did not end ok (threshold %.4g%%, noise %.4g%%)",
+		Count(rows, Regression), Count(rows, Improvement), Count(rows, Unstable), Count(rows, Missing), Count(rows, Absent), notOK, o.Threshold*100, o.Noise*100)}
+	if failed := FailedInB(rows); len(failed) > 0 {
+		out = append(out, "ended ok in A but not in B: "+strings.Join(failed, ", "))
+	}
+	return out
+}
+
 // FailedInB lists the phases ("system/phase (status)") that ended ok in A and not
 // in B: they show no regression only because they were not compared.
 func FailedInB(rows []Row) []string {

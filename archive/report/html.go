@@ -23,10 +23,12 @@ const HTMLFile = "report.html"
 // it is updated).
 const uplotVersion = "1.6.32"
 
-//go:embed assets/uplot/uPlot.iife.min.js assets/uplot/uPlot.min.css assets/report.js assets/report.css assets/report.html.tmpl
+//go:embed assets/uplot/uPlot.iife.min.js assets/uplot/uPlot.min.css assets/report.js assets/report.css assets/report.html.tmpl assets/compare.html.tmpl
 var assets embed.FS
 
-var pageTemplate = template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl"))
+// pageTemplate holds report.html's template and compare's, which shares its
+// charts and marks.
+var pageTemplate = template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl", "assets/compare.html.tmpl"))
 
 // markdownToHTML renders the report's own Markdown (its tables among it) for the
 // page's detail sections; raw HTML in it is escaped, never passed through.
@@ -47,9 +49,35 @@ type page struct {
 	Groups   []groupView
 	Details  []detailView
 	Charts   template.JS // the charts' specs, JSON
+	inlined
+}
 
+// inlined is what a page carries instead of fetching it: uPlot, the charts'
+// script, and the style.
+type inlined struct {
 	UPlot, Script template.JS
 	UPlotCSS, CSS template.CSS
+}
+
+// inline reads the assets every page inlines.
+func inline() (inlined, error) {
+	var in inlined
+	for _, a := range []struct {
+		name string
+		set  func(string)
+	}{
+		{"assets/uplot/uPlot.iife.min.js", func(s string) { in.UPlot = template.JS(s) }},
+		{"assets/report.js", func(s string) { in.Script = template.JS(s) }},
+		{"assets/uplot/uPlot.min.css", func(s string) { in.UPlotCSS = template.CSS(s) }},
+		{"assets/report.css", func(s string) { in.CSS = template.CSS(s) }},
+	} {
+		b, err := assets.ReadFile(a.name)
+		if err != nil {
+			return in, err
+		}
+		a.set(string(b))
+	}
+	return in, nil
 }
 
 // headline is the summary's comparison: a row per measured phase, a cell per
@@ -115,20 +143,8 @@ func (d *data) html() ([]byte, error) {
 		return nil, err
 	}
 	p.Charts = template.JS(js)
-	for _, a := range []struct {
-		name string
-		set  func(string)
-	}{
-		{"assets/uplot/uPlot.iife.min.js", func(s string) { p.UPlot = template.JS(s) }},
-		{"assets/report.js", func(s string) { p.Script = template.JS(s) }},
-		{"assets/uplot/uPlot.min.css", func(s string) { p.UPlotCSS = template.CSS(s) }},
-		{"assets/report.css", func(s string) { p.CSS = template.CSS(s) }},
-	} {
-		b, err := assets.ReadFile(a.name)
-		if err != nil {
-			return nil, err
-		}
-		a.set(string(b))
+	if p.inlined, err = inline(); err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, p); err != nil {

@@ -168,6 +168,14 @@ func (d *data) spectrumChart(ph phaseRef) *chartSpec {
 	c.Caption = "Each op's latency at every percentile, repetitions pooled; the x axis is 1/(1−q), so each decade is one more nine. " +
 		ifStr(open, "Solid: response time, from the intended send (queueing behind a slow server counts); dashed: service time, from the actual send (what YCSB and memtier publish).") +
 		ifStr(!open, "Closed loop: response time equals service time.")
+	spectrumSeries(c, specs, hists, most)
+	return c
+}
+
+// spectrumSeries puts each histogram's latency (ms) at every percentile on the
+// chart's x axis, 1/(1−q) up to the largest count: a series has no value
+// beyond the nines its own count resolves.
+func spectrumSeries(c *chartSpec, specs []seriesSpec, hists []*hdrhistogram.Histogram, most int64) {
 	xs := spectrumX(most)
 	for _, x := range xs {
 		c.Xs = append(c.Xs, num(x))
@@ -175,14 +183,13 @@ func (d *data) spectrumChart(ph phaseRef) *chartSpec {
 	for i, s := range specs {
 		s.Ys = make([]num, len(xs))
 		for j, x := range xs {
-			s.Ys[j] = num(math.NaN()) // beyond what the series resolves
+			s.Ys[j] = num(math.NaN())
 			if x <= float64(hists[i].TotalCount()) {
 				s.Ys[j] = num(float64(max(hists[i].ValueAtQuantile(100*(1-1/x)), core.HistMin)) / 1e6)
 			}
 		}
 		c.Series = append(c.Series, s)
 	}
-	return c
 }
 
 // spectrumKind is one latency of a spectrum: its name in the legend, its

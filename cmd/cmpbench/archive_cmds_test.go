@@ -43,11 +43,16 @@ func TestCompareExitCodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := generated(t, t.TempDir(), "b", tc.b)
-			r := cli(t, dir, nil, "compare", "--fail-on-regression", a, b)
+			page := filepath.Join(t.TempDir(), "compare.html")
+			r := cli(t, dir, nil, "compare", "--fail-on-regression", "--html", page, a, b)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.code, tc.stderr)
 			}
 			out := strings.Join(strings.Fields(r.stdout), " ")
+			// The page is written whenever there was something to compare.
+			if _, err := os.Stat(page); (err == nil) != (tc.code != 2) || (tc.code != 2) != strings.Contains(r.stdout, "Page: "+page) {
+				t.Errorf("exit %d: page %s: %v; stdout %s", r.code, page, err, r.stdout)
+			}
 			for _, want := range tc.stdout {
 				if !strings.Contains(out, want) {
 					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)

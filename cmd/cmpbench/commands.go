@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -326,6 +327,7 @@ func newCompareCmd(g *globals) *cobra.Command {
 	o := compare.Defaults
 	var threshold, noise, unstable float64
 	var failOnRegression bool
+	var html string
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare two archives phase by phase: throughput and latency changes",
@@ -336,7 +338,9 @@ threshold a regression or improvement; in between minor. UNSTABLE marks metrics 
 repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-rate
 phases not sustained. A phase that did not end ok on a side is shown with its status
 (failed, interrupted, skipped) and not compared; a latency of an op with no successful
-operation is absent (—). Archives with nothing to compare are bad input (exit 2).`,
+operation is absent (—). Archives with nothing to compare are bad input (exit 2).
+With --html FILE, also writes the comparison as one self-contained page: the
+verdicts per phase and each system's percentile spectrum, A solid and B dashed.`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: completeArchives(g, 2, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -362,20 +366,17 @@ operation is absent (—). Archives with nothing to compare are bad input (exit 
 			if err := compare.Comparable(rows); err != nil {
 				return badInput{err}
 			}
-			reg := compare.Count(rows, compare.Regression)
-			notOK := 0
-			for _, r := range rows {
-				if r.NotOK() {
-					notOK++
+			fmt.Fprintln(w)
+			for _, line := range compare.Summary(rows, o) {
+				fmt.Fprintln(w, line)
+			}
+			if html != "" {
+				if err := writeComparePage(html, archives, args, rows, o); err != nil {
+					return err
 				}
+				fmt.Fprintf(w, "Page: %s\n", html)
 			}
-			fmt.Fprintf(w, "\n%d regressions, %d improvements, %d unstable, %d missing, %d absent, %d not compared because a phase did not end ok (threshold %g%%, noise %g%%)\n",
-				reg, compare.Count(rows, compare.Improvement), compare.Count(rows, compare.Unstable), compare.Count(rows, compare.Missing),
-				compare.Count(rows, compare.Absent), notOK, threshold, noise)
-			failedInB := compare.FailedInB(rows)
-			if len(failedInB) > 0 {
-				fmt.Fprintf(w, "ended ok in A but not in B: %s\n", strings.Join(failedInB, ", "))
-			}
+			reg, failedInB := compare.Count(rows, compare.Regression), compare.FailedInB(rows)
 			if failOnRegression && (reg > 0 || len(failedInB) > 0) {
 				return errFailed
 			}
@@ -387,7 +388,20 @@ operation is absent (—). Archives with nothing to compare are bad input (exit 
 	f.Float64Var(&noise, "noise", o.Noise*100, "percent change within which a metric counts as unchanged")
 	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
 	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed, or a phase that ended ok in A did not in B")
+	f.StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
 	return cmd
+}
+
+// writeComparePage writes compare's rows as report.html's kind of page.
+func writeComparePage(file string, archives [2]*archive.Archive, dirs []string, rows []compare.Row, o compare.Options) error {
+	page, err := report.CompareHTML(report.Comparison{A: archives[0], B: archives[1], DirA: dirs[0], DirB: dirs[1], Rows: rows, Summary: compare.Summary(rows, o)})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
 }
 
 func newExportCmd(g *globals) *cobra.Command {

@@ -215,7 +215,12 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 // as the artifact named name, and returns its charts' data.
 func checkPage(t *testing.T, a *archive.Archive, name string) []browsertest.Spec {
 	t.Helper()
-	file := filepath.Join(a.Dir, report.HTMLFile)
+	return checkPageFile(t, filepath.Join(a.Dir, report.HTMLFile), name)
+}
+
+// checkPageFile is checkPage for any of cmpbench's pages (compare --html's).
+func checkPageFile(t *testing.T, file, name string) []browsertest.Spec {
+	t.Helper()
 	page, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

@@ -131,8 +131,14 @@ func TestSmokeRunIntegration(t *testing.T) {
 			}
 		}
 	}
-	if r := cli(t, dir, nil, "compare", "--fail-on-regression", a.Dir, a.Dir); r.code != 0 || !strings.Contains(r.stdout, "0 regressions") {
+	page := filepath.Join(dir, "compare.html")
+	if r := cli(t, dir, nil, "compare", "--fail-on-regression", "--html", page, a.Dir, a.Dir); r.code != 0 || !strings.Contains(r.stdout, "0 regressions") || !strings.Contains(r.stdout, "Page: "+page) {
 		t.Errorf("compare with itself: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, c := range checkPageFile(t, page, "compare-smoke") {
+		if labels := c.Labels(); !slices.Contains(labels, "A GET") || !slices.Contains(labels, "B GET") {
+			t.Errorf("compare page's %s: series %q, want A's and B's GET", c.ID, labels)
+		}
 	}
 	hl := filepath.Join(dir, "hlog")
 	if r := cli(t, dir, nil, "export", "hlog", "--out", hl, a.Dir); r.code != 0 || strings.Count(r.stdout, ".hlog") != 6 {
