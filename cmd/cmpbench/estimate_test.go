@@ -63,8 +63,8 @@ func TestDryRunPrintsEstimate(t *testing.T) {
 	r := cli(t, t.TempDir(), nil, "run", "--systems", "redis,redis-aof", "--suite", "memtier", "--scale", "0.01", "--dry-run")
 	for _, want := range []string{
 		"\nEstimate per system:\n",
-		"  redis: time 21s to 30m21s; 10,000 ops + as many as the system serves in 3 closed-loop phases; writes 25.7 MB\n",
-		"  redis-aof: time 21s to 30m21s;",
+		"  redis: time 21s + 10,000 ops at the system's rate (at most 30m21s); 10,000 ops + as many as the system serves in 3 closed-loop phases; writes 25.7 MB\n",
+		"  redis-aof: time 21s + 10,000 ops at the system's rate (at most 30m21s);",
 		"  writes: the data the phases add to the server as sent",
 	} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
@@ -81,7 +81,7 @@ func TestRunStartPrintsEstimate(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "cmpbench.yaml", "systems:\n  x: {adapter: resp, provision: {command: [false, --port, \"{port}\"]}}\n")
 	r := cli(t, dir, nil, "run", "--systems", "x", "--suite", "smoke", "--scale", "0.1")
-	want := "\nx: estimate: time 11s to 1m11s; 6,000 ops + as many as the system serves in 1 closed-loop phase; writes 263.0 kB\nx: load failed"
+	want := "\nx: estimate: time 11s + 1,000 ops at the system's rate (at most 1m11s); 6,000 ops + as many as the system serves in 1 closed-loop phase; writes 263.0 kB\nx: load failed"
 	// Off a terminal every line starts with its time.
 	stderr := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ `).ReplaceAllString(r.stderr, "")
 	if r.code != 1 || !strings.Contains(stderr, want) {

@@ -48,6 +48,54 @@ type Estimate struct {
 	OpenInserts []string
 	// MayStop says that a ladder may stop early: MaxWall and Ops count every step.
 	MayStop bool
+	// Unmeasured are the operations of the closed-loop phases with an op count
+	// whose time is the system's rate, when no rate was measured yet: MinWall
+	// counts them as taking no time, MaxWall at their phases' time bounds.
+	Unmeasured int64
+}
+
+// Measured is what a run has measured so far that puts better numbers on the
+// rest of it than the phases' bounds: the rates at which systems served a closed
+// loop, and the time phases took around their operations.
+type Measured struct {
+	// Rates are each system's successful ops/s in its latest closed-loop phase.
+	// A closed-loop phase with an op count takes count/rate at its system's
+	// rate; at another system's, before its own was measured (the fastest and
+	// slowest of them bound it).
+	Rates map[string]float64
+	// Overhead bounds the time a phase takes around its operations: the median
+	// and the mean of the gaps between phases so far (one-off costs, a server's
+	// start or the checks after a load, raise the mean alone); PhaseOverhead for
+	// both until there are gaps.
+	Overhead, MeanOverhead time.Duration
+}
+
+func (m Measured) overhead() (least, most time.Duration) {
+	least = cmp.Or(m.Overhead, PhaseOverhead)
+	return least, max(least, cmp.Or(m.MeanOverhead, least))
+}
+
+// rates bounds the closed-loop rate of system: its own, else the range of the
+// other systems'.
+func (m Measured) rates(system string) (slow, fast float64, ok bool) {
+	if r, ok := m.Rates[system]; ok && r > 0 {
+		return r, r, true
+	}
+	for _, r := range m.Rates {
+		if r > 0 {
+			if !ok {
+				slow, fast, ok = r, r, true
+			}
+			slow, fast = min(slow, r), max(fast, r)
+		}
+	}
+	return slow, fast, ok
+}
+
+// wall bounds the time a step takes, its overhead included, and says how many
+// of its operations have no measured rate to time them.
+func (m Measured) wall(st Step) (least, most time.Duration, unmeasured int64) {
+	return m.Left(st, 0, 0)
 }
 
 // Estimate works out what the plan's phases for system take: time, operations and
@@ -69,7 +117,12 @@ func (p *Plan) Estimate(system string) Estimate {
 // system's (Estimate), or those a run has still to go through (its ETA). System is
 // that of the first step. Bytes counts what the steps write as if no step before
 // them had written anything.
-func EstimateSteps(steps []Step) Estimate {
+func EstimateSteps(steps []Step) Estimate { return EstimateMeasured(steps, Measured{}) }
+
+// EstimateMeasured is EstimateSteps with what a run measured so far: the time
+// of a closed-loop phase with an op count from the rates measured, each phase's
+// overhead as measured.
+func EstimateMeasured(steps []Step, m Measured) Estimate {
 	var e Estimate
 	if len(steps) > 0 {
 		e.System = steps[0].System
@@ -79,7 +132,7 @@ func EstimateSteps(steps []Step) Estimate {
 	ladderStart := map[ladderOf]int{} // the index of each ladder's first step
 	for _, st := range steps {
 		s := st.Spec
-		least, most := Wall(s)
+		least, most, unmeasured := m.wall(st)
 		e.MaxWall += most
 		mayRun := true
 		if l := st.Ladder; l.Name != "" && l.StopAfterNS > 0 {
@@ -92,6 +145,7 @@ func EstimateSteps(steps []Step) Estimate {
 		}
 		if mayRun {
 			e.MinWall += least
+			e.Unmeasured += unmeasured
 		}
 
 		ops, known := phaseOps(s)
@@ -132,6 +186,27 @@ func Wall(s core.PhaseSpec) (least, most time.Duration) {
 func Left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
 	least, most = left(s, elapsed, done)
 	return least + PhaseOverhead, most + PhaseOverhead
+}
+
+// Left is the package's Left with what the run measured: before a closed-loop
+// phase with an op count has done any, its count at the rates measured (or, with
+// none, that many operations unmeasured: as Wall, nothing to its time bound);
+// and the overhead measured.
+func (m Measured) Left(st Step, elapsed time.Duration, done int64) (least, most time.Duration, unmeasured int64) {
+	s := st.Spec
+	least, most = left(s, elapsed, done)
+	if done == 0 && s.Ops > 0 && !s.OpenLoop() {
+		if slow, fast, ok := m.rates(st.System); ok {
+			at := func(r float64) time.Duration {
+				return max(0, min(s.Duration, time.Duration(float64(s.Ops)/r*float64(time.Second)))-elapsed)
+			}
+			least, most = at(fast), at(slow)
+		} else {
+			unmeasured = s.Ops
+		}
+	}
+	lo, hi := m.overhead()
+	return least + lo, most + hi, unmeasured
 }
 
 func left(s core.PhaseSpec, elapsed time.Duration, done int64) (least, most time.Duration) {
@@ -212,15 +287,12 @@ func (k keyRanges) add(space string, lo, hi int64) int64 {
 }
 
 // String is the estimate in one line, e.g. "time 19s to 1m19s; 35,000 ops + as
-// many as the system serves in 1 closed-loop phase; writes 2.6 MB".
+// many as the system serves in 1 closed-loop phase; writes 2.6 MB", or "time 25s
+// + 100,000 ops at the system's rate (at most 6h0m25s); ..." before that rate is
+// measured.
 func (e Estimate) String() string {
 	var b strings.Builder
-	minW, maxW := e.MinWall.Round(time.Second), e.MaxWall.Round(time.Second)
-	if minW == maxW {
-		fmt.Fprintf(&b, "time %s; ", maxW)
-	} else {
-		fmt.Fprintf(&b, "time %s to %s; ", minW, maxW)
-	}
+	b.WriteString("time " + e.Time("the system's rate") + "; ")
 	if e.MayStop {
 		b.WriteString("at most ")
 	}
@@ -235,11 +307,25 @@ func (e Estimate) String() string {
 	return b.String()
 }
 
+// Time is the time an estimate bounds: "1m2s", "40s to 1m30s", or "25s +
+// 100,000 ops at <rate> (at most 6h0m25s)" while some of its operations have no
+// measured rate to time them.
+func (e Estimate) Time(rate string) string {
+	least, most := e.MinWall.Round(time.Second), e.MaxWall.Round(time.Second)
+	switch {
+	case e.Unmeasured > 0:
+		return fmt.Sprintf("%s + %s ops at %s (at most %s)", least, FormatCount(e.Unmeasured), rate, most)
+	case least == most:
+		return most.String()
+	}
+	return least.String() + " to " + most.String()
+}
+
 // EstimateNotes says, once for all systems, what an Estimate's figures count and
 // what they leave out.
 func EstimateNotes() []string {
 	return []string{
-		fmt.Sprintf("time: every phase up to its duration, plus %s for what happens around it; a load, or a phase with an op count, ends when its count is done, usually well before its time bound (the lower figure); a ladder stops at a step not sustained, and its later steps do not run; checks after a load (counting keys, a restart) take longer, growing with the data", PhaseOverhead),
+		fmt.Sprintf("time: every phase up to its duration, plus %s for what happens around it; a phase with an op count ends when its count is done: at a fixed rate after count/rate, in a closed loop at the rate the system serves, which only the run measures (its ETA uses it; here '+ N ops at the system's rate', and the time bounds as 'at most'); a ladder stops at a step not sustained, and its later steps do not run; checks after a load (counting keys, a restart) take longer, growing with the data", PhaseOverhead),
 		"ops: the workload's, not the side probe's: rate x duration at a fixed rate, or the op count; a closed-loop phase without an op count does as many as the system serves",
 		"writes: the data the phases add to the server as sent (keys, field names, values; 1 GB = 10^9 bytes); overwrites add nothing; the server's own overhead (indexes, per-key headers, replicas) comes on top",
 	}

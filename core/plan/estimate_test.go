@@ -128,14 +128,14 @@ func TestEstimateString(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "time 41m31s to 8h0m51s; 228,000,000 ops + as many as the system serves in 4 closed-loop phases; writes 138.5 GB + the records D-max inserts"
+	want := "time 41m31s + 104,000,000 ops at the system's rate (at most 8h0m51s); 228,000,000 ops + as many as the system serves in 4 closed-loop phases; writes 138.5 GB + the records D-max inserts"
 	if got := p.Estimate("a").String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	data, _ = suites.Get("latency")
 	su, _ = ParseSuite("latency.yaml", data)
 	p, _ = Build(su, []string{"a"}, 1, 1, 1)
-	want = "time 2m21s to 49m13s; at most 729,400,000 ops; writes 266.0 MB"
+	want = "time 2m21s + 1,000,000 ops at the system's rate (at most 49m13s); at most 729,400,000 ops; writes 266.0 MB"
 	if got := p.Estimate("a").String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -235,6 +235,59 @@ func TestLeft(t *testing.T) {
 		least, most := Left(tc.spec, tc.elapsed, tc.done)
 		if least != tc.least+PhaseOverhead || most != tc.most+PhaseOverhead {
 			t.Errorf("%s: %s to %s, want %s to %s and PhaseOverhead", tc.name, least, most, tc.least, tc.most)
+		}
+	}
+}
+
+// Once a run has measured a closed-loop rate, a load takes its op count at that
+// rate: the system's own, else as fast as the fastest and as slow as the slowest
+// system measured; and each phase its measured overhead, not PhaseOverhead.
+func TestEstimateMeasured(t *testing.T) {
+	data, _ := suites.Get("smoke")
+	su, _ := ParseSuite("smoke.yaml", data)
+	p, err := Build(su, []string{"a", "b"}, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s, ms = time.Second, time.Millisecond
+	b := p.Steps[3:] // b's load (10,000 ops, at most 60 s) and two 5 s phases
+	for _, tc := range []struct {
+		name        string
+		m           Measured
+		least, most time.Duration
+		unmeasured  int64
+	}{
+		{"nothing measured", Measured{}, 10*s + 3*PhaseOverhead, 70*s + 3*PhaseOverhead, 10_000},
+		{"its own rate", Measured{Rates: map[string]float64{"a": 1000, "b": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 2*s + 600*ms, 0},
+		{"the others' rates", Measured{Rates: map[string]float64{"a": 1000, "c": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 10*s + 600*ms, 0},
+		{"a one-off cost among the gaps", Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms, MeanOverhead: time.Second}, 10*s + 2*s + 600*ms, 10*s + 2*s + 3*s, 0},
+		{"slower than its bound", Measured{Rates: map[string]float64{"b": 100}}, 70*s + 3*PhaseOverhead, 70*s + 3*PhaseOverhead, 0},
+	} {
+		e := EstimateMeasured(b, tc.m)
+		if e.MinWall != tc.least || e.MaxWall != tc.most || e.Unmeasured != tc.unmeasured {
+			t.Errorf("%s: %s to %s, %d unmeasured; want %s to %s, %d", tc.name, e.MinWall, e.MaxWall, e.Unmeasured, tc.least, tc.most, tc.unmeasured)
+		}
+	}
+	m := Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms}
+	if least, most, _ := m.Left(b[0], s, 4000); least != 1500*ms+200*ms || most != least {
+		t.Errorf("b's load 1 s in, 4,000 done: %s to %s left, want 1.7s (at its rate so far)", least, most)
+	}
+	if least, most, u := m.Left(b[0], 500*ms, 0); least != 1500*ms+200*ms || most != least || u != 0 {
+		t.Errorf("b's load 0.5 s in, none done: %s to %s left, %d unmeasured; want 1.7s (at its measured rate)", least, most, u)
+	}
+	if least, most, u := (Measured{}).Left(b[0], 0, 0); least != PhaseOverhead || most != time.Minute+PhaseOverhead || u != 10_000 {
+		t.Errorf("b's load, no rate: %s to %s left, %d unmeasured; want its bounds, 10,000 unmeasured", least, most, u)
+	}
+	for _, tc := range []struct {
+		e    Estimate
+		want string
+	}{
+		{Estimate{MinWall: 25 * s, MaxWall: 6*time.Hour + 25*s, Unmeasured: 100_000}, "25s + 100,000 ops at x (at most 6h0m25s)"},
+		{Estimate{MinWall: 25 * s, MaxWall: 40 * s}, "25s to 40s"},
+		{Estimate{MinWall: 1400 * ms, MaxWall: 1400 * ms}, "1s"},
+	} {
+		if got := tc.e.Time("x"); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
 		}
 	}
 }

@@ -7,6 +7,8 @@ package progress
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +64,12 @@ type Progress struct {
 	done   int    // steps the run is through: ended, or passed over
 	cur    *phase // the phase under way, nil between phases
 	closed bool
+	// measured is what the ETA uses once phases have run: each system's
+	// closed-loop rate, and the time a phase takes around its operations, from
+	// the gaps between phases.
+	measured plan.Measured
+	gaps     []time.Duration
+	lastEnd  time.Time // when the last phase ended, or the run started
 }
 
 type stepKey struct {
@@ -81,7 +89,7 @@ type phase struct {
 	rate           float64
 	p99            []opLatency
 	said           time.Duration // the phase time of its last progress line
-	after          plan.Estimate // the steps after it
+	after          []plan.Step   // the steps after it
 }
 
 type opLatency struct {
@@ -91,7 +99,7 @@ type opLatency struct {
 
 // New starts showing a run on w.
 func New(w io.Writer, o Options) *Progress {
-	p := &Progress{w: w, red: o.Redactor, now: o.Now, quiet: o.Quiet, stamp: !o.Terminal, pos: map[stepKey]int{}}
+	p := &Progress{w: w, red: o.Redactor, now: o.Now, quiet: o.Quiet, stamp: !o.Terminal, pos: map[stepKey]int{}, measured: plan.Measured{Rates: map[string]float64{}}}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -99,6 +107,7 @@ func New(w io.Writer, o Options) *Progress {
 		p.red = redact.New()
 	}
 	p.start = p.now()
+	p.lastEnd = p.start
 	if o.Plan != nil {
 		p.steps = o.Plan.Steps
 	}
@@ -159,10 +168,11 @@ func (p *Progress) PhaseStarted(st plan.Step, _ int) {
 	p.mu.Lock()
 	now := p.now()
 	c := &phase{step: st, began: now, atNow: now}
+	p.overhead(now)
 	i := p.position(st)
 	if i >= 0 {
 		p.done = max(p.done, i)
-		c.after = plan.EstimateSteps(p.steps[i+1:])
+		c.after = p.steps[i+1:]
 	}
 	p.cur = c
 	where := ""
@@ -232,6 +242,7 @@ func (p *Progress) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 		p.done = max(p.done, i+1)
 	}
 	p.cur = nil
+	p.measure(st, r)
 	p.mu.Unlock()
 	p.bars.phaseEnded()
 	p.bars.moved()
@@ -322,15 +333,71 @@ func (p *Progress) Close() {
 	p.bars.close()
 }
 
-// eta bounds the time the run still takes, as at now (lock held): what is left of
-// the phase under way and the plan's estimate of the steps after it.
-func (p *Progress) eta(now time.Time) (least, most time.Duration) {
-	if c := p.cur; c != nil {
-		l, m := plan.Left(c.step.Spec, c.elapsed(now), c.issued)
-		return l + c.after.MinWall, m + c.after.MaxWall
+// measure keeps what an ended phase tells of the rest of the run (lock held):
+// its system's closed-loop rate, and when it ended.
+func (p *Progress) measure(st plan.Step, r *core.PhaseRun) {
+	if rate := issuedRate(r.Spec, totalIssued(r.Totals), r.End.Elapsed); rate > 0 && r.End.Status == core.StatusOK {
+		p.measured.Rates[st.System] = rate
 	}
-	e := plan.EstimateSteps(p.steps[min(p.done, len(p.steps)):])
-	return e.MinWall, e.MaxWall
+	p.lastEnd = p.now()
+}
+
+// overhead measures, as a phase starts, the time a phase takes around its
+// operations (lock held): the gaps between phases, and before the first
+// (starting servers, sampling their stats, checks after a load). Until a
+// phase has ended, PhaseOverhead stands.
+func (p *Progress) overhead(now time.Time) {
+	p.gaps = append(p.gaps, max(time.Millisecond, now.Sub(p.lastEnd)))
+	if len(p.gaps) < 2 {
+		return
+	}
+	sorted := slices.Sorted(slices.Values(p.gaps))
+	var sum time.Duration
+	for _, g := range sorted {
+		sum += g
+	}
+	p.measured.Overhead, p.measured.MeanOverhead = sorted[len(sorted)/2], sum/time.Duration(len(sorted))
+}
+
+// issuedRate is a closed-loop phase's rate of operations issued; 0 for a
+// fixed-rate phase (its rate is its target's) or one too short to tell.
+func issuedRate(s core.PhaseSpec, issued int64, elapsed time.Duration) float64 {
+	if s.OpenLoop() || issued == 0 || elapsed < 10*time.Millisecond {
+		return 0
+	}
+	return float64(issued) / elapsed.Seconds()
+}
+
+func totalIssued(totals []core.OpInterval) int64 {
+	var n int64
+	for _, t := range totals {
+		if t.Op.Issued() {
+			n += t.OK + t.ErrorTotal()
+		}
+	}
+	return n
+}
+
+// eta bounds the time the run still takes, as at now (lock held): what is left of
+// the phase under way and the estimate of the steps after it, from what the run
+// measured so far, the phase under way's rate among it.
+func (p *Progress) eta(now time.Time) plan.Estimate {
+	c := p.cur
+	if c == nil {
+		return plan.EstimateMeasured(p.steps[min(p.done, len(p.steps)):], p.measured)
+	}
+	m := p.measured
+	elapsed := c.elapsed(now)
+	if rate := issuedRate(c.step.Spec, c.issued, elapsed); rate > 0 && elapsed >= time.Second {
+		m.Rates = maps.Clone(m.Rates)
+		m.Rates[c.step.System] = rate
+	}
+	e := plan.EstimateMeasured(c.after, m)
+	l, most, unmeasured := m.Left(c.step, elapsed, c.issued)
+	e.MinWall += l
+	e.MaxWall += most
+	e.Unmeasured += unmeasured
+	return e
 }
 
 // elapsed is the phase time at now: its last interval's end and the time since it
@@ -385,14 +452,9 @@ func (c *phase) stats() string {
 	return b.String()
 }
 
-// formatETA is "1m2s", or "40s to 1m30s" when the bounds differ.
-func formatETA(least, most time.Duration) string {
-	l, m := least.Round(time.Second), most.Round(time.Second)
-	if l == m {
-		return m.String()
-	}
-	return l.String() + " to " + m.String()
-}
+// formatETA is "1m2s", "40s to 1m30s" when the bounds differ, or "25s + 100,000
+// ops at rates not yet measured (at most 6h0m25s)" before any closed-loop rate.
+func formatETA(e plan.Estimate) string { return e.Time("rates not yet measured") }
 
 func orDash(s string) string {
 	if s == "" {

@@ -27,13 +27,16 @@ phases:
   - {name: mix, kind: measured, duration: 30s, memtier: {ratio: "1:10", key_pattern: "R:R"}}
 `
 
-func testPlan(t *testing.T) *plan.Plan {
+func testPlan(t *testing.T, systems ...string) *plan.Plan {
 	t.Helper()
+	if len(systems) == 0 {
+		systems = []string{"redis"}
+	}
 	s, err := plan.ParseSuite("two.yaml", []byte(suiteYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.Build(s, []string{"redis"}, 1, 1, 1)
+	p, err := plan.Build(s, systems, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +85,7 @@ func drive(t *testing.T, p *Progress, pl *plan.Plan, c *clock, pause func()) {
 	p.PhaseEnded(load, &core.PhaseRun{System: "redis", Spec: load.Spec, End: end, Intervals: 2,
 		Totals: []core.OpInterval{{Op: core.OpSet, OK: 10000, Response: core.Latency{Count: 10000, P99: 400_000}}}})
 	p.Warn("redis: server stats: connection reset")
+	c.add(time.Second) // sampling the server's stats, opening the mix's connections
 	p.PhaseStarted(mix, 1)
 	for i := range 30 {
 		c.add(time.Second)
@@ -118,14 +122,14 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("escape sequences off a terminal:\n%q", out)
 	}
 	for _, want := range []string{
-		"2026-12-03T10:00:00Z redis: load (memtier 1:0 P:P kv_[1..10000] 16B; closed loop, 4 conns; 10000 ops or 1m0s); phase 1 of 2, run ETA 36s to 1m36s\n",
+		"2026-12-03T10:00:00Z redis: load (memtier 1:0 P:P kv_[1..10000] 16B; closed loop, 4 conns; 10000 ops or 1m0s); phase 1 of 2, run ETA 36s + 10,000 ops at rates not yet measured (at most 1m36s)\n",
 		"2026-12-03T10:00:02Z redis: load ok in 2s: 10,000 ops ok (5,000 ops/s), 0 errors; SET p99 0.400 ms\n",
 		"2026-12-03T10:00:02Z warning: redis: server stats: connection reset\n",
-		// 30 s of the mix and 3 s around it.
-		"2026-12-03T10:00:02Z redis: mix (memtier 1:10 R:R kv_[1..10000] 16B; closed loop, 4 conns; 30s); phase 2 of 2, run ETA 33s\n",
-		"2026-12-03T10:00:12Z   redis mix: 10s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 20 errors; run: 1 of 2 phases done, ETA 23s\n",
-		"2026-12-03T10:00:22Z   redis mix: 20s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 40 errors; run: 1 of 2 phases done, ETA 13s\n",
-		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n",
+		// 30 s of the mix and the 1 s around a phase the load measured.
+		"2026-12-03T10:00:03Z redis: mix (memtier 1:10 R:R kv_[1..10000] 16B; closed loop, 4 conns; 30s); phase 2 of 2, run ETA 31s\n",
+		"2026-12-03T10:00:13Z   redis mix: 10s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 20 errors; run: 1 of 2 phases done, ETA 21s\n",
+		"2026-12-03T10:00:23Z   redis mix: 20s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 40 errors; run: 1 of 2 phases done, ETA 11s\n",
+		"2026-12-03T10:00:33Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -138,6 +142,40 @@ func TestProgressPlainLines(t *testing.T) {
 	}
 }
 
+// The ETA is the phases' bounds only until a rate is measured: the load's rate
+// so far times the rest of it, and once it ended, the next system's load at that
+// rate (the only one measured), each phase with the overhead the run measured.
+func TestProgressETAFromMeasuredRates(t *testing.T) {
+	pl := testPlan(t, "a", "b")
+	c := &clock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
+	p := New(io.Discard, Options{Plan: pl, Now: c.now})
+	load := pl.Steps[0]
+	p.PhaseStarted(load, 1)
+	eta := func() string { p.mu.Lock(); defer p.mu.Unlock(); return formatETA(p.eta(c.now())) }
+	// a's load (at most 60 s), a's mix, b's load and mix; 3 s around each.
+	if got, want := eta(), "1m12s + 20,000 ops at rates not yet measured (at most 3m12s)"; got != want {
+		t.Errorf("before a rate: ETA %s, want %s", got, want)
+	}
+	c.add(time.Second)
+	p.Interval(load, interval(0, core.OpSet, 2500, 0, time.Millisecond))
+	// 2,500 ops/s: 3 s of a's load and 4 of b's, 30 s of each mix, 3 s around each.
+	if got, want := eta(), "1m19s"; got != want {
+		t.Errorf("1 s into the load: ETA %s, want %s", got, want)
+	}
+	for i := 1; i < 4; i++ {
+		c.add(time.Second)
+		p.Interval(load, interval(i, core.OpSet, 2500, 0, time.Millisecond))
+	}
+	p.PhaseEnded(load, &core.PhaseRun{System: "a", Spec: load.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: 4 * time.Second},
+		Totals: []core.OpInterval{{Op: core.OpSet, OK: 10000}}})
+	c.add(500 * time.Millisecond)
+	p.PhaseStarted(pl.Steps[1], 1)
+	// Measured: 500 ms around a phase. Left: a's mix, b's load at a's rate, b's mix.
+	if got, want := eta(), "1m6s"; got != want {
+		t.Errorf("after a's load: ETA %s, want %s (30.5 + 4.5 + 30.5)", got, want)
+	}
+}
+
 // With Quiet: the warning and the phase that failed, nothing else.
 func TestProgressQuiet(t *testing.T) {
 	pl := testPlan(t)
@@ -147,8 +185,8 @@ func TestProgressQuiet(t *testing.T) {
 	drive(t, p, pl, c, nil)
 	p.Prompt("redis: restart check: restart the server now")
 	want := "2026-12-03T10:00:02Z warning: redis: server stats: connection reset\n" +
-		"2026-12-03T10:00:32Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n" +
-		"2026-12-03T10:00:32Z redis: restart check: restart the server now\n"
+		"2026-12-03T10:00:33Z redis: mix failed in 30s: 2,284,080 ops ok (76,136 ops/s), 60 errors; GET p99 0.375 ms; the server restarted during the phase\n" +
+		"2026-12-03T10:00:33Z redis: restart check: restart the server now\n"
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -205,17 +243,17 @@ func TestProgressLiveBarsOnATerminal(t *testing.T) {
 	c := &clock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
 	p := New(tty, Options{Plan: pl, Redactor: redact.New(), Now: c.now, Terminal: true})
 	drive(t, p, pl, c, func() {
-		// 15 s into the mix: 15 s of it and 3 s around it are left.
+		// 15 s into the mix: 15 s of it and the 1 s around a phase are left.
 		waitFor("redis mix")
 		waitFor("15s of 30s, 76,136 ops/s, p99 GET 0.375 ms, 30 errors")
-		s := waitFor("ETA 18s")
+		s := waitFor("ETA 16s")
 		for _, want := range []string{"run 1/2 phases", "redis: load ok in 2s", "warning: redis: server stats: connection reset",
 			"redis: mix (memtier 1:10"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("no %q on the terminal:\n%s", want, s)
 			}
 		}
-		for _, bar := range []string{`run 1/2 phases\s+\[[=>-]+\] \d+s, ETA 18s`, `redis mix\s+\[=+>-+\] 15s of 30s`} {
+		for _, bar := range []string{`run 1/2 phases\s+\[[=>-]+\] \d+s, ETA 16s`, `redis mix\s+\[=+>-+\] 15s of 30s`} {
 			if !regexp.MustCompile(bar).MatchString(s) {
 				t.Errorf("no bar %q on the terminal:\n%s", bar, s)
 			}
@@ -224,7 +262,7 @@ func TestProgressLiveBarsOnATerminal(t *testing.T) {
 			t.Errorf("timestamps on a terminal:\n%s", s)
 		}
 	})
-	s := waitFor("ended after 32s")
+	s := waitFor("ended after 33s")
 	if !strings.Contains(s, "run 2/2 phases") || !strings.Contains(s, "redis: mix failed in 30s") {
 		t.Errorf("the end of the run:\n%s", s)
 	}
