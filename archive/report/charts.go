@@ -143,12 +143,13 @@ func (d *data) barCharts(phases []phaseRef, suffix string) ([]chart, error) {
 func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) (float64, bool)) ([]byte, error) {
 	p := newChart(title, "", unit)
 	p.Y.Min = 0
+	p.Y.Tick.Marker = siTicks{}
 	names := make([]string, len(phases))
 	for i, ph := range phases {
 		names[i] = ph.name
 	}
 	p.NominalX(names...)
-	width := vg.Points(min(40, 240/float64(max(1, len(d.systems)))))
+	var bars []*plotter.BarChart
 	var highest float64
 	for i, sys := range d.systems {
 		vals := make(plotter.Values, len(phases))
@@ -158,54 +159,67 @@ func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) 
 				highest = max(highest, v)
 			}
 		}
-		bars, err := plotter.NewBarChart(vals, width)
+		b, err := plotter.NewBarChart(vals, 1) // its width once the layout is known
 		if err != nil {
 			return nil, err
 		}
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		bars.Offset = width * vg.Length(float64(i)-float64(len(d.systems)-1)/2)
-		p.Add(bars)
-		p.Legend.Add(sys, bars)
+		b.Color = plotutil.Color(i)
+		b.LineStyle.Width = 0
+		p.Add(b)
+		p.Legend.Add(sys, b)
+		bars = append(bars, b)
 	}
-	entries := len(d.systems)
+	targets := map[int]*plotter.Line{}
 	if unit == "ops/s" && phases[0].info.Rate > 0 {
-		entries++ // the target's
 		dashed := style{color: plotutil.DarkColors[len(plotutil.DarkColors)-1], width: vg.Points(1.5), dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 		for j, ph := range phases {
 			if ph.info.Rate <= 0 {
 				continue
 			}
 			highest = max(highest, ph.info.Rate)
-			legend := ""
-			if j == 0 {
-				legend = "target"
-			}
-			// The group's bars span the width of every system's bar around j.
-			half := float64(len(d.systems)) * float64(width) / 2 / float64(groupWidth(len(phases)))
-			if err := addLine(p, legend, plotter.XYs{{X: float64(j) - half, Y: ph.info.Rate}, {X: float64(j) + half, Y: ph.info.Rate}}, dashed); err != nil {
+			l, err := plotter.NewLine(plotter.XYs{{X: float64(j), Y: ph.info.Rate}, {X: float64(j), Y: ph.info.Rate}})
+			if err != nil {
 				return nil, err
 			}
+			dashed.setLine(&l.LineStyle)
+			addPlotters(p, ifStr(len(targets) == 0, "target"), l)
+			targets[j] = l
 		}
 	}
-	// Head room for the legend above the bars, and half a group's room at each side.
-	p.Y.Max = headroom(highest, entries)
+	p.Y.Max = headroom(highest)
 	p.X.Min, p.X.Max = -0.5, float64(len(phases))-0.5
+	// Each group of bars takes at most 80% of its phase's room, so that groups
+	// never touch, and each bar at most 40 points.
+	group, err := dataWidth(p)
+	if err != nil {
+		return nil, err
+	}
+	group /= vg.Length(len(phases))
+	width := barWidth(group, len(bars))
+	for i, b := range bars {
+		b.Width = width
+		b.Offset = width * vg.Length(float64(i)-float64(len(bars)-1)/2)
+	}
+	// A target spans its group's bars.
+	half := float64(width) * float64(len(bars)) / 2 / float64(group)
+	for j, l := range targets {
+		l.XYs[0].X, l.XYs[1].X = float64(j)-half, float64(j)+half
+	}
 	return render(p)
 }
 
-// groupWidth is, roughly, how many points one phase's group takes on the x axis
-// of a chart of n phases: the plot's width over the phases.
-func groupWidth(n int) vg.Length {
-	return (chartWidth - vg.Inch) / vg.Length(max(n, 1))
+// barWidth is the width of each of n bars in a group of room points: together at
+// most 80% of it, so that groups never touch, and each at most 40 points.
+func barWidth(room vg.Length, n int) vg.Length {
+	return min(40, room*0.8/vg.Length(max(n, 1)))
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests
 // (of each thousandth of the phase, the fastest and the slowest) as points and each
 // interval's p99 as a line, per system.
 func (d *data) timeChart(ph phaseRef) ([]byte, error) {
-	p := newChart("Latency over time: "+ph.name+" (first repetition)",
-		"seconds since the phase started (points: fastest and slowest probe request of each 1/1000 of the phase)", "ms (log scale)")
+	p := newChart("Latency over time: "+ph.name+" (first repetition)\npoints: the fastest and slowest probe request of each 1/1000 of the phase",
+		"seconds since the phase started", "ms (log scale)")
 	latencyAxis(p)
 	drawn := false
 	var highest float64
@@ -238,8 +252,7 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 	if !drawn {
 		return nil, nil
 	}
-	// Head room on the log scale for the legend above the points.
-	p.Y.Max = logHeadroom(highest, len(d.systems), 0.35)
+	p.Y.Max = logHeadroom(highest)
 	return render(p)
 }
 
@@ -249,47 +262,91 @@ const (
 	chartHeight = 4.5 * vg.Inch
 )
 
-// newChart is a plot with its title and axis labels, its legend at the top left.
+// chartMargin is the blank border of a chart: nothing drawn touches its edge;
+// legendGap is the room between a chart's data and its legend (points).
+const (
+	chartMargin vg.Length = 8
+	legendGap   vg.Length = 10
+)
+
+// newChart is a plot with its title and axis labels; its legend goes at the
+// right of the data, never over it (drawChart).
 func newChart(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
-	p.Legend.Top, p.Legend.Left = true, true
 	return p
 }
 
 // render draws p as an SVG chart of the usual size.
 func render(p *plot.Plot) ([]byte, error) {
-	wt, err := p.WriterTo(chartWidth, chartHeight, "svg")
+	c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, "svg")
 	if err != nil {
 		return nil, err
 	}
+	drawChart(draw.New(c), p, p.Legend)
 	var b bytes.Buffer
-	if _, err := wt.WriteTo(&b); err != nil {
+	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-// latencyAxis makes p's y axis a log scale of latencies with decade ticks, and
-// puts its legend at the top left, where latency charts have room.
+// layout splits a chart's canvas, within its margin: the plot's area, and at
+// its right a band for the legend, level with the top of the data (below the
+// title of p, if any). No band when the legend has no entries.
+func layout(c draw.Canvas, p *plot.Plot, leg plot.Legend) (area, band draw.Canvas, hasBand bool) {
+	c = draw.Crop(c, chartMargin, -chartMargin, chartMargin, -chartMargin)
+	r := leg.Rectangle(c)
+	w := r.Max.X - r.Min.X
+	if w <= 0 {
+		return c, c, false
+	}
+	w += legendGap
+	var title vg.Length
+	if p != nil && p.Title.Text != "" {
+		title = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	return draw.Crop(c, 0, -w, 0, 0), draw.Crop(c, c.Size().X-w+legendGap, 0, 0, -title), true
+}
+
+// drawChart draws p on c, and leg in the band at its right: p's own legend is
+// never drawn over its data.
+func drawChart(c draw.Canvas, p *plot.Plot, leg plot.Legend) {
+	area, band, ok := layout(c, p, leg)
+	p.Legend = plot.NewLegend()
+	p.Draw(area)
+	p.Legend = leg
+	if ok {
+		leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+		leg.Draw(band)
+	}
+}
+
+// dataWidth is how wide p's data area is once drawn by render.
+func dataWidth(p *plot.Plot) (vg.Length, error) {
+	c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, "svg")
+	if err != nil {
+		return 0, err
+	}
+	area, _, _ := layout(draw.New(c), p, p.Legend)
+	return p.DataCanvas(area).Size().X, nil
+}
+
+// latencyAxis makes p's y axis a log scale of latencies with decade ticks.
 func latencyAxis(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
 }
 
-// headroom is the top of a linear axis whose highest value is top: room above it
-// for a legend of entries lines.
-func headroom(top float64, entries int) float64 {
-	return top * (1.15 + 0.07*float64(entries))
-}
+// headroom is the top of a linear axis whose highest value is top: a little
+// room above it.
+func headroom(top float64) float64 { return top * 1.08 }
 
-// logHeadroom is the top of a log axis whose highest value is top: room above it
-// for a legend of entries lines, each decades high.
-func logHeadroom(top float64, entries int, decades float64) float64 {
-	return top * math.Pow(10, decades*float64(entries))
-}
+// logHeadroom is the top of a log axis whose highest value is top: a little
+// room above it.
+func logHeadroom(top float64) float64 { return top * math.Pow(10, 0.15) }
 
 // style is how a series draws: its color, its line's width (0: the default) and
 // dashes (none: solid), and its points' shape and radius.

@@ -168,6 +168,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	}
 	p := newChart("Ladder "+name+": response time against the rate achieved (hollow: not sustained)", "ops/s achieved (repetitions averaged)", yLabel)
 	latencyAxis(p)
+	p.X.Tick.Marker = siTicks{}
 	drawn := false
 	var highest float64
 	for i, sys := range d.systems {
@@ -200,7 +201,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 	if !drawn {
 		return nil, nil
 	}
-	p.Y.Max = logHeadroom(highest, len(d.systems), 0.3)
+	p.Y.Max = logHeadroom(highest)
 	return render(p)
 }
 

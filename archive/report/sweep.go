@@ -109,10 +109,12 @@ func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []i
 func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err error) {
 	first := steps[0].info
 	ptp := newChart("Sweep "+name+": throughput against connections (large point: the knee)", "connections (log scale)", "ops/s")
+	ptp.Y.Tick.Marker = siTicks{}
 	ptp.X.Scale, ptp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	ptp.Y.Min = 0
 	pcurve := newChart("Sweep "+name+": p99.99 against throughput (large point: the knee)", "ops/s", "p99.99 ms, worst op (log scale)")
 	pcurve.Y.Scale, pcurve.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	pcurve.X.Tick.Marker = siTicks{}
 	drawn := false
 	var topTP, topLat float64
 	for i, sys := range d.systems {
@@ -153,8 +155,8 @@ func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err
 	if !drawn {
 		return nil, nil, nil
 	}
-	ptp.Y.Max = headroom(topTP, len(d.systems))
-	pcurve.Y.Max = logHeadroom(topLat, len(d.systems), 0.3)
+	ptp.Y.Max = headroom(topTP)
+	pcurve.Y.Max = logHeadroom(topLat)
 	if tp, err = render(ptp); err != nil {
 		return nil, nil, err
 	}

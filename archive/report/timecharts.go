@@ -154,8 +154,8 @@ func (d *data) windowChart(ph phaseRef) ([]byte, error) {
 	if !long {
 		return nil, nil
 	}
-	p := newChart(fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)", threshold(stallWindow), ph.name),
-		"seconds since the phase started (each point: the slowest probe request sent in the 10 s from there)", "response time, ms (log scale)")
+	p := newChart(fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)\neach point: the slowest probe request sent in the %s from there", threshold(stallWindow), ph.name, threshold(stallWindow)),
+		"seconds since the phase started", "response time, ms (log scale)")
 	latencyAxis(p)
 	var highest, lowest, right float64
 	lowest = math.Inf(1)
@@ -182,8 +182,7 @@ func (d *data) windowChart(ph phaseRef) ([]byte, error) {
 		return nil, err
 	}
 	p.Y.Min = min(lowest, thr) / 2
-	// Head room on the log scale for the legend above the lines.
-	p.Y.Max = logHeadroom(max(highest, thr), len(d.systems)+1, 0.35)
+	p.Y.Max = logHeadroom(max(highest, thr))
 	return render(p)
 }
 
@@ -212,12 +211,11 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 		p := plot.New()
 		p.Title.Text = f
 		if j == 0 {
-			p.Title.Text = fmt.Sprintf("Server stats over time: %s (first repetition)\n%s", ph.name, f)
+			p.Title.Text = fmt.Sprintf("Server stats over time: %s (first repetition)\nsamples taken during the phase, a cluster's nodes summed\n%s", ph.name, f)
 		}
 		if j == len(fields)-1 {
-			p.X.Label.Text = "seconds since the phase started (samples taken during the phase; a cluster's nodes summed)"
+			p.X.Label.Text = "seconds since the phase started"
 		}
-		p.Legend.Top, p.Legend.Left = true, true
 		p.X.Min, p.X.Max = 0, d.phaseSeconds(ph)
 		p.Y.Tick.Marker = siTicks{}
 		var lo, hi float64 = math.Inf(1), math.Inf(-1)
@@ -233,9 +231,8 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 				lo, hi = min(lo, xy.Y), max(hi, xy.Y)
 			}
 		}
-		// Head room for the legend above the lines.
 		span := max(hi-lo, math.Abs(hi)*0.01, 1)
-		p.Y.Min, p.Y.Max = lo-span*0.05, hi+span*(0.1+0.15*float64(len(d.systems)))
+		p.Y.Min, p.Y.Max = lo-span*0.05, hi+span*0.08
 		plots[j] = []*plot.Plot{p}
 	}
 	w, h := chartWidth, vg.Length(len(fields))*2.4*vg.Inch+0.3*vg.Inch
@@ -243,15 +240,46 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	canvases := plot.Align(plots, draw.Tiles{Rows: len(fields), Cols: 1, PadX: vg.Points(4), PadY: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, draw.New(c))
+	// One legend for the panels, at their right.
+	leg, err := d.systemsLegend(func(sys string) bool { return d.over.stats.series[chartKey{sys, ph.index}] != nil })
+	if err != nil {
+		return nil, err
+	}
+	area, band, ok := layout(draw.New(c), plots[0][0], leg)
+	canvases := plot.Align(plots, draw.Tiles{Rows: len(fields), Cols: 1, PadX: vg.Points(4), PadY: vg.Points(10)}, area)
 	for j := range plots {
+		plots[j][0].Legend = plot.NewLegend() // the panels share leg
 		plots[j][0].Draw(canvases[j][0])
+	}
+	if ok {
+		leg.Top, leg.Left = true, true
+		leg.Draw(band)
 	}
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// systemsLegend is a legend of the systems that drew, each as its lines and
+// points look.
+func (d *data) systemsLegend(drew func(system string) bool) (plot.Legend, error) {
+	leg := plot.NewLegend()
+	for i, sys := range d.systems {
+		if !drew(sys) {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(plotter.XYs{{}})
+		if err != nil {
+			return leg, err
+		}
+		st := systemStyle(i, vg.Points(1.5))
+		st.setLine(&l.LineStyle)
+		st.setPoints(&sc.GlyphStyle)
+		leg.Add(sys, l, sc)
+	}
+	return leg, nil
 }
 
 // siTicks labels large values with SI prefixes: 2.8M rather than 2800000.

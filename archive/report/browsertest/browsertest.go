@@ -79,23 +79,8 @@ func Need(t testing.TB) string {
 // summary is captured there as a PNG.
 func Open(t testing.TB, file, summary, screenshot string) Page {
 	t.Helper()
-	chromium := Need(t)
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "file://" + abs
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(Width, Height))
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	defer cancelTab()
+	ctx, url, done := start(t, file)
+	defer done()
 
 	var mu sync.Mutex
 	var p Page
@@ -140,6 +125,57 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	p.Charts, p.ScrollWidth = charts, width
 	return p
 }
+
+// start opens a tab of a headless Chromium (the network's background traffic
+// off, a fresh profile) for the page at file; done closes it.
+func start(t testing.TB, file string) (ctx context.Context, url string, done func()) {
+	t.Helper()
+	chromium := Need(t)
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(Width, Height))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	return ctx, "file://" + abs, func() { cancelTab(); cancelAlloc(); cancel() }
+}
+
+// TextsOutside opens the page at file and lists, of each SVG inlined in it
+// (id and text), the texts that reach beyond the SVG's edges: a label a reader
+// would see cut off.
+func TextsOutside(t testing.TB, file string) []string {
+	t.Helper()
+	ctx, url, done := start(t, file)
+	defer done()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](textsOutside))
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	return out
+}
+
+const textsOutside = `(function () {
+  var out = [];
+  document.querySelectorAll("svg").forEach(function (svg) {
+    var box = svg.getBoundingClientRect();
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width === 0) return;
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        out.push((svg.id || "svg") + ": " + t.textContent);
+    });
+  });
+  return out;
+}())`
 
 // record keeps what a reader must never meet: a console error, an uncaught
 // exception, an error in the browser's log, a request beyond the page at url.

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/archive/report/browsertest"
+)
+
+// The legend sits in a band at the right of the data, never over it, below the
+// title and inside the chart's margin, however long the names.
+func TestChartLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		names []string
+	}{
+		{"two short", []string{"r1", "r2"}},
+		{"long names", []string{"redis-on-flash-with-a-long-name p99 per interval", "aerospike-ce probe"}},
+		{"many", strings.Split("a b c d e f g h i", " ")},
+		{"none", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newChart("A title\nits second line", "seconds", "ms")
+			for _, n := range tc.names {
+				l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 2}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				addPlotters(p, n, l)
+			}
+			c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, "svg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			area, band, ok := layout(draw.New(c), p, p.Legend)
+			data := p.DataCanvas(area)
+			if ok != (len(tc.names) > 0) {
+				t.Fatalf("band %v with %d entries", ok, len(tc.names))
+			}
+			if data.Min.X < chartMargin || data.Max.X > chartWidth-chartMargin || data.Max.Y > chartHeight-chartMargin {
+				t.Errorf("data %v beyond the chart's margin", data.Rectangle)
+			}
+			if !ok {
+				return
+			}
+			leg := p.Legend.Rectangle(band)
+			if band.Min.X < data.Max.X || leg.Max.X > chartWidth-chartMargin+0.01 || leg.Min.X < data.Max.X {
+				t.Errorf("legend %v overlaps the data %v or leaves the chart", leg, data.Rectangle)
+			}
+			if below := chartHeight - chartMargin - p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y; leg.Max.Y > below+0.01 {
+				t.Errorf("legend's top %v is beside the title, above %v", leg.Max.Y, below)
+			}
+		})
+	}
+}
+
+// Bars of one group take at most 80% of its room, so that groups never touch,
+// whatever the number of systems and phases.
+func TestBarWidth(t *testing.T) {
+	for _, systems := range []int{1, 2, 5, 12} {
+		for _, group := range []vg.Length{20, 60, 300} {
+			w := barWidth(group, systems)
+			if w <= 0 || w*vg.Length(systems) > group*0.8+1e-9 || w > 40 {
+				t.Errorf("%d systems in a group of %v points: bars %v wide", systems, group, w)
+			}
+		}
+	}
+}
+
+// Every chart of the generated run, opened in Chromium: no text reaches beyond
+// its edges (a title, an axis label or a legend entry cut off).
+func TestChartTextsInsideInChromium(t *testing.T) {
+	browsertest.Need(t)
+	_, files, _ := renderRun(t, archivetest.Options{})
+	var page strings.Builder
+	page.WriteString("<!DOCTYPE html><html><body>\n")
+	n := 0
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name, ".svg") {
+			continue
+		}
+		svg := string(f.Data)
+		svg = svg[strings.Index(svg, "<svg"):]
+		fmt.Fprintf(&page, "<div>%s</div>\n", strings.Replace(svg, "<svg", fmt.Sprintf("<svg id=%q", f.Name), 1))
+		n++
+	}
+	page.WriteString("</body></html>\n")
+	if n < 4 {
+		t.Fatalf("%d charts in the generated run", n)
+	}
+	file := filepath.Join(t.TempDir(), "charts.html")
+	if err := os.WriteFile(file, []byte(page.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := browsertest.TextsOutside(t, file); len(out) > 0 {
+		t.Errorf("texts beyond their chart's edges: %q", out)
+	}
+}
