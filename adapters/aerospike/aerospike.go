@@ -353,34 +353,38 @@ func classify(err as.Error) error {
 	if err == nil {
 		return nil
 	}
-	code := commandCode(err)
-	class := core.ErrClassOther
+	class := classOf(commandCode(err))
+	if class == core.ErrClassConnection && errors.Is(err, os.ErrDeadlineExceeded) {
+		class = core.ErrClassTimeout
+	}
+	return &core.OpError{Class: class, Err: err}
+}
+
+// classOf is the error class of a result code, the server's or the client's.
+func classOf(code types.ResultCode) core.ErrorClass {
 	switch code {
 	case types.KEY_NOT_FOUND_ERROR:
-		class = core.ErrClassNotFound
+		return core.ErrClassNotFound
 	case types.KEY_EXISTS_ERROR:
-		class = core.ErrClassExists
+		return core.ErrClassExists
 	case types.TIMEOUT, types.MAX_RETRIES_EXCEEDED:
-		class = core.ErrClassTimeout
+		return core.ErrClassTimeout
 	case types.SERVER_MEM_ERROR, types.FAIL_FORBIDDEN:
 		// Capacity. 8 (the server's AS_ERR_OUT_OF_SPACE): a namespace at
 		// stop-writes or a full storage file, to every write; 22: a set at its
 		// stop-writes-count or -size, to new records only, or clock skew, which
 		// the message says.
-		class = core.ErrClassOOM
+		return core.ErrClassOOM
 	case types.DEVICE_OVERLOAD, types.KEY_BUSY:
 		// Back-pressure: the device's write queue is full, or the record has too
 		// many operations queued (a hot key).
-		class = core.ErrClassOverload
+		return core.ErrClassOverload
 	case types.NETWORK_ERROR, types.NO_RESPONSE, types.INVALID_NODE_ERROR, types.SERVER_NOT_AVAILABLE, types.NO_AVAILABLE_CONNECTIONS_TO_NODE:
-		class = core.ErrClassConnection
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			class = core.ErrClassTimeout
-		}
+		return core.ErrClassConnection
 	case types.PARSE_ERROR:
-		class = core.ErrClassProtocol
+		return core.ErrClassProtocol
 	}
-	return &core.OpError{Class: class, Err: err}
+	return core.ErrClassOther
 }
 
 // commandCode is the result code of the command: the outermost of the error's
