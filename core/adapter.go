@@ -98,6 +98,26 @@ type Codec interface {
 	ParseReply(src []byte, op *Op) (n int, err error)
 }
 
+// InDoubter is implemented by codecs whose protocol can apply a write that was
+// sent and then timed out or lost its connection (Aerospike's in-doubt writes):
+// such a failure of an op for which InDoubt is true counts as ErrClassInDoubt,
+// not as a timeout or a connection error.
+type InDoubter interface {
+	InDoubt(op *Op) bool
+}
+
+// SentFailure is the error of an operation whose request was sent and which
+// then timed out or lost its connection (err, of its class): in doubt where the
+// codec says so (InDoubter).
+func SentFailure(codec Codec, op *Op, err error) error {
+	if d, ok := codec.(InDoubter); ok && d.InDoubt(op) {
+		if c := ClassOf(err); c == ErrClassTimeout || c == ErrClassConnection {
+			return &OpError{Class: ErrClassInDoubt, Err: err}
+		}
+	}
+	return err
+}
+
 // Counter is implemented by targets that can count their keys or records. Counting
 // may be expensive (a scan); the engine never counts inside a measured window.
 type Counter interface {

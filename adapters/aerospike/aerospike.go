@@ -6,9 +6,11 @@
 package aerospike
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -21,6 +23,7 @@ import (
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/rawsock"
 )
 
 // Name is the adapter name used in system definitions.
@@ -40,6 +43,9 @@ const (
 	// tendConnections is the connection the client keeps to every node for its
 	// tend (cluster map, info requests), one of those its pool cap counts.
 	tendConnections = 1
+	// The drivers of operations: the engine on its loops through the codec, or
+	// the official client.
+	driverWire, driverClient = "wire", "client"
 )
 
 // Adapter opens Aerospike targets.
@@ -58,6 +64,8 @@ func (Adapter) Info() core.Info {
 			{Name: "set", Type: core.OptionString, Default: DefaultSet, Doc: "the set records go to"},
 			{Name: "connection_queue_size", Type: core.OptionInt, Doc: "connections per node, the client's tend connection among them; default the run's concurrency plus that one, opened before the first phase"},
 			{Name: "cluster_size", Type: core.OptionInt, Doc: "the nodes the cluster must have before a run starts (cluster-stable with this size on every node)"},
+			{Name: "driver", Type: core.OptionString, Values: []string{driverWire, driverClient}, Default: driverWire,
+				Doc: "wire: the engine drives plain sockets to a one-node cluster itself, on its event loops, through cmpbench's AS_MSG codec (clusters of more nodes, TLS and authentication go through the client, and the capture says so); client: every operation through aerospike-client-go"},
 		},
 	}
 }
@@ -87,8 +95,51 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 }
 
 // openTarget checks the configuration, connects, and returns the target once the
-// cluster is ready and every node has its connections.
+// cluster is ready and every node has its connections. Driver wire goes through
+// the client where it cannot be (TLS, authentication, a cluster of more than one
+// node, found once connected: then the client connects again with its pool
+// filled as for driver client), and the capture says why.
 func openTarget(sys core.SystemConfig) (core.Target, error) {
+	why := ""
+	if driverOf(sys) == driverWire && (sys.TLS.Enabled || sys.Auth.Username != "") {
+		why, sys = "TLS or authentication", withDriver(sys, driverClient)
+	}
+	t, err := connectTarget(sys)
+	var more errMoreNodes
+	if errors.As(err, &more) {
+		why, sys = fmt.Sprintf("a cluster of %d nodes", int(more)), withDriver(sys, driverClient)
+		t, err = connectTarget(sys)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case t.wire != "":
+		t.policy += "driver=wire (the engine drives a socket per connection to " + t.wire + " through cmpbench's codec; the client serves info, counts and record reads)\n"
+	case why != "":
+		t.policy += "driver=client (wire asked for, but " + why + " goes through the client: no routing by partition yet)\n"
+	default:
+		t.policy += "driver=client\n"
+	}
+	return t, nil
+}
+
+// withDriver is sys with its driver option set.
+func withDriver(sys core.SystemConfig, driver string) core.SystemConfig {
+	sys.Options = maps.Clone(sys.Options)
+	sys.Options["driver"] = driver
+	return sys
+}
+
+// errMoreNodes says that driver wire found a cluster of more than one node.
+type errMoreNodes int
+
+func (e errMoreNodes) Error() string {
+	return fmt.Sprintf("driver wire: a cluster of %d nodes", int(e))
+}
+
+// connectTarget connects the client and opens the target on it.
+func connectTarget(sys core.SystemConfig) (*target, error) {
 	ns := sys.Options["namespace"]
 	if ns == "" {
 		return nil, core.Refused(errors.New("aerospike needs a namespace (namespace: ycsb)"))
@@ -161,6 +212,11 @@ func clientPolicy(sys core.SystemConfig, timeout time.Duration) (*as.ClientPolic
 		}
 		cp.MinConnectionsPerNode = min(cp.MinConnectionsPerNode, cp.ConnectionQueueSize)
 	}
+	if driverOf(sys) == driverWire {
+		// The engine's sockets carry the operations; the pool serves info
+		// requests, counts and record reads, and opens what they need.
+		cp.MinConnectionsPerNode = 0
+	}
 	cp.LimitConnectionsToQueueSize = true
 	// No circuit breaker: during a server stall the client would otherwise fail
 	// commands itself (MAX_ERROR_RATE) without asking the server, and the run would
@@ -205,6 +261,15 @@ func newTarget(client *as.Client, sys core.SystemConfig, ns string, cp *as.Clien
 	if err := t.ready(); err != nil {
 		return nil, err
 	}
+	if driverOf(sys) == driverWire {
+		nodes := client.GetNodes()
+		if len(nodes) != 1 {
+			return nil, errMoreNodes(len(nodes))
+		}
+		t.wire = nodes[0].GetHost().String()
+		t.setPolicies(timeout)
+		return t, nil
+	}
 	// The client fills each node's pool to the minimum from its tend goroutine, a
 	// node at a time: a node found a moment ago may not have them yet. Open them
 	// now, so that none is dialled inside a measured operation (the pool's cap
@@ -239,6 +304,7 @@ func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePol
 
 type target struct {
 	client       *as.Client
+	wire         string // the node wire connections go to; "" when they go through the client
 	ns, set      string
 	size         int    // the nodes the cluster must have to be ready; 0: those the client sees
 	policy       string // the client's settings, for the capture
@@ -271,8 +337,38 @@ func (t *target) ready() error {
 	return nil
 }
 
-// Connect returns a worker's handle; the client pools connections itself.
-func (t *target) Connect(context.Context) (core.Conn, error) { return &conn{t: t}, nil }
+// Connect returns a worker's connection: a socket the engine drives through the
+// codec (driver wire), else a handle on the client's pool.
+func (t *target) Connect(ctx context.Context) (core.Conn, error) {
+	if t.wire == "" {
+		return &conn{t: t}, nil
+	}
+	c := &wireConn{rawsock.New(t.wire, t.timeout, newCodec(t.ns, t.set, t.timeout), nil)}
+	if err := c.Redial(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// wireConn is one socket to the node, driven by the engine's loops (core.RawConn)
+// or, for callers that do not drive it, by Do.
+type wireConn struct {
+	*rawsock.Socket
+}
+
+// Close implements core.Conn.
+func (c *wireConn) Close() error {
+	c.Socket.Close()
+	return nil
+}
+
+var (
+	_ core.RawConn  = (*wireConn)(nil)
+	_ core.Redialer = (*wireConn)(nil)
+)
+
+// driverOf is the system's driver, wire unless it says client.
+func driverOf(sys core.SystemConfig) string { return cmp.Or(sys.Options["driver"], driverWire) }
 
 func (t *target) Close(context.Context) error {
 	t.client.Close()
@@ -392,6 +488,10 @@ func classOf(code types.ResultCode) core.ErrorClass {
 // one attempt's error). Matches would also match what an error wraps, such as a
 // connection closed after a RECORD_TOO_BIG reply.
 func commandCode(err error) types.ResultCode {
+	var re resultError
+	if errors.As(err, &re) { // the codec's
+		return types.ResultCode(re)
+	}
 	code := types.ResultCode(types.COMMON_ERROR)
 	for err != nil {
 		var ae *as.AerospikeError

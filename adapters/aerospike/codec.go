@@ -197,20 +197,27 @@ func (c *codec) ParseReply(src []byte, op *core.Op) (int, error) {
 }
 
 // failure is the outcome of a reply's result code: a GET's KEY_NOT_FOUND is a
-// miss, any other code an error of its class (classOf), a write's own classes
-// among them (no reply is in doubt: the server answered).
+// miss, a write's TIMEOUT in doubt (the server may yet apply it; the client's
+// IsInDoubt says so too), any other code an error of its class (classOf).
 func (c *codec) failure(code types.ResultCode, op *core.Op) error {
-	if code == types.KEY_NOT_FOUND_ERROR && op.Kind == core.OpGet {
+	switch {
+	case code == types.KEY_NOT_FOUND_ERROR && op.Kind == core.OpGet:
 		return core.ErrMiss
+	case code == types.TIMEOUT && c.InDoubt(op):
+		return &core.OpError{Class: core.ErrClassInDoubt, Err: resultError(code)}
 	}
 	return &core.OpError{Class: classOf(code), Err: resultError(code)}
 }
+
+// InDoubt implements core.InDoubter: a write that was sent and then timed out
+// or lost its connection may have been applied.
+func (c *codec) InDoubt(op *core.Op) bool { return op.Kind.Stores() }
 
 // resultError is a reply's result code that is not OK.
 type resultError types.ResultCode
 
 func (e resultError) Error() string {
-	return fmt.Sprintf("result code %d: %s", int(e), types.ResultCodeToString(types.ResultCode(e)))
+	return fmt.Sprintf("ResultCode: %s (%d): %s", types.ResultCode(e), int(e), types.ResultCodeToString(types.ResultCode(e)))
 }
 
 func protocolError(err error) error { return &core.OpError{Class: core.ErrClassProtocol, Err: err} }

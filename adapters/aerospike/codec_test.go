@@ -2,10 +2,13 @@ package aerospike
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,8 +167,33 @@ func TestCodecIntegration(t *testing.T) {
 	t.Parallel()
 	srv := asdtest.Start(t, asdtest.Single, nil)
 	sc := srv.Config()
-	srv.Open(t, Adapter{}, sc) // ready: the namespace's partitions are available
+	tg := srv.Open(t, Adapter{}, sc) // ready: the namespace's partitions are available
 	checkCodec(t, sc.Endpoint, sc.Options["namespace"])
+	// A one-node cluster's connections are the engine's to drive, by default,
+	// and the capture says so; driver client keeps the client's.
+	for _, driver := range []string{"", driverClient} {
+		sc.Options["driver"] = driver
+		if driver != "" {
+			tg = srv.Open(t, Adapter{}, sc)
+		}
+		cp, err := tg.Capture(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := tg.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, ok := c.(core.RawConn)
+		if ok {
+			_, ok = rc.Raw()
+		}
+		want := cmp.Or(driver, driverWire)
+		if ok != (want == driverWire) || !strings.Contains(cp.Sections["client-policy"], "driver="+want) {
+			t.Errorf("driver %q: raw %v; capture %q", driver, ok, cp.Sections["client-policy"])
+		}
+		c.Close()
+	}
 }
 
 // checkCodec sends each kind of operation through the codec on a plain socket

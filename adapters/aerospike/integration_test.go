@@ -293,12 +293,14 @@ func startedSince(t *testing.T, st map[string]string, t0 time.Time, nodes int) {
 	}
 }
 
-// connectionsAreConcurrency opens two more targets, for runs of one and of six
-// connections, and checks the node's client connections: one per operation in
-// flight and the client's tend connection for each, all open before the first
-// operation, no more however busy the workers are, and none left once the
-// targets close. A run of one connection works. tg is the only other target
-// open, with 8 connections.
+// connectionsAreConcurrency opens more targets, for runs of one and of six
+// connections, with each driver, and checks the node's client connections: one
+// per operation in flight and the client's tend connection for each, all open
+// before the first operation, no more however busy the workers are, and none
+// left once the targets close. Driver client opens its pool with the target;
+// driver wire its sockets as the engine connects its workers, and closes them
+// with the phase. A run of one connection works. tg is the only other target
+// open, driver wire, between phases.
 func connectionsAreConcurrency(t *testing.T, srv *asdtest.Server, tg core.Target) {
 	// asd counts a connection once a service thread has taken it, a moment after the
 	// client's dial returned, and a closed one a moment after it closed (the
@@ -311,38 +313,63 @@ func connectionsAreConcurrency(t *testing.T, srv *asdtest.Server, tg core.Target
 			}
 		}
 	}
-	const others = 8 + 1 // tg's connections and its tend connection
+	const others = 1 // tg's tend connection
 	if n := settled(others); n != others {
-		t.Fatalf("%d client connections with one target of 8 open, want %d", n, others)
+		t.Fatalf("%d client connections with one wire target open between phases, want %d", n, others)
 	}
-	runs := []int{1, 6}
-	targets := make([]core.Target, len(runs))
-	want := int64(others)
-	for i, workers := range runs {
-		sc := srv.Config()
-		sc.Concurrency = workers
-		targets[i] = srv.Open(t, Adapter{}, sc)
-		want += int64(workers) + 1
-	}
-	opened := settled(want)
-	for i, workers := range runs {
-		end, tot := runPhase(t, targets[i], core.PhaseSpec{Name: "busy", Kind: core.PhaseMeasured, Connections: workers, Duration: 10 * time.Second,
-			Ops: int64(200 * workers), Seed: 3, Workload: ycsb.Spec{RecordCount: loaded.RecordCount, FieldCount: loaded.FieldCount,
-				FieldLength: loaded.FieldLength, Read: 1, Distribution: ycsb.DistUniform, InsertOrder: ycsb.InsertHashed, KeyPrefix: loaded.KeyPrefix}})
-		if r := tot[core.OpRead]; end.Status != core.StatusOK || r.OK != int64(200*workers) {
-			t.Fatalf("%d workers: %s %s, %d reads, errors %v %q", workers, end.Status, end.Error, r.OK, r.Errors, end.ErrorSamples)
+	busy := core.PhaseSpec{Name: "busy", Kind: core.PhaseMeasured, Duration: 10 * time.Second, Seed: 3,
+		Workload: ycsb.Spec{RecordCount: loaded.RecordCount, FieldCount: loaded.FieldCount, FieldLength: loaded.FieldLength, Read: 1,
+			Distribution: ycsb.DistUniform, InsertOrder: ycsb.InsertHashed, KeyPrefix: loaded.KeyPrefix}}
+	for _, driver := range []string{driverClient, driverWire} {
+		runs := []int{1, 6}
+		targets := make([]core.Target, len(runs))
+		want := int64(others)
+		for i, workers := range runs {
+			sc := srv.Config()
+			sc.Concurrency, sc.Options["driver"] = workers, driver
+			targets[i] = srv.Open(t, Adapter{}, sc)
+			want += 1 // the tend connection
+			if driver == driverClient {
+				want += int64(workers) // the pool, filled at once
+			}
 		}
-	}
-	busy, _ := sumStat(t, stats(t, tg), core.StatConnections)
-	if opened != want || busy != want {
-		t.Fatalf("%d client connections once open, %d after the busy workers; want %d (%d of the other target, and each run's workers' and tend connection)",
-			opened, busy, want, others)
-	}
-	for _, tg2 := range targets {
-		tg2.Close(context.Background())
-	}
-	if left := settled(others); left != others {
-		t.Fatalf("%d client connections after the targets closed, want %d", left, others)
+		if opened := settled(want); opened != want {
+			t.Fatalf("%s: %d client connections once the targets opened, want %d", driver, opened, want)
+		}
+		for i, workers := range runs {
+			if driver == driverWire {
+				// The engine connects every worker before the phase's clock starts.
+				var conns []core.Conn
+				for range workers {
+					c, err := targets[i].Connect(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					conns = append(conns, c)
+				}
+				if n := settled(want + int64(workers)); n != want+int64(workers) {
+					t.Fatalf("wire: %d client connections with %d workers connected, want %d", n, workers, want+int64(workers))
+				}
+				for _, c := range conns {
+					c.Close()
+				}
+			}
+			spec := busy
+			spec.Connections, spec.Ops = workers, int64(200*workers)
+			end, tot := runPhase(t, targets[i], spec)
+			if r := tot[core.OpRead]; end.Status != core.StatusOK || r.OK != int64(200*workers) {
+				t.Fatalf("%s, %d workers: %s %s, %d reads, errors %v %q", driver, workers, end.Status, end.Error, r.OK, r.Errors, end.ErrorSamples)
+			}
+		}
+		if after := settled(want); after != want {
+			t.Fatalf("%s: %d client connections after the busy workers, want %d", driver, after, want)
+		}
+		for _, tg2 := range targets {
+			tg2.Close(context.Background())
+		}
+		if left := settled(others); left != others {
+			t.Fatalf("%s: %d client connections after the targets closed, want %d", driver, left, others)
+		}
 	}
 }
 

@@ -106,8 +106,19 @@ func TestHeadlineOnRealAerospikeIntegration(t *testing.T) {
 	if in := rows(a, "aerospike", "D-max")["INSERT"]; in.Count == 0 || in.Errors != 0 {
 		t.Errorf("D INSERT (CREATE_ONLY of new records): %+v", in.Counts)
 	}
+	checkDriver(t, a, "aerospike", "driver=wire (the engine drives a socket per connection")
 	// The run removes what it started: no asd of this run is left.
 	assertNoServerOf(t, dir)
+}
+
+// checkDriver checks that system's capture of its client's settings says how
+// its operations went: want is the start of its driver line.
+func checkDriver(t *testing.T, a *archive.Archive, system, want string) {
+	t.Helper()
+	b, err := a.ReadFile(archive.SystemsDir + "/" + system + "/client-policy.txt")
+	if err != nil || !strings.Contains(string(b), "\n"+want) {
+		t.Errorf("%s's client-policy capture lacks %q: %v\n%s", system, want, err, b)
+	}
 }
 
 // The same on three asd in one cluster over loopback, replication factor 2: a
@@ -126,6 +137,7 @@ func TestClusterOnRealAerospikeIntegration(t *testing.T) {
 	if s := a.Manifest.Systems[0]; len(s.Nodes) != 3 {
 		t.Errorf("nodes %v", s.Nodes)
 	}
+	checkDriver(t, a, "aerospike-cluster", "driver=client (wire asked for, but a cluster of 3 nodes goes through the client")
 	assertNoServerOf(t, dir)
 }
 

@@ -419,6 +419,12 @@ func (l *loop) complete(c *rconn, opErr error, end int64) {
 	c.state = stIdle
 	c.freeAt = end
 	class := e.finish(&c.stream, l.out, &l.el, opErr, c.intended, c.ready, c.start, end)
+	if class == int(core.ErrClassInDoubt) {
+		// A write in doubt: the stream goes as the failure under it says (a
+		// timeout, a lost connection: core.SentFailure), or stays when the
+		// server replied so.
+		class = int(core.ClassOf(errors.Unwrap(opErr)))
+	}
 	switch class {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
 		l.detach(c) // the stream can no longer be trusted
@@ -441,7 +447,7 @@ func (l *loop) broken(c *rconn, err error) {
 		return
 	}
 	if core.ClassOf(err) != core.ErrClassProtocol {
-		err = &core.OpError{Class: core.ErrClassConnection, Err: err}
+		err = core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassConnection, Err: err})
 	}
 	l.complete(c, err, l.e.now())
 }
@@ -451,7 +457,7 @@ func (l *loop) checkTimeouts(now int64) {
 	l.lastCheck = now
 	for _, c := range l.conns {
 		if c.state == stBusy && c.raw.Timeout > 0 && now-c.start > int64(c.raw.Timeout) {
-			l.complete(c, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}, now)
+			l.complete(c, core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now)
 		}
 	}
 }

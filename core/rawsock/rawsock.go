@@ -117,12 +117,12 @@ func (s *Socket) RoundTrip(req []byte, op *core.Op) error {
 		n, err := unix.Write(s.fd, req[off:])
 		if err == unix.EAGAIN || err == unix.EINTR {
 			if err := s.wait(unix.POLLOUT, deadline); err != nil {
-				return s.fail(err)
+				return s.fail(op, err)
 			}
 			continue
 		}
 		if err != nil {
-			return s.fail(&core.OpError{Class: core.ErrClassConnection, Err: err})
+			return s.fail(op, &core.OpError{Class: core.ErrClassConnection, Err: err})
 		}
 		off += n
 	}
@@ -135,13 +135,13 @@ func (s *Socket) RoundTrip(req []byte, op *core.Op) error {
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
 			if err := s.wait(unix.POLLIN, deadline); err != nil {
-				return s.fail(err)
+				return s.fail(op, err)
 			}
 			continue
 		case err != nil:
-			return s.fail(&core.OpError{Class: core.ErrClassConnection, Err: err})
+			return s.fail(op, &core.OpError{Class: core.ErrClassConnection, Err: err})
 		case n == 0:
-			return s.fail(&core.OpError{Class: core.ErrClassConnection, Err: errors.New("connection closed by the server")})
+			return s.fail(op, &core.OpError{Class: core.ErrClassConnection, Err: errors.New("connection closed by the server")})
 		}
 		rlen += n
 		m, opErr := s.codec.ParseReply(s.rbuf[:rlen], op)
@@ -149,7 +149,7 @@ func (s *Socket) RoundTrip(req []byte, op *core.Op) error {
 			continue
 		}
 		if oe, ok := opErr.(*core.OpError); ok && oe.Class == core.ErrClassProtocol {
-			return s.fail(opErr) // a miss is a plain core.ErrMiss
+			return s.fail(op, opErr) // a miss is a plain core.ErrMiss
 		}
 		return opErr
 	}
@@ -170,10 +170,11 @@ func (s *Socket) wait(events int16, deadline time.Time) error {
 }
 
 // fail closes a socket whose stream can no longer be trusted; the next Do or
-// Redial opens a new one.
-func (s *Socket) fail(err error) error {
+// Redial opens a new one. A write whose request went out is in doubt where the
+// codec says so (core.SentFailure).
+func (s *Socket) fail(op *core.Op, err error) error {
 	s.Close()
-	return err
+	return core.SentFailure(s.codec, op, err)
 }
 
 // Close closes the descriptor; the socket can be reopened with Redial.
