@@ -209,16 +209,35 @@ type SystemConfig struct {
 	// profiles; empty means the built-in profile named Profile.
 	ProfileData []byte
 	Endpoint    string // host:port, resolved for provisioned systems
-	TLS         TLSConfig
-	Auth        AuthConfig
-	Timeout     time.Duration     // per-operation timeout
-	Options     map[string]string // adapter-specific settings
+	// Nodes is every node's host:port, in order, Endpoint the first: each server
+	// cmpbench started for a provisioned system (provision.nodes), else the
+	// systems file's endpoint alone. An adapter that reaches several servers
+	// reads them here; one that discovers its cluster's topology uses them as
+	// seeds (plugins/sdk/README.md, "Clusters").
+	Nodes   []string
+	TLS     TLSConfig
+	Auth    AuthConfig
+	Timeout time.Duration     // per-operation timeout
+	Options map[string]string // adapter-specific settings
 	// Concurrency is the most operations the run keeps in flight against the
 	// system at once: its largest phase's connections plus the side probe's one.
 	// An adapter whose client pools connections sizes the pool from it, so that
 	// every operation has a connection ready and none is dialled inside a
 	// measured phase. 0 when unknown.
 	Concurrency int
+}
+
+// Received is the system as Open and ValidateSystem of an adapter that declares
+// the options declared receive it: every declared option the system does not
+// give set to its default (WithOptionDefaults), and Nodes, when the caller gave
+// only Endpoint (a host older than Nodes, a test), that one address. The SDK's
+// server and adaptertest hand adapters this.
+func (s SystemConfig) Received(declared []Option) SystemConfig {
+	s.Options = WithOptionDefaults(declared, s.Options)
+	if len(s.Nodes) == 0 && s.Endpoint != "" {
+		s.Nodes = []string{s.Endpoint}
+	}
+	return s
 }
 
 // TLSConfig says how to reach a system over TLS: the systems file's `tls:`

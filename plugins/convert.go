@@ -41,7 +41,7 @@ func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
 // SystemToProto converts a system; it carries credentials and is never logged.
 func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
 	return &pluginv1.SystemConfig{
-		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: s.Endpoint,
+		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, Endpoint: s.Endpoint, Nodes: s.Nodes,
 		Tls: &pluginv1.TLS{
 			Enabled: s.TLS.Enabled, CaFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile,
 			ServerName: s.TLS.ServerName, InsecureSkipVerify: s.TLS.InsecureSkipVerify, MinVersion: s.TLS.MinVersion,
@@ -58,7 +58,7 @@ func SystemToProto(s core.SystemConfig) *pluginv1.SystemConfig {
 func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
 	t, a := m.GetTls(), m.GetAuth()
 	return core.SystemConfig{
-		Name: m.GetName(), Adapter: m.GetAdapter(), Profile: m.GetProfile(), Endpoint: m.GetEndpoint(),
+		Name: m.GetName(), Adapter: m.GetAdapter(), Profile: m.GetProfile(), Endpoint: m.GetEndpoint(), Nodes: m.GetNodes(),
 		TLS: core.TLSConfig{
 			Enabled: t.GetEnabled(), CAFile: t.GetCaFile(), CertFile: t.GetCertFile(), KeyFile: t.GetKeyFile(),
 			ServerName: t.GetServerName(), InsecureSkipVerify: t.GetInsecureSkipVerify(), MinVersion: t.GetMinVersion(),

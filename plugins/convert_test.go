@@ -129,3 +129,34 @@ func TestPubSubCountsRoundTrip(t *testing.T) {
 		t.Fatalf("no counts became %+v", out.PubSub)
 	}
 }
+
+// A system crosses the boundary unchanged, every node's address in order; a
+// host older than the nodes field sends none, and none arrive.
+func TestSystemRoundTrip(t *testing.T) {
+	full := core.SystemConfig{
+		Name: "c", Adapter: "resp", Profile: "valkey", ProfileData: []byte("commands: {}\n"),
+		Endpoint: "127.0.0.1:7000", Nodes: []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"},
+		TLS:  core.TLSConfig{Enabled: true, CAFile: "ca.pem", CertFile: "c.pem", KeyFile: "k.pem", ServerName: "db", MinVersion: "1.3", InsecureSkipVerify: true},
+		Auth: core.AuthConfig{Username: "u", Password: "p"}, Timeout: 2 * time.Second,
+		Options: map[string]string{"cluster": "true"}, Concurrency: 51,
+	}
+	for _, tc := range []struct {
+		name string
+		in   core.SystemConfig
+	}{
+		{"a cluster", full},
+		{"one server", core.SystemConfig{Name: "s", Endpoint: "127.0.0.1:6379", Nodes: []string{"127.0.0.1:6379"}}},
+		{"not started yet", core.SystemConfig{Name: "p"}}, // a provisioned system checked before its run
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SystemFromProto(SystemToProto(tc.in)); !reflect.DeepEqual(got, tc.in) {
+				t.Fatalf("crossed as %+v, want %+v", got, tc.in)
+			}
+		})
+	}
+	old := SystemToProto(full)
+	old.Nodes = nil // what a host older than field 11 sends
+	if got := SystemFromProto(old); got.Endpoint != full.Endpoint || got.Nodes != nil {
+		t.Fatalf("from an older host: endpoint %q nodes %q", got.Endpoint, got.Nodes)
+	}
+}

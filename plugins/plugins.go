@@ -15,7 +15,10 @@ import (
 // ProtocolVersion is bumped on every breaking change of proto/v1; new features arrive
 // as capabilities instead. 2: a phase's workload crosses as its registered kind
 // and JSON (core.RegisterWorkload) instead of one message per kind; plugins built
-// for 1 must be rebuilt.
+// for 1 must be rebuilt. A field added under a new number is not a breaking
+// change and bumps nothing: SystemConfig.nodes (11), which an older host does not
+// send (the SDK then gives the adapter its endpoint alone, and an older plugin
+// ignores it).
 const ProtocolVersion = 2
 
 // PluginName is the one plugin kind a plugin binary serves.

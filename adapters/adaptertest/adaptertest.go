@@ -32,8 +32,9 @@ type Setup struct {
 // DefaultReady is how long Open is retried when Setup.Ready is zero.
 const DefaultReady = 30 * time.Second
 
-// OpenWhenReady opens the system as cmpbench does: with the options the adapter
-// declares filled in with their defaults, and retried every 100 ms until Ready has
+// OpenWhenReady opens the system as cmpbench does: as the adapter receives it
+// (core.SystemConfig.Received: the options it declares filled in with their
+// defaults, Nodes at least Endpoint), and retried every 100 ms until Ready has
 // passed while it fails — a server just started may accept connections before it
 // can serve (etcd without a leader, Redis loading its data). A refusal
 // (core.ErrRefused: a wrong password, a bad certificate) is not retried.
@@ -42,8 +43,7 @@ func OpenWhenReady(ctx context.Context, s Setup) (core.Target, error) {
 	if ready <= 0 {
 		ready = DefaultReady
 	}
-	sys := s.System
-	sys.Options = core.WithOptionDefaults(s.Adapter.Info().Options, sys.Options)
+	sys := s.System.Received(s.Adapter.Info().Options)
 	deadline := time.Now().Add(ready)
 	for {
 		octx, cancel := context.WithDeadline(ctx, deadline)

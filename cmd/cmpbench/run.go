@@ -204,7 +204,7 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
 			continue
 		}
-		target := sys.SystemConfig(sys.Endpoint)
+		target := sys.SystemConfig(sys.Endpoints()...)
 		var info core.Info
 		var validate func(core.SystemConfig) error
 		if a, ok := core.BuiltinAdapter(e.Name); e.Builtin && ok {
@@ -225,7 +225,7 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 		}
 		if validate != nil {
 			// As the plugin's Open will receive it: with the declared defaults.
-			target.Options = core.WithOptionDefaults(info.Options, target.Options)
+			target = target.Received(info.Options)
 			errs = append(errs, sys.AdapterProblems(validate(target), info.Options)...)
 		}
 		for _, ph := range phases {

@@ -13,7 +13,7 @@ func FuzzSystemsFile(f *testing.F) {
 		}
 		for _, n := range s.Names() {
 			if sys, err := s.Get(n); err == nil {
-				_ = sys.SystemConfig(sys.Endpoint)
+				_ = sys.SystemConfig(sys.Endpoints()...)
 			}
 		}
 	})

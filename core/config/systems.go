@@ -178,7 +178,7 @@ var topLevelOptions = []string{"namespace", "cluster", "resp"}
 // givenOptions are the options the system sets, from options: and the
 // top-level keys.
 func (s *System) givenOptions() map[string]string {
-	return s.SystemConfig("").Options
+	return s.SystemConfig().Options
 }
 
 // CheckOptions checks the system's options against those its adapter declares,
@@ -256,11 +256,25 @@ func (s *System) ProvisionSpec(ready, stop time.Duration, dataGiB int64) provisi
 // Provisioned reports whether cmpbench starts the system itself.
 func (s *System) Provisioned() bool { return s.Provision != nil }
 
-// SystemConfig is what the adapter needs to reach the system at endpoint.
-func (s *System) SystemConfig(endpoint string) core.SystemConfig {
+// Endpoints are the addresses the systems file gives for the system: its
+// endpoint, or none for a system cmpbench starts (whose servers' addresses are
+// known once they run: provision.Server.Endpoints).
+func (s *System) Endpoints() []string {
+	if s.Endpoint == "" {
+		return nil
+	}
+	return []string{s.Endpoint}
+}
+
+// SystemConfig is what the adapter needs to reach the system whose nodes listen
+// at nodes (host:port, in order): its Endpoint is the first, its Nodes all of them.
+func (s *System) SystemConfig(nodes ...string) core.SystemConfig {
 	c := core.SystemConfig{
-		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, ProfileData: s.ProfileData, Endpoint: endpoint,
+		Name: s.Name, Adapter: s.Adapter, Profile: s.Profile, ProfileData: s.ProfileData,
 		Timeout: time.Duration(s.Timeout), Options: map[string]string{},
+	}
+	if len(nodes) > 0 {
+		c.Endpoint, c.Nodes = nodes[0], slices.Clone(nodes)
 	}
 	for k, v := range s.Options {
 		c.Options[k] = v

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -513,6 +514,38 @@ func TestProvisionSpec(t *testing.T) {
 	as, _ := s.Lookup("aerospike-cluster")
 	if spec := as.ProvisionSpec(time.Minute, time.Minute, 1); spec.Nodes != 3 || len(spec.Dirs) != 2 {
 		t.Errorf("aerospike-cluster: %+v", spec)
+	}
+}
+
+// A system's nodes reach its adapter in order, the first as its endpoint: the
+// systems file's endpoint for a system cmpbench does not start, the servers it
+// started for one it does (none before they run).
+func TestSystemConfigNodes(t *testing.T) {
+	s, err := LoadSystemsData("cmpbench.yaml", []byte(`systems:
+  remote: {adapter: resp, endpoint: "10.0.0.1:6379"}
+  local:
+    adapter: resp
+    provision: {nodes: 3, command: [redis-server, --port, "{port}"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, _ := s.Lookup("remote")
+	local, _ := s.Lookup("local")
+	three := []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
+	for _, tc := range []struct {
+		name     string
+		got      core.SystemConfig
+		endpoint string
+		nodes    []string
+	}{
+		{"endpoint", remote.SystemConfig(remote.Endpoints()...), "10.0.0.1:6379", []string{"10.0.0.1:6379"}},
+		{"provisioned, before it runs", local.SystemConfig(local.Endpoints()...), "", nil},
+		{"provisioned cluster", local.SystemConfig(three...), three[0], three},
+	} {
+		if tc.got.Endpoint != tc.endpoint || !slices.Equal(tc.got.Nodes, tc.nodes) {
+			t.Errorf("%s: endpoint %q nodes %q, want %q %q", tc.name, tc.got.Endpoint, tc.got.Nodes, tc.endpoint, tc.nodes)
+		}
 	}
 }
 

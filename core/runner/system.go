@@ -28,7 +28,7 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 	}
 	r.sys = sys
 	r.info.Adapter, r.info.Provisioned = sys.Adapter, sys.Provisioned()
-	endpoint := sys.Endpoint
+	nodes := sys.Endpoints()
 	ready := 10 * time.Second
 	if p := sys.Provision; p != nil {
 		base := r.cfg.WorkDir
@@ -39,16 +39,16 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("provision: %w", err)
 		}
-		endpoint = r.srv.Endpoint()
-		if eps := r.srv.Endpoints(); len(eps) > 1 {
-			r.info.Nodes = eps
+		nodes = r.srv.Endpoints()
+		if len(nodes) > 1 {
+			r.info.Nodes = nodes
 		}
 		r.info.Launch = r.cfg.Redactor.Strings(r.srv.Launch)
 		r.info.Binary, r.info.BinarySHA256 = r.srv.Binary, r.srv.BinarySHA256
 		ready = r.readyTimeout()
 	}
-	r.info.Endpoint = endpoint
-	r.target = sys.SystemConfig(endpoint)
+	r.target = sys.SystemConfig(nodes...)
+	r.info.Endpoint = r.target.Endpoint
 	r.target.Concurrency = concurrency(r.steps)
 	if err := r.launch(ctx, ready); err != nil {
 		return err

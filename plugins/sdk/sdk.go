@@ -100,12 +100,11 @@ func (s *Server) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1
 	return &pluginv1.OpenResponse{}, nil
 }
 
-// system is the system as the adapter receives it: declared defaults reach it,
-// an option not given being its default, in Open as in ValidateSystem.
+// system is the system as the adapter receives it (core.SystemConfig.Received),
+// in Open as in ValidateSystem: declared defaults reach it, an option not given
+// being its default, and Nodes lists at least Endpoint.
 func (s *Server) system(m *pluginv1.SystemConfig) core.SystemConfig {
-	sys := plugins.SystemFromProto(m)
-	sys.Options = core.WithOptionDefaults(s.adapter.Info().Options, sys.Options)
-	return sys
+	return plugins.SystemFromProto(m).Received(s.adapter.Info().Options)
 }
 
 func (s *Server) current() (core.Target, error) {

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
@@ -14,7 +15,8 @@ import (
 // optionsAdapter declares options with defaults and keeps what Open received.
 type optionsAdapter struct {
 	core.Adapter
-	got map[string]string
+	got   map[string]string
+	nodes []string
 }
 
 func (a *optionsAdapter) Info() core.Info {
@@ -26,7 +28,7 @@ func (a *optionsAdapter) Info() core.Info {
 }
 
 func (a *optionsAdapter) Open(_ context.Context, sys core.SystemConfig) (core.Target, error) {
-	a.got = sys.Options
+	a.got, a.nodes = sys.Options, sys.Nodes
 	return nil, nil
 }
 
@@ -49,6 +51,31 @@ func TestOpenReceivesDeclaredDefaults(t *testing.T) {
 			}
 			if !maps.Equal(a.got, tc.want) {
 				t.Fatalf("Open received options %v, want %v", a.got, tc.want)
+			}
+		})
+	}
+}
+
+// Every node's address reaches the adapter's Open, in order; from a host older
+// than the nodes field, Nodes is the endpoint alone.
+func TestOpenReceivesEveryNode(t *testing.T) {
+	three := []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
+	for _, tc := range []struct {
+		name  string
+		sent  *pluginv1.SystemConfig
+		nodes []string
+	}{
+		{"a cluster", plugins.SystemToProto(core.SystemConfig{Name: "c", Endpoint: three[0], Nodes: three}), three},
+		{"one server", plugins.SystemToProto(core.SystemConfig{Name: "s", Endpoint: three[0], Nodes: three[:1]}), three[:1]},
+		{"an older host", &pluginv1.SystemConfig{Name: "s", Endpoint: three[1]}, three[1:2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &optionsAdapter{}
+			if _, err := NewServer(a).Open(context.Background(), &pluginv1.OpenRequest{System: tc.sent}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a.nodes, tc.nodes) {
+				t.Fatalf("Open received nodes %q, want %q", a.nodes, tc.nodes)
 			}
 		})
 	}

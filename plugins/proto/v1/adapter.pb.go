@@ -480,17 +480,20 @@ func (x *Auth) GetPassword() string {
 }
 
 type SystemConfig struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Adapter       string                 `protobuf:"bytes,2,opt,name=adapter,proto3" json:"adapter,omitempty"`
-	Profile       string                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"`
-	Endpoint      string                 `protobuf:"bytes,4,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
-	Tls           *TLS                   `protobuf:"bytes,5,opt,name=tls,proto3" json:"tls,omitempty"`
-	Auth          *Auth                  `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
-	TimeoutNs     int64                  `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
-	Options       map[string]string      `protobuf:"bytes,8,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	ProfileData   []byte                 `protobuf:"bytes,9,opt,name=profile_data,json=profileData,proto3" json:"profile_data,omitempty"` // a profile defined in the systems file (YAML)
-	Concurrency   int32                  `protobuf:"varint,10,opt,name=concurrency,proto3" json:"concurrency,omitempty"`                  // core.SystemConfig.Concurrency
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Adapter     string                 `protobuf:"bytes,2,opt,name=adapter,proto3" json:"adapter,omitempty"`
+	Profile     string                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"`
+	Endpoint    string                 `protobuf:"bytes,4,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Tls         *TLS                   `protobuf:"bytes,5,opt,name=tls,proto3" json:"tls,omitempty"`
+	Auth        *Auth                  `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
+	TimeoutNs   int64                  `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	Options     map[string]string      `protobuf:"bytes,8,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ProfileData []byte                 `protobuf:"bytes,9,opt,name=profile_data,json=profileData,proto3" json:"profile_data,omitempty"` // a profile defined in the systems file (YAML)
+	Concurrency int32                  `protobuf:"varint,10,opt,name=concurrency,proto3" json:"concurrency,omitempty"`                  // core.SystemConfig.Concurrency
+	// Every node's host:port, in order, endpoint the first (core.SystemConfig.Nodes).
+	// A host older than this field sends none.
+	Nodes         []string `protobuf:"bytes,11,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -593,6 +596,13 @@ func (x *SystemConfig) GetConcurrency() int32 {
 		return x.Concurrency
 	}
 	return 0
+}
+
+func (x *SystemConfig) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
 }
 
 type OpenRequest struct {
@@ -2313,7 +2323,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"minVersion\">\n" +
 	"\x04Auth\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xb4\x03\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"\xca\x03\n" +
 	"\fSystemConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aadapter\x18\x02 \x01(\tR\aadapter\x12\x18\n" +
@@ -2326,7 +2336,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\aoptions\x18\b \x03(\v2-.cmpbench.plugin.v1.SystemConfig.OptionsEntryR\aoptions\x12!\n" +
 	"\fprofile_data\x18\t \x01(\fR\vprofileData\x12 \n" +
 	"\vconcurrency\x18\n" +
-	" \x01(\x05R\vconcurrency\x1a:\n" +
+	" \x01(\x05R\vconcurrency\x12\x14\n" +
+	"\x05nodes\x18\v \x03(\tR\x05nodes\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
