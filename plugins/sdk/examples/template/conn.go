@@ -19,23 +19,25 @@ import (
 // connection of its own for the whole phase and calls Do from that worker only, so
 // conn needs no lock. Do reuses its buffers: nothing allocates per operation.
 type conn struct {
-	t  *target
-	nc net.Conn
-	r  *bufio.Reader
-	w  *bufio.Writer
+	t    *target
+	addr string // the node's host:port
+	nc   net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
 	// broken: the connection failed, or its replies are out of step with its
 	// requests; the next Do dials a new one.
 	broken  bool
 	scratch []byte
 }
 
-func (t *target) dial(ctx context.Context) (*conn, error) {
+// dial connects to the node at addr.
+func (t *target) dial(ctx context.Context, addr string) (*conn, error) {
 	d := net.Dialer{Timeout: t.timeout}
-	nc, err := d.DialContext(ctx, "tcp", t.sys.Endpoint)
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err // nothing listening (yet): not a refusal, Open is tried again
 	}
-	c := &conn{t: t, nc: nc, r: bufio.NewReaderSize(nc, 16<<10), w: bufio.NewWriterSize(nc, 16<<10)}
+	c := &conn{t: t, addr: addr, nc: nc, r: bufio.NewReaderSize(nc, 16<<10), w: bufio.NewWriterSize(nc, 16<<10)}
 	if err := c.handshake(); err != nil {
 		_ = nc.Close()
 		return nil, err
@@ -230,7 +232,7 @@ func (c *conn) protocol(got []byte) error {
 }
 
 func (c *conn) redial(ctx context.Context) error {
-	fresh, err := c.t.dial(ctx)
+	fresh, err := c.t.dial(ctx, c.addr)
 	if err != nil {
 		return err
 	}
@@ -240,6 +242,35 @@ func (c *conn) redial(ctx context.Context) error {
 }
 
 func (c *conn) Close() error { return c.nc.Close() }
+
+// shards is one worker's connection to the system: a conn to every node, each
+// operation sent to the node its key hashes to (shardOf), one request in flight
+// at a time. Of a single server it is that server's conn.
+type shards []*conn
+
+func (s shards) Do(ctx context.Context, op *core.Op) error {
+	return s[shardOf(op.Key, len(s))].Do(ctx, op)
+}
+
+func (s shards) Close() error {
+	var errs []error
+	for _, c := range s {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// shardOf is the node of n that holds key: FNV-1a of the key, modulo n. It
+// depends on the key alone, so every worker, the load and a later read place a
+// key alike; it allocates nothing.
+func shardOf(key []byte, n int) int {
+	h := uint32(2166136261)
+	for _, b := range key {
+		h ^= uint32(b)
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
 
 // command sends a control command and reads its reply as text: a simple string or
 // an integer as written, a bulk string's content ("" for nil). Arrays are not needed

@@ -5,7 +5,8 @@
 // As written it benchmarks redis-server, GET and SET only, through a minimal
 // hand-written RESP client, so that every part of an adapter is in view: options
 // read and checked in Open, refusals, error classes, the optional Counter and
-// Flusher, capture and stats. An adapter executes operations and reads the server;
+// Flusher, capture and stats, and a system of several servers (every node's
+// address in core.SystemConfig.Nodes), over which it shards the keys. An adapter executes operations and reads the server;
 // it never times, logs or prints: cmpbench's engine, running inside this process,
 // does that (see ../../README.md).
 package main
@@ -82,9 +83,11 @@ type options struct {
 }
 
 // parseOptions reads and checks the options, reporting every problem at once. An
-// unknown key is an error: a misspelt option must never be silently ignored.
+// unknown key is an error: a misspelt option must never be silently ignored. An
+// option's default is declared once, in Info: cmpbench puts it in the options
+// before Open and ValidateSystem when the systems file does not give the option.
 func parseOptions(m map[string]string) (options, error) {
-	o := options{clientName: "cmpbench"}
+	var o options
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
@@ -109,99 +112,155 @@ func parseOptions(m map[string]string) (options, error) {
 	return o, errors.Join(errs...)
 }
 
-// Open checks the system's settings and connects once. Errors that waiting cannot
-// fix are refusals (core.Refused): cmpbench reports them at once. Any other error
-// (nothing listening yet) makes cmpbench try Open again while the server starts.
+// Open checks the system's settings and connects once to every node. Errors that
+// waiting cannot fix are refusals (core.Refused): cmpbench reports them at once.
+// Any other error (nothing listening yet) makes cmpbench try Open again while the
+// servers start.
 func (adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, error) {
 	opts, err := check(sys)
 	if err != nil {
 		// A refusal: cmpbench does not retry it while a server starts.
 		return nil, core.Refused(err)
 	}
+	if len(sys.Nodes) == 0 {
+		return nil, core.Refused(errors.New("no server to connect to (core.SystemConfig.Nodes is empty)"))
+	}
 	t := &target{sys: sys, opts: opts, timeout: sys.Timeout}
 	if t.timeout <= 0 {
 		t.timeout = defaultTimeout
 	}
-	c, err := t.dial(ctx)
-	if err != nil {
-		return nil, err
+	for _, addr := range sys.Nodes {
+		c, err := t.dial(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		_ = c.Close()
 	}
-	_ = c.Close()
 	return t, nil
 }
 
-// target is one system: a redis-server database. It holds no connection of its
-// own: each call below dials one, which is simple and costs nothing measured (the
-// engine never counts or samples inside an operation).
+// target is one system: a redis-server database, or the same database on several
+// independent redis-servers (sys.Nodes, as cmpbench started them for
+// `provision: {nodes: N}`), each holding the keys that hash to it. It holds no
+// connection of its own: each call below dials one, which is simple and costs
+// nothing measured (the engine never counts or samples inside an operation).
 type target struct {
 	sys     core.SystemConfig // holds the password: never print or capture it
 	opts    options
 	timeout time.Duration
 }
 
-// Connect opens one worker's connection; the engine owns it for a whole phase.
-func (t *target) Connect(ctx context.Context) (core.Conn, error) { return t.dial(ctx) }
-
-// Capture identifies the server for the archive: product, version, and INFO as text.
-// INFO holds no password; CONFIG GET would (requirepass), so it is not captured.
-func (t *target) Capture(ctx context.Context) (core.Capture, error) {
-	info, err := t.control(ctx, "INFO")
-	if err != nil {
-		return core.Capture{}, fmt.Errorf("INFO: %w", err)
+// Connect opens one worker's connection, to every node; the engine owns it for a
+// whole phase.
+func (t *target) Connect(ctx context.Context) (core.Conn, error) {
+	s := make(shards, 0, len(t.sys.Nodes))
+	for _, addr := range t.sys.Nodes {
+		c, err := t.dial(ctx, addr)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		s = append(s, c)
 	}
-	cp := core.Capture{Product: "redis", Sections: map[string]string{"info": info}}
-	cp.Version, cp.VersionField = parseInfo(info)["server.redis_version"], "INFO server.redis_version"
+	return s, nil
+}
+
+// suffix names a node's stats keys and capture sections: "" for a single server,
+// "@host:port" for each node of several (core/statkeys.go), so that cmpbench
+// tells a restart of each node and sums their counters.
+func (t *target) suffix(addr string) string {
+	if len(t.sys.Nodes) == 1 {
+		return ""
+	}
+	return "@" + addr
+}
+
+// Capture identifies the servers for the archive: product and version (the first
+// node's), and every node's INFO as text. INFO holds no password; CONFIG GET would
+// (requirepass), so it is not captured.
+func (t *target) Capture(ctx context.Context) (core.Capture, error) {
+	cp := core.Capture{Product: "redis", Sections: map[string]string{}, VersionField: "INFO server.redis_version"}
+	for i, addr := range t.sys.Nodes {
+		info, err := t.control(ctx, addr, "INFO")
+		if err != nil {
+			return core.Capture{}, fmt.Errorf("INFO on %s: %w", addr, err)
+		}
+		cp.Sections["info"+t.suffix(addr)] = info
+		if i == 0 {
+			cp.Version = parseInfo(info)["server.redis_version"]
+		}
+	}
 	return cp, nil
 }
 
-// Stats returns INFO as section.key values, plus the keys every adapter shares
-// (core.StatInstance, StatUptime, StatConnections) so that cmpbench notices a
-// server that restarted and counts the connections the server saw.
+// Stats returns every node's INFO as section.key values, plus the keys every
+// adapter shares (core.StatInstance, StatUptime, StatConnections) so that cmpbench
+// notices a server that restarted and counts the connections the server saw. Of
+// several nodes, each key carries the node's suffix (suffix); StatTimeline is said
+// once, without one.
 func (t *target) Stats(ctx context.Context) (map[string]string, error) {
-	info, err := t.control(ctx, "INFO")
-	if err != nil {
-		return nil, fmt.Errorf("INFO: %w", err)
-	}
-	st := parseInfo(info)
-	for key, field := range map[string]string{
-		core.StatInstance:    "server.run_id",
-		core.StatUptime:      "server.uptime_in_seconds",
-		core.StatConnections: "clients.connected_clients",
-	} {
-		if v := st[field]; v != "" {
-			st[key] = v
+	out := map[string]string{}
+	for _, addr := range t.sys.Nodes {
+		info, err := t.control(ctx, addr, "INFO")
+		if err != nil {
+			return nil, fmt.Errorf("INFO on %s: %w", addr, err)
+		}
+		st := parseInfo(info)
+		for key, field := range map[string]string{
+			core.StatInstance:    "server.run_id",
+			core.StatUptime:      "server.uptime_in_seconds",
+			core.StatConnections: "clients.connected_clients",
+		} {
+			if v := st[field]; v != "" {
+				st[key] = v
+			}
+		}
+		for k, v := range st {
+			out[k+t.suffix(addr)] = v
 		}
 	}
-	st[core.StatTimeline] = "memory.used_memory" // what the report charts over a phase
-	return st, nil
+	out[core.StatTimeline] = "memory.used_memory" // what the report charts over a phase, summed over the nodes
+	return out, nil
 }
 
-// Count implements core.Counter: the keys of the system's database. With it cmpbench
-// checks a load (the count must equal the successful writes), refuses to write to a
-// system holding data it did not write, and checks the data after a restart.
+// Count implements core.Counter: the keys of the system's database, summed over
+// the nodes. With it cmpbench checks a load (the count must equal the successful
+// writes), refuses to write to a system holding data it did not write, and checks
+// the data after a restart.
 func (t *target) Count(ctx context.Context) (int64, error) {
-	n, err := t.control(ctx, "DBSIZE")
-	if err != nil {
-		return 0, fmt.Errorf("DBSIZE: %w", err)
+	var total int64
+	for _, addr := range t.sys.Nodes {
+		reply, err := t.control(ctx, addr, "DBSIZE")
+		if err != nil {
+			return 0, fmt.Errorf("DBSIZE on %s: %w", addr, err)
+		}
+		n, err := strconv.ParseInt(reply, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("DBSIZE on %s: %w", addr, err)
+		}
+		total += n
 	}
-	return strconv.ParseInt(n, 10, 64)
+	return total, nil
 }
 
 // Flush implements core.Flusher: cmpbench empties a system marked `disposable: true`
-// that holds data before a load. FLUSHDB, never FLUSHALL: the server's other
-// databases are not this system.
+// that holds data before a load. FLUSHDB on every node, never FLUSHALL: the
+// servers' other databases are not this system.
 func (t *target) Flush(ctx context.Context) error {
-	if _, err := t.control(ctx, "FLUSHDB"); err != nil {
-		return fmt.Errorf("FLUSHDB: %w", err)
+	for _, addr := range t.sys.Nodes {
+		if _, err := t.control(ctx, addr, "FLUSHDB"); err != nil {
+			return fmt.Errorf("FLUSHDB on %s: %w", addr, err)
+		}
 	}
 	return nil
 }
 
 func (t *target) Close(context.Context) error { return nil }
 
-// control runs one command on a connection of its own and returns its reply.
-func (t *target) control(ctx context.Context, args ...string) (string, error) {
-	c, err := t.dial(ctx)
+// control runs one command on a connection of its own to the node at addr and
+// returns its reply.
+func (t *target) control(ctx context.Context, addr string, args ...string) (string, error) {
+	c, err := t.dial(ctx, addr)
 	if err != nil {
 		return "", err
 	}

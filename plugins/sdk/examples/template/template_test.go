@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +15,12 @@ import (
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 )
 
-// system is a systems-file entry as cmpbench hands it to the adapter.
-func system(endpoint string) core.SystemConfig {
-	return core.SystemConfig{Name: "t", Adapter: name, Endpoint: endpoint, Timeout: 2 * time.Second, Options: map[string]string{}}
+// system is a systems-file entry as cmpbench hands it to the adapter
+// (core.SystemConfig.Received): its nodes, the first as its Endpoint, and the
+// declared options' defaults.
+func system(nodes ...string) core.SystemConfig {
+	sys := core.SystemConfig{Name: "t", Adapter: name, Endpoint: nodes[0], Nodes: nodes, Timeout: 2 * time.Second}
+	return sys.Received(adapter{}.Info().Options)
 }
 
 // The conformance suite every cmpbench adapter passes, against a real redis-server
@@ -152,7 +157,7 @@ func TestTimeoutsAndReconnectIntegration(t *testing.T) {
 		defer conns[i].Close()
 	}
 	paused := time.Now()
-	if _, err := tg.(*target).control(ctx, "CLIENT", "PAUSE", "1000", "ALL"); err != nil {
+	if _, err := tg.(*target).control(ctx, srv.Endpoint(), "CLIENT", "PAUSE", "1000", "ALL"); err != nil {
 		t.Fatal(err)
 	}
 	set := &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v")}
@@ -166,5 +171,86 @@ func TestTimeoutsAndReconnectIntegration(t *testing.T) {
 	get := &core.Op{Kind: core.OpGet, Key: []byte("k")}
 	if err := conns[0].Do(ctx, get); err != nil || get.RespBytes != 1 {
 		t.Fatalf("GET after the pause: %v, %d bytes; want the value the SET in doubt wrote after all, on a new connection", err, get.RespBytes)
+	}
+}
+
+// The declared default of client_name reaches every connection: the code reads
+// the option, the default is written once, in Info.
+func TestClientNameDefaultIntegration(t *testing.T) {
+	srv := provisiontest.Redis(t)
+	ctx := context.Background()
+	tg, err := adapter{}.Open(ctx, system(srv.Endpoint()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.(*target).control(ctx, srv.Endpoint(), "CLIENT", "GETNAME"); err != nil || got != "cmpbench" {
+		t.Fatalf("CLIENT GETNAME = %q, %v; want the declared default, cmpbench", got, err)
+	}
+}
+
+// A system of three redis-servers (core.SystemConfig.Nodes, as cmpbench hands
+// it a provisioned system of three nodes): the conformance suite passes over
+// them, every node holds a share of the keys, Count sums them, and every stats
+// key of a node carries its @node suffix.
+func TestShardsIntegration(t *testing.T) {
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, provisiontest.Redis(t).Endpoint())
+	}
+	sys := system(nodes...)
+	adaptertest.Run(t, adaptertest.Setup{Adapter: adapter{}, System: sys})
+
+	ctx := context.Background()
+	tg, err := adapter{}.Open(ctx, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const keys = 300
+	for i := range keys {
+		if err := c.Do(ctx, &core.Op{Kind: core.OpSet, Key: fmt.Appendf(nil, "key:%d", i), Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := tg.(core.Counter).Count(ctx); err != nil || n != keys {
+		t.Fatalf("Count = %d, %v; want %d", n, err, keys)
+	}
+	st, err := tg.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range nodes {
+		n, err := tg.(*target).control(ctx, addr, "DBSIZE")
+		if err != nil || n == "0" {
+			t.Errorf("node %s holds %s keys (%v); want a share of them", addr, n, err)
+		}
+		if st[core.StatInstance+"@"+addr] == "" || st["keyspace.db0@"+addr] == "" {
+			t.Errorf("no stats of node %s", addr)
+		}
+	}
+	if _, ok := st[core.StatInstance]; ok {
+		t.Errorf("a stats key without its node's suffix: %s", core.StatInstance)
+	}
+}
+
+// The node of a key depends on the key alone, and every node gets keys.
+func TestShardOf(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		seen := make([]int, n)
+		for i := range 1000 {
+			key := fmt.Appendf(nil, "memtier-%d", i)
+			s := shardOf(key, n)
+			if s != shardOf(slices.Clone(key), n) {
+				t.Fatalf("key %s: two nodes", key)
+			}
+			seen[s]++
+		}
+		if slices.Contains(seen, 0) {
+			t.Errorf("%d nodes: keys per node %v", n, seen)
+		}
 	}
 }
