@@ -22,29 +22,7 @@ import (
 // cmpbench module the plugin was built against.
 func TestTemplatePluginIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
-	checkout, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := filepath.Join(t.TempDir(), "cmpbench-adapter-template")
-	copyTree(t, filepath.Join(checkout, "plugins", "sdk", "examples", "template"), mod)
-	gomod := filepath.Join(mod, "go.mod")
-	b, err := os.ReadFile(gomod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replace := regexp.MustCompile(`(?m)^replace github\.com/cmpbench/cmpbench => .*$`)
-	if !replace.Match(b) {
-		t.Fatalf("the template's go.mod has no replace line for cmpbench:\n%s", b)
-	}
-	b = replace.ReplaceAll(b, []byte("replace github.com/cmpbench/cmpbench => "+checkout))
-	if err := os.WriteFile(gomod, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	pluginDir := t.TempDir()
-	bin := filepath.Join(pluginDir, "cmpbench-adapter-template")
-	goIn(t, mod, "build", "-o", bin, ".")
+	checkout, mod, pluginDir, bin := buildTemplate(t)
 	goIn(t, mod, "test", "-count=1", "./...")
 
 	port, _ := redisAt(t, 0)
@@ -159,6 +137,91 @@ func TestTemplatePluginIntegration(t *testing.T) {
 	}
 	if got := redisDo(t, port, "EXISTS outside"); got[0] != ":1" {
 		t.Errorf("database 0's key after the run: EXISTS = %s; the adapter emptied more than its database", got[0])
+	}
+}
+
+// buildTemplate copies the adapter template out of the tree as a module of its
+// own, its replace line pointed at this checkout, and builds its plugin into a
+// plugin directory of its own.
+func buildTemplate(t *testing.T) (checkout, mod, pluginDir, bin string) {
+	t.Helper()
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod = filepath.Join(t.TempDir(), "cmpbench-adapter-template")
+	copyTree(t, filepath.Join(checkout, "plugins", "sdk", "examples", "template"), mod)
+	gomod := filepath.Join(mod, "go.mod")
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := regexp.MustCompile(`(?m)^replace github\.com/cmpbench/cmpbench => .*$`)
+	if !replace.Match(b) {
+		t.Fatalf("the template's go.mod has no replace line for cmpbench:\n%s", b)
+	}
+	b = replace.ReplaceAll(b, []byte("replace github.com/cmpbench/cmpbench => "+checkout))
+	if err := os.WriteFile(gomod, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pluginDir = t.TempDir()
+	bin = filepath.Join(pluginDir, "cmpbench-adapter-template")
+	goIn(t, mod, "build", "-o", bin, ".")
+	return checkout, mod, pluginDir, bin
+}
+
+// A plugin adapter receives every node's address of a system cmpbench starts as
+// a cluster (provision.nodes): the template, built as an outsider builds it,
+// shards the smoke suite's keys over three redis-servers it is given across the
+// plugin boundary, Count sums what every node holds, and the archived stats name
+// each node the run started by its @host:port suffix, with its share of the keys.
+func TestTemplatePluginClusterIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	_, _, pluginDir, _ := buildTemplate(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", `systems:
+  shards:
+    adapter: template
+    provision:
+      nodes: 3
+      command: [redis-server, --port, "{port}", --bind, 127.0.0.1, --dir, "{dir}", --save, "", --appendonly, "no"]
+`)
+	r := cli(t, dir, nil, "--plugin-dir", pluginDir, "--config", "systems.yaml", "run", "--systems", "shards", "--suite", "smoke", "--scale", "0.05")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	a := archiveOf(t, r)
+	nodes := a.Manifest.Systems[0].Nodes
+	if len(nodes) != 3 {
+		t.Fatalf("the run started nodes %v, want 3", nodes)
+	}
+	vs, err := a.Validations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || !vs[0].OK() || vs[0].Expected == 0 {
+		t.Errorf("validation (Count summed over the nodes against the load) %+v", vs)
+	}
+	stats, err := a.ServerStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	instance, keys := map[string]bool{}, map[string]bool{}
+	for _, s := range stats {
+		switch node, _ := strings.CutPrefix(s.Key, "instance@"); {
+		case s.Section == "cmpbench" && node != s.Key:
+			instance[node] = true
+		case s.Section == "keyspace" && strings.HasPrefix(s.Key, "db0@") && strings.HasPrefix(s.Value, "keys="):
+			keys[strings.TrimPrefix(s.Key, "db0@")] = true
+		}
+	}
+	for _, n := range nodes {
+		if !instance[n] || !keys[n] {
+			t.Errorf("node %s: instance in the stats %v, keys %v; want both, from the adapter given every node", n, instance[n], keys[n])
+		}
+	}
+	if len(instance) != len(nodes) {
+		t.Errorf("stats of nodes %v; the run started %v", instance, nodes)
 	}
 }
 
