@@ -119,6 +119,7 @@ fuzz:
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./core/engine ./workloads/memtier
 	bench/client.sh
+	bench/aerospike.sh
 
 # Regenerate the plugin protocol's Go code (committed); tools are pinned and kept
 # out of the main module.

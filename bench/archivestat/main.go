@@ -53,6 +53,7 @@ func fail(err error) {
 func phase(a *archive.Archive, name string) {
 	var ops int64
 	var found bool
+	var errs int64
 	var r0 archive.SummaryRow
 	lat := map[string]archive.SummaryRow{}
 	for _, r := range a.Summary {
@@ -63,14 +64,15 @@ func phase(a *archive.Archive, name string) {
 			r0, found = r, true
 		}
 		ops += r.Count
+		errs += r.Errors
 		lat[r.Op] = r
 	}
 	if !found {
 		fail(fmt.Errorf("no phase %q in %s", name, a.Dir))
 	}
 	cpu := r0.ClientCPUS + r0.HostCPUS
-	fmt.Printf("ops=%d secs=%.3f ops_per_s=%.0f status=%s plugin_cpu_s=%.3f host_cpu_s=%.3f cpu_s_per_mop=%.3f client_lagged=%v client_bound=%v",
-		ops, r0.DurationS, r0.AchievedRate, r0.Status, r0.ClientCPUS, r0.HostCPUS, cpu/(float64(ops)/1e6), r0.ClientLagged, r0.ClientBound)
+	fmt.Printf("ops=%d errors=%d secs=%.3f ops_per_s=%.0f status=%s plugin_cpu_s=%.3f host_cpu_s=%.3f cpu_s_per_mop=%.3f client_lagged=%v client_bound=%v",
+		ops, errs, r0.DurationS, r0.AchievedRate, r0.Status, r0.ClientCPUS, r0.HostCPUS, cpu/(float64(ops)/1e6), r0.ClientLagged, r0.ClientBound)
 	if r0.Sustained != nil {
 		fmt.Printf(" sustained=%v", *r0.Sustained)
 	}
