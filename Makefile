@@ -105,7 +105,8 @@ e2e-kubernetes:
 FUZZMUL ?= 1
 FUZZ := ./core/config:FuzzSystemsFile:20000 ./core/plan:FuzzSuiteFile:20000 \
 	./archive:FuzzManifest:1000 ./archive:FuzzSpool:1000 ./archive:FuzzRecover:300 \
-	./archive:FuzzParquet:2000 ./archive:FuzzSums:2000 ./archive:FuzzHistogram:1000
+	./archive:FuzzParquet:2000 ./archive:FuzzSums:2000 ./archive:FuzzHistogram:1000 \
+	./adapters/aerospike:FuzzParseReply:20000
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZ); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$$(( $${rest#*:} * $(FUZZMUL) )); \

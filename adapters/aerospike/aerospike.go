@@ -100,6 +100,9 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 // node, found once connected: then the client connects again with its pool
 // filled as for driver client), and the capture says why.
 func openTarget(sys core.SystemConfig) (core.Target, error) {
+	if sys.Options["namespace"] == "" {
+		return nil, core.Refused(errors.New("aerospike needs a namespace (namespace: ycsb)"))
+	}
 	why := ""
 	if driverOf(sys) == driverWire && (sys.TLS.Enabled || sys.Auth.Username != "") {
 		why, sys = "TLS or authentication", withDriver(sys, driverClient)

@@ -44,6 +44,9 @@ const (
 	Partitions = 4096
 	// particleString is a user key's type in its digest: keys are strings.
 	particleString = 3
+	// maxReplySize bounds the reply a record's read can be: asd's largest
+	// record (write-block-size, 8 MiB at most) with room to spare.
+	maxReplySize = 64 << 20
 )
 
 // Digest is the digest of a record's key in a set, as the client and the
@@ -158,8 +161,9 @@ func (c *codec) ParseReply(src []byte, op *core.Op) (int, error) {
 	proto := binary.BigEndian.Uint64(src)
 	size := int(proto & (1<<48 - 1))
 	n := protoHeaderSize + size
-	if proto>>56 != protoVersion || proto>>48&0xFF != protoTypeMsg || size < msgHeaderSize {
-		return max(n, protoHeaderSize), protocolError(fmt.Errorf("not an AS_MSG reply: proto header %016x", proto))
+	if proto>>56 != protoVersion || proto>>48&0xFF != protoTypeMsg || size < msgHeaderSize || size > maxReplySize {
+		// The stream is not to be trusted: all of it goes, the connection with it.
+		return len(src), protocolError(fmt.Errorf("not an AS_MSG reply of at most %d bytes: proto header %016x", maxReplySize, proto))
 	}
 	if len(src) < n {
 		return 0, nil

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +21,8 @@ import (
 	"github.com/cmpbench/cmpbench/adapters/aerospike/asdtest"
 	"github.com/cmpbench/cmpbench/adapters/aerospike/astest"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/engine"
+	"github.com/cmpbench/cmpbench/workloads/ycsb"
 )
 
 // The digest and partition of a key are the client's: the codec's requests go to
@@ -71,6 +76,9 @@ func TestParseReplyFraming(t *testing.T) {
 		return b
 	}
 	for name, b := range map[string][]byte{
+		"a RESP error":       []byte("-ERR unknown command\r\n"),
+		"size under 22":      {2, 3, 0, 0, 0, 0, 0, 10},
+		"size over the cap":  {2, 3, 0, 0, 0x10, 0, 0, 0},
 		"version 3":          bad(func(b []byte) { b[0] = 3 }),
 		"info reply":         bad(func(b []byte) { b[1] = 1 }),
 		"header size 40":     bad(func(b []byte) { b[8] = 40 }),
@@ -80,7 +88,7 @@ func TestParseReplyFraming(t *testing.T) {
 	} {
 		n, err := c.ParseReply(b, &core.Op{Kind: core.OpRead})
 		var oe *core.OpError
-		if n == 0 || !errors.As(err, &oe) || oe.Class != core.ErrClassProtocol {
+		if n == 0 || n > len(b) || !errors.As(err, &oe) || oe.Class != core.ErrClassProtocol {
 			t.Errorf("%s: n %d, %v; want a protocol error", name, n, err)
 		}
 	}
@@ -304,5 +312,71 @@ func roundTrip(t *testing.T, conn net.Conn, c *codec, op *core.Op) error {
 			}
 			return err
 		}
+	}
+}
+
+// Whatever arrives, ParseReply takes no more than it was given, takes nothing
+// only without an error, and never panics: the engine slices its buffer by it.
+func FuzzParseReply(f *testing.F) {
+	f.Add(msgReply(0, []replyOp{{"f0", []byte("abc")}}))
+	f.Add(msgReply(2, nil))
+	f.Add([]byte("-ERR unknown command\r\n"))
+	f.Add([]byte{2, 3, 0, 0, 0, 0, 0, 10})
+	c := newCodec("ycsb", "usertable", time.Second)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, kind := range []core.OpKind{core.OpGet, core.OpRead, core.OpSet} {
+			op := &core.Op{Kind: kind, Fields: [][]byte{[]byte("f0")}}
+			n, err := c.ParseReply(b, op)
+			if n < 0 || n > len(b) || (n == 0 && err != nil) || op.RespBytes < 0 {
+				t.Fatalf("%s of %x: n %d of %d, %v, %d bytes", kind, b, n, len(b), err, op.RespBytes)
+			}
+		}
+	})
+}
+
+// A read the server answers with its own TIMEOUT is a timeout error whose
+// connection stays: the stream is in step, and reconnecting would charge a dial
+// to the next operation.
+func TestServerTimeoutReplyKeepsTheConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer conn.Close()
+				hdr := make([]byte, protoHeaderSize)
+				for {
+					if _, err := io.ReadFull(conn, hdr); err != nil {
+						return
+					}
+					if _, err := io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint64(hdr)&(1<<48-1))); err != nil {
+						return
+					}
+					conn.Write(msgReply(9, nil)) // TIMEOUT
+				}
+			}()
+		}
+	}()
+	tg := &target{wire: ln.Addr().String(), ns: "ycsb", set: "usertable", timeout: 2 * time.Second}
+	spec := core.PhaseSpec{Name: "reads", Kind: core.PhaseMeasured, Connections: 2, Duration: 10 * time.Second, Ops: 200, Seed: 1,
+		Workload: ycsb.Spec{RecordCount: 100, FieldCount: 1, FieldLength: 10, Read: 1, Distribution: ycsb.DistUniform, InsertOrder: ycsb.InsertHashed, KeyPrefix: "user"}}
+	streams := ycsb.NewPhase(spec.Workload.(ycsb.Spec), spec.Seed, spec.Connections, false)
+	end := engine.Run(context.Background(), engine.Config{Spec: spec, Executor: engine.ExecLoops, Connect: tg.Connect,
+		NewSource: func(w int) (core.OpSource, error) { return streams.Source(w), nil }})
+	var timeouts int64
+	for _, o := range end.Totals {
+		timeouts += o.Errors[core.ErrClassTimeout]
+	}
+	if timeouts != 200 || accepted.Load() != 2 {
+		t.Fatalf("%d timeouts of 200 reads, %d connections for 2 workers (%s %s)", timeouts, accepted.Load(), end.Status, end.Error)
 	}
 }

@@ -211,7 +211,7 @@ func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) 
 // barWidth is the width of each of n bars in a group of room points: together at
 // most 80% of it, so that groups never touch, and each at most 40 points.
 func barWidth(room vg.Length, n int) vg.Length {
-	return min(40, room*0.8/vg.Length(max(n, 1)))
+	return max(0.5, min(40, room*0.8/vg.Length(max(n, 1))))
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests
@@ -293,22 +293,29 @@ func render(p *plot.Plot) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// layout splits a chart's canvas, within its margin: the plot's area, and at
-// its right a band for the legend, level with the top of the data (below the
-// title of p, if any). No band when the legend has no entries.
+// layout splits a chart's canvas, within its margin: the plot's area, and a
+// band for the legend, outside the data: at its right, level with the top of
+// the data (below the title of p, if any), or, for a legend too wide or too
+// tall for that (long names, many series), below the plot, at most 40% of the
+// chart's height. No band when the legend has no entries.
 func layout(c draw.Canvas, p *plot.Plot, leg plot.Legend) (area, band draw.Canvas, hasBand bool) {
 	c = draw.Crop(c, chartMargin, -chartMargin, chartMargin, -chartMargin)
 	r := leg.Rectangle(c)
-	w := r.Max.X - r.Min.X
+	w, h := r.Max.X-r.Min.X, r.Max.Y-r.Min.Y
 	if w <= 0 {
 		return c, c, false
 	}
-	w += legendGap
 	var title vg.Length
 	if p != nil && p.Title.Text != "" {
 		title = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
 	}
-	return draw.Crop(c, 0, -w, 0, 0), draw.Crop(c, c.Size().X-w+legendGap, 0, 0, -title), true
+	size := c.Size()
+	if w+legendGap <= size.X*0.35 && h <= size.Y-title {
+		w += legendGap
+		return draw.Crop(c, 0, -w, 0, 0), draw.Crop(c, size.X-w+legendGap, 0, 0, -title), true
+	}
+	h = min(h, size.Y*0.4)
+	return draw.Crop(c, 0, 0, h+legendGap, 0), draw.Crop(c, 0, 0, 0, -(size.Y - h)), true
 }
 
 // drawChart draws p on c, and leg in the band at its right: p's own legend is

@@ -25,6 +25,8 @@ func TestChartLayout(t *testing.T) {
 		{"two short", []string{"r1", "r2"}},
 		{"long names", []string{"redis-on-flash-with-a-long-name p99 per interval", "aerospike-ce probe"}},
 		{"many", strings.Split("a b c d e f g h i", " ")},
+		{"very long names", []string{strings.Repeat("a-system-name-", 5) + " p99 per interval", "b"}},
+		{"very many", strings.Split(strings.Repeat("sys-x p99 per interval,", 12), ",")[:12]},
 		{"none", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,11 +54,16 @@ func TestChartLayout(t *testing.T) {
 				return
 			}
 			leg := p.Legend.Rectangle(band)
-			if band.Min.X < data.Max.X || leg.Max.X > chartWidth-chartMargin+0.01 || leg.Min.X < data.Max.X {
+			right, below := leg.Min.X >= data.Max.X, leg.Max.Y <= data.Min.Y
+			if !right && !below || leg.Min.X < chartMargin-0.01 || leg.Max.X > chartWidth-chartMargin+0.01 || leg.Min.Y < chartMargin-0.01 {
 				t.Errorf("legend %v overlaps the data %v or leaves the chart", leg, data.Rectangle)
 			}
-			if below := chartHeight - chartMargin - p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y; leg.Max.Y > below+0.01 {
-				t.Errorf("legend's top %v is beside the title, above %v", leg.Max.Y, below)
+			if top := chartHeight - chartMargin - p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y; leg.Max.Y > top+0.01 {
+				t.Errorf("legend's top %v is beside the title, above %v", leg.Max.Y, top)
+			}
+			// However long or many the names, the data keeps room.
+			if size := data.Size(); size.X < chartWidth/2 || size.Y < chartHeight/3 {
+				t.Errorf("the data has %v of a %vx%v chart", size, chartWidth, chartHeight)
 			}
 		})
 	}

@@ -28,7 +28,7 @@ type comparePage struct {
 	Title     string
 	Sides     []compareSide
 	Summary   []string
-	Regressed bool
+	Regressed bool // a metric regressed, or a phase ended ok in A and not in B
 	Phases    []comparePhase
 	Charts    template.JS
 	inlined
@@ -63,7 +63,7 @@ func CompareHTML(c Comparison) ([]byte, error) {
 		sides[i] = d
 		p.Sides = append(p.Sides, compareSide{Label: "AB"[i : i+1], Dir: []string{c.DirA, c.DirB}[i], Facts: d.facts(), Systems: a.Manifest.Systems})
 	}
-	p.Regressed = compare.Count(c.Rows, compare.Regression) > 0
+	p.Regressed = compare.Count(c.Rows, compare.Regression) > 0 || len(compare.FailedInB(c.Rows)) > 0
 	var specs []*chartSpec
 	for _, ph := range comparePhases(c.Rows) {
 		ph.Anchor = fmt.Sprintf("phase-%d", len(p.Phases)+1)

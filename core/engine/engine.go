@@ -175,6 +175,12 @@ func (e *execution) finish(s *stream, o *outbox, el *errLog, err error, intended
 	if el[class] == "" {
 		el[class] = err.Error()
 	}
+	if class == core.ErrClassInDoubt {
+		// A write in doubt: what happened to the stream is the failure under it
+		// (a timeout, a lost connection: core.SentFailure), or nothing when the
+		// server replied so.
+		class = core.ClassOf(errors.Unwrap(err))
+	}
 	if class != core.ErrClassConnection {
 		s.connErrSince = -1
 		return int(class)

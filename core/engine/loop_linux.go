@@ -408,22 +408,22 @@ func (l *loop) readable(c *rconn) {
 		}
 		end := l.e.now()
 		c.rlen = copy(c.rbuf, c.rbuf[m:c.rlen])
-		l.complete(c, opErr, end)
+		l.complete(c, opErr, end, true)
 		return
 	}
 }
 
-// complete records c's operation and moves c on.
-func (l *loop) complete(c *rconn, opErr error, end int64) {
+// complete records c's operation and moves c on. replied says the outcome came
+// in a reply the codec parsed: a timeout the server replied keeps the stream,
+// which is in step; any other timeout, a protocol error or a lost connection
+// drops it.
+func (l *loop) complete(c *rconn, opErr error, end int64, replied bool) {
 	e := l.e
 	c.state = stIdle
 	c.freeAt = end
 	class := e.finish(&c.stream, l.out, &l.el, opErr, c.intended, c.ready, c.start, end)
-	if class == int(core.ErrClassInDoubt) {
-		// A write in doubt: the stream goes as the failure under it says (a
-		// timeout, a lost connection: core.SentFailure), or stays when the
-		// server replied so.
-		class = int(core.ClassOf(errors.Unwrap(opErr)))
+	if replied && class == int(core.ErrClassTimeout) {
+		class = -1 // the server's own timeout reply: the stream is in step
 	}
 	switch class {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
@@ -449,7 +449,7 @@ func (l *loop) broken(c *rconn, err error) {
 	if core.ClassOf(err) != core.ErrClassProtocol {
 		err = core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassConnection, Err: err})
 	}
-	l.complete(c, err, l.e.now())
+	l.complete(c, err, l.e.now(), false)
 }
 
 // checkTimeouts fails the operations whose reply is later than the timeout.
@@ -457,7 +457,7 @@ func (l *loop) checkTimeouts(now int64) {
 	l.lastCheck = now
 	for _, c := range l.conns {
 		if c.state == stBusy && c.raw.Timeout > 0 && now-c.start > int64(c.raw.Timeout) {
-			l.complete(c, core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now)
+			l.complete(c, core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now, false)
 		}
 	}
 }
@@ -521,7 +521,7 @@ func (l *loop) takeDials() {
 			}
 			if err != nil {
 				c.start = d.start
-				l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: err}, d.end)
+				l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: err}, d.end, false)
 				continue
 			}
 			l.send(c)

@@ -198,7 +198,11 @@ func (m Measured) Left(st Step, elapsed time.Duration, done int64) (least, most 
 	if done == 0 && s.Ops > 0 && !s.OpenLoop() {
 		if slow, fast, ok := m.rates(st.System); ok {
 			at := func(r float64) time.Duration {
-				return max(0, min(s.Duration, time.Duration(float64(s.Ops)/r*float64(time.Second)))-elapsed)
+				d := s.Duration // the bound, unless the count at r ends first
+				if ns := float64(s.Ops) / r * float64(time.Second); ns < float64(d) {
+					d = time.Duration(ns)
+				}
+				return max(0, d-elapsed)
 			}
 			least, most = at(fast), at(slow)
 		} else {

@@ -17,8 +17,9 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// readBufSize is a socket's first read buffer; it grows for larger replies.
-const readBufSize = 16 << 10
+// readBufSize is a socket's first read buffer, made at its first round trip;
+// it grows for larger replies.
+const readBufSize = 4 << 10
 
 // Socket is one raw connection to one server address.
 type Socket struct {
@@ -36,7 +37,7 @@ type Socket struct {
 // New is a socket to addr that speaks codec; it is closed until Redial.
 // handshake, when not nil, runs on every descriptor the socket opens.
 func New(addr string, timeout time.Duration, codec core.Codec, handshake func(*Socket) error) *Socket {
-	return &Socket{addr: addr, timeout: timeout, codec: codec, handshake: handshake, fd: -1, rbuf: make([]byte, readBufSize)}
+	return &Socket{addr: addr, timeout: timeout, codec: codec, handshake: handshake, fd: -1}
 }
 
 // Addr is the server's address.
@@ -127,6 +128,9 @@ func (s *Socket) RoundTrip(req []byte, op *core.Op) error {
 		off += n
 	}
 	rlen := 0
+	if s.rbuf == nil { // only round trips read here: the engine's loops have their own buffers
+		s.rbuf = make([]byte, readBufSize)
+	}
 	for {
 		if rlen == len(s.rbuf) {
 			s.rbuf = append(s.rbuf, make([]byte, len(s.rbuf))...)

@@ -68,8 +68,13 @@ type Progress struct {
 	// closed-loop rate, and the time a phase takes around its operations, from
 	// the gaps between phases.
 	measured plan.Measured
-	gaps     []time.Duration
-	lastEnd  time.Time // when the last phase ended, or the run started
+	gaps     []time.Duration // between phases of a system
+	gapSum   time.Duration   // every gap before a phase, and their number
+	gapCount int
+	// systemFirst says that the next phase is a system's first: the gap before
+	// it holds the start of the system's servers.
+	systemFirst bool
+	lastEnd     time.Time // when the last phase ended, or the run started
 }
 
 type stepKey struct {
@@ -151,6 +156,7 @@ func (p *Progress) SystemStarted(s core.SystemRun, serverPid int) {
 			break
 		}
 	}
+	p.systemFirst = true
 	p.mu.Unlock()
 	p.bars.moved()
 	if p.quiet {
@@ -343,20 +349,27 @@ func (p *Progress) measure(st plan.Step, r *core.PhaseRun) {
 }
 
 // overhead measures, as a phase starts, the time a phase takes around its
-// operations (lock held): the gaps between phases, and before the first
-// (starting servers, sampling their stats, checks after a load). Until a
-// phase has ended, PhaseOverhead stands.
+// operations (lock held), from the gaps before phases: their median over the
+// gaps between a system's phases (sampling stats, checks after a load) for the
+// lower bound, their mean over every gap, those before a system's first phase
+// (starting its servers) too, for the upper. Until a phase has ended,
+// PhaseOverhead stands.
 func (p *Progress) overhead(now time.Time) {
-	p.gaps = append(p.gaps, max(time.Millisecond, now.Sub(p.lastEnd)))
-	if len(p.gaps) < 2 {
+	gap := max(time.Millisecond, now.Sub(p.lastEnd))
+	p.gapSum, p.gapCount = p.gapSum+gap, p.gapCount+1
+	if !p.systemFirst {
+		p.gaps = append(p.gaps, gap)
+	}
+	p.systemFirst = false
+	if p.gapCount < 2 {
 		return
 	}
-	sorted := slices.Sorted(slices.Values(p.gaps))
-	var sum time.Duration
-	for _, g := range sorted {
-		sum += g
+	p.measured.MeanOverhead = p.gapSum / time.Duration(p.gapCount)
+	p.measured.Overhead = p.measured.MeanOverhead
+	if len(p.gaps) > 0 {
+		sorted := slices.Sorted(slices.Values(p.gaps))
+		p.measured.Overhead = sorted[(len(sorted)-1)/2]
 	}
-	p.measured.Overhead, p.measured.MeanOverhead = sorted[len(sorted)/2], sum/time.Duration(len(sorted))
 }
 
 // issuedRate is a closed-loop phase's rate of operations issued; 0 for a
