@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -75,12 +74,8 @@ func CompareHTML(c Comparison) ([]byte, error) {
 		}
 		p.Phases = append(p.Phases, ph.comparePhase)
 	}
-	js, err := json.Marshal(specs)
-	if err != nil {
-		return nil, err
-	}
-	p.Charts = template.JS(js)
-	if p.inlined, err = inline(); err != nil {
+	var err error
+	if p.Charts, p.inlined, err = pageParts(specs); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

@@ -35,26 +35,7 @@ func comparePageOf(t *testing.T) []byte {
 }
 
 func TestCompareHTMLGolden(t *testing.T) {
-	page := comparePageOf(t)
-	lib, err := assets.ReadFile("assets/uplot/uPlot.iife.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Count(page, lib) != 1 {
-		t.Fatal("the compare page does not inline uPlot once, whole")
-	}
-	got := bytes.Replace(page, lib, []byte("/* uPlot "+uplotVersion+", assets/uplot/uPlot.iife.min.js */"), 1)
-	golden := filepath.Join("testdata", "compare.golden.html")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the compare page differs from %s (go test -update to accept)", golden)
-	}
+	got := checkPageGolden(t, comparePageOf(t), "compare.golden.html")
 	for _, want := range []string{`<tr class="regression"><td>fast</td><td>GET</td><td>ops/s</td>`, "regressions, 0 improvements"} {
 		if !bytes.Contains(got, []byte(want)) {
 			t.Errorf("the compare page lacks %q", want)

@@ -59,6 +59,17 @@ type inlined struct {
 	UPlotCSS, CSS template.CSS
 }
 
+// pageParts is what every page carries besides its own content: its charts'
+// specs as JSON, and the inlined assets.
+func pageParts(specs []*chartSpec) (template.JS, inlined, error) {
+	js, err := json.Marshal(specs)
+	if err != nil {
+		return "", inlined{}, err
+	}
+	in, err := inline()
+	return template.JS(js), in, err
+}
+
 // inline reads the assets every page inlines.
 func inline() (inlined, error) {
 	var in inlined
@@ -138,12 +149,7 @@ func (d *data) html() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := json.Marshal(specs)
-	if err != nil {
-		return nil, err
-	}
-	p.Charts = template.JS(js)
-	if p.inlined, err = inline(); err != nil {
+	if p.Charts, p.inlined, err = pageParts(specs); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

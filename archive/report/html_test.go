@@ -39,19 +39,20 @@ func specsOf(t *testing.T, page []byte) map[string]browsertest.Spec {
 	return out
 }
 
-// The page is golden like report.md, but for the vendored uPlot, which is
-// checked apart: inlined whole, as the package has it.
-func TestHTMLGolden(t *testing.T) {
-	page := htmlOf(t)
+// checkPageGolden compares a page with testdata/golden (go test -update
+// writes it), the vendored uPlot checked apart: inlined once, whole, and
+// replaced by a marker. It returns the page with the marker.
+func checkPageGolden(t *testing.T, page []byte, golden string) []byte {
+	t.Helper()
 	lib, err := assets.ReadFile("assets/uplot/uPlot.iife.min.js")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Count(page, lib) != 1 {
-		t.Fatal("report.html does not inline uPlot once, whole")
+		t.Fatalf("the page for %s does not inline uPlot once, whole", golden)
 	}
 	got := bytes.Replace(page, lib, []byte("/* uPlot "+uplotVersion+", assets/uplot/uPlot.iife.min.js */"), 1)
-	golden := filepath.Join("testdata", "report.golden.html")
+	golden = filepath.Join("testdata", golden)
 	if *update {
 		os.WriteFile(golden, got, 0o644)
 	}
@@ -60,8 +61,15 @@ func TestHTMLGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("report.html differs from %s (go test -update to accept)", golden)
+		t.Fatalf("the page differs from %s (go test -update to accept)", golden)
 	}
+	return got
+}
+
+// The page is golden like report.md, but for the vendored uPlot, which is
+// checked apart: inlined whole, as the package has it.
+func TestHTMLGolden(t *testing.T) {
+	got := checkPageGolden(t, htmlOf(t), "report.golden.html")
 	for _, bad := range []string{"http://", "https://", "src=", "<link"} {
 		if i := bytes.Index(got, []byte(bad)); i >= 0 {
 			t.Errorf("report.html refers outside itself (%q at %d): it must open offline", bad, i)
