@@ -63,13 +63,24 @@ func (d *Driver) bounded(ctx context.Context, call string) (context.Context, con
 		}
 	}
 	return cctx, cancel, func(err error) error {
-		if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && !d.Exited() {
+		if err != nil && ranOut(cctx) && !d.Exited() {
 			// A deadline, the caller's or the host's: said plainly, not as the
 			// transport's words for a cancelled stream.
 			return fmt.Errorf("the plugin did not answer %s within %s: %w", call, time.Since(start).Round(100*time.Millisecond), context.DeadlineExceeded)
 		}
 		return d.explain(err)
 	}
+}
+
+// ranOut says whether ctx's deadline has passed, or is so close that the call
+// failed of it: the plugin's side, given the same deadline (gRPC sends it),
+// may cancel the stream a moment before the host's own timer fires.
+func ranOut(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && time.Until(deadline) < 50*time.Millisecond
 }
 
 // PhaseBound is how long the host lets a phase run, by its own clock, from the
