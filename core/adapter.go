@@ -80,6 +80,11 @@ type RawIO struct {
 	// FD is the connected socket, in non-blocking mode, owned by the Conn: the
 	// engine reads and writes it but never closes it (Close does).
 	FD int
+	// FDs, when not empty, are the sockets of a connection to several servers
+	// (a cluster's nodes), owned by the Conn as FD is, and FD is not used: the
+	// Codec is then a Router, which says where each request goes. One request
+	// is in flight on the connection at a time, whatever its socket.
+	FDs []int
 	// Timeout bounds one reply; a later reply is a timeout error, and the engine
 	// closes the connection (a late reply would be read as the next one's).
 	Timeout time.Duration
@@ -96,6 +101,18 @@ type Codec interface {
 	// nil, ErrMiss, or an error carrying its class; a reply that cannot be parsed is
 	// an ErrClassProtocol error with n > 0, and the engine closes the connection.
 	ParseReply(src []byte, op *Op) (n int, err error)
+}
+
+// Router is implemented by the codecs of connections to several servers
+// (RawIO.FDs).
+type Router interface {
+	// Route is the index in FDs of the socket that the request AppendRequest
+	// appended last goes to, or -1 when none of the connection's sockets serves
+	// it (the cluster changed since the connection was opened, or the server
+	// that serves it is down). The engine then opens a new connection for the
+	// request, and fails it as a connection error when that one has no socket
+	// for it either. Route must not allocate in the steady state.
+	Route() int
 }
 
 // InDoubter is implemented by codecs whose protocol can apply a write that was

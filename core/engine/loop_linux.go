@@ -48,9 +48,17 @@ const (
 // rconn is one connection of a loop.
 type rconn struct {
 	stream
-	id    int32
-	raw   core.RawIO
-	fd    int // -1 when there is no socket
+	id  int32
+	raw core.RawIO
+	fds []int // the connection's sockets: raw.FDs, or raw.FD alone
+	// fd is the socket of the request in flight, or of the last one: fds[sock];
+	// -1 when there is no connection.
+	fd     int
+	sock   int32
+	router core.Router // set when the connection has several sockets
+	// stale says that another socket of the connection failed while a request
+	// was in flight: the connection goes once that request is done.
+	stale bool
 	state connState
 
 	wbuf    []byte
@@ -64,6 +72,9 @@ type rconn struct {
 	wake                   int64 // heap key
 	hidx                   int
 }
+
+// errNoRoute fails a request that no socket of a connection just opened serves.
+var errNoRoute = errors.New("no connection to the server that serves this request (its node is down or left the cluster)")
 
 type dialResult struct {
 	id         int32
@@ -186,23 +197,42 @@ func (l *loop) attach(c *rconn, conn core.Conn) error {
 	if !ok {
 		return errors.New("the adapter returned a connection that cannot be driven raw")
 	}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, raw.FD, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id}); err != nil {
-		return fmt.Errorf("epoll_ctl: %w", err)
+	fds, router := raw.FDs, core.Router(nil)
+	if len(fds) > 0 {
+		if router, ok = raw.Codec.(core.Router); !ok {
+			return errors.New("the adapter returned a connection of several sockets whose codec does not route")
+		}
+	} else {
+		fds = append(c.fds[:0], raw.FD)
 	}
-	c.conn, c.raw, c.fd = conn, raw, raw.FD
+	for i, fd := range fds {
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id, Pad: int32(i)}); err != nil {
+			for _, fd := range fds[:i] {
+				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+			}
+			return fmt.Errorf("epoll_ctl: %w", err)
+		}
+	}
+	c.conn, c.raw, c.fds, c.router = conn, raw, fds, router
+	c.fd, c.sock, c.stale = fds[0], 0, false
 	c.rlen, c.wantOut = 0, false
 	return nil
 }
 
-// detach closes c's socket; the next send opens a new one.
+// detach closes c's connection; the next send opens a new one.
 func (l *loop) detach(c *rconn) {
 	if c.fd >= 0 {
-		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+		for _, fd := range c.fds {
+			_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+		}
 	}
 	if c.conn != nil {
 		_ = c.conn.Close()
 	}
 	c.conn, c.fd, c.rlen, c.wantOut = nil, -1, 0, false
+	if len(c.raw.FDs) > 0 {
+		c.fds = nil // the adapter's slice: c's own is reused for a lone socket
+	}
 }
 
 func (l *loop) lastEnd() int64 {
@@ -267,6 +297,10 @@ func (l *loop) run(ctx context.Context) {
 			c := l.conns[ev.Fd]
 			if c.fd < 0 {
 				continue // closed while handling an earlier event of this batch
+			}
+			if ev.Pad != c.sock {
+				l.aside(c, ev.Pad)
+				continue
 			}
 			if ev.Events&unix.EPOLLOUT != 0 {
 				l.flush(c)
@@ -333,15 +367,35 @@ func (l *loop) next(c *rconn, now int64) {
 		l.dial(c, now)
 		return
 	}
+	if !l.encode(c) {
+		// The cluster changed since c's connection was opened: a new one.
+		l.detach(c)
+		l.dial(c, now)
+		return
+	}
 	l.send(c)
 }
 
-// send writes c's operation; its service time starts here.
-func (l *loop) send(c *rconn) {
+// encode writes c's request into its buffer and routes it, false when none of
+// c's sockets serves it (core.Router).
+func (l *loop) encode(c *rconn) bool {
 	if c.op.Kind == core.OpPublish {
 		core.StampPublish(c.op.Value, c.intended, c.ready, l.e.now())
 	}
 	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf[:0], &c.op)
+	if c.router == nil {
+		return true
+	}
+	i := c.router.Route()
+	if i < 0 || i >= len(c.fds) {
+		return false
+	}
+	c.fd, c.sock = c.fds[i], int32(i)
+	return true
+}
+
+// send writes c's encoded request; its service time starts here.
+func (l *loop) send(c *rconn) {
 	c.woff = 0
 	c.start = l.e.now()
 	if !l.e.open {
@@ -360,7 +414,7 @@ func (l *loop) flush(c *rconn) {
 		case err == unix.EAGAIN:
 			if !c.wantOut {
 				c.wantOut = true
-				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: c.id})
+				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT, Fd: c.id, Pad: c.sock})
 			}
 			return
 		case err == unix.EINTR:
@@ -373,7 +427,7 @@ func (l *loop) flush(c *rconn) {
 	}
 	if c.wantOut {
 		c.wantOut = false
-		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id})
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id, Pad: c.sock})
 	}
 }
 
@@ -413,6 +467,25 @@ func (l *loop) readable(c *rconn) {
 	}
 }
 
+// aside handles an event on a socket of c's other than that of the request in
+// flight (a connection to several servers): a server that closed it, or sent
+// what nobody asked for, takes c's connection, at once when c is idle, else
+// once its request is done (the socket leaves the epoll set meanwhile).
+func (l *loop) aside(c *rconn, sock int32) {
+	fd := c.fds[sock]
+	var b [64]byte
+	_, err := unix.Read(fd, b[:])
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	if c.state != stBusy {
+		l.detach(c)
+		return
+	}
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	c.stale = true
+}
+
 // complete records c's operation and moves c on. replied says the outcome came
 // in a reply the codec parsed: a timeout the server replied keeps the stream,
 // which is in step; any other timeout, a protocol error or a lost connection
@@ -424,6 +497,9 @@ func (l *loop) complete(c *rconn, opErr error, end int64, replied bool) {
 	class := e.finish(&c.stream, l.out, &l.el, opErr, c.intended, c.ready, c.start, end)
 	if replied && class == int(core.ErrClassTimeout) {
 		class = -1 // the server's own timeout reply: the stream is in step
+	}
+	if c.stale && class != int(core.ErrClassConnection) {
+		l.detach(c)
 	}
 	switch class {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
@@ -518,6 +594,9 @@ func (l *loop) takeDials() {
 				if err = l.attach(c, d.conn); err != nil {
 					_ = d.conn.Close()
 				}
+			}
+			if err == nil && !l.encode(c) {
+				err = errNoRoute
 			}
 			if err != nil {
 				c.start = d.start

@@ -30,18 +30,26 @@ type lineServer struct {
 	// script answers request number n (from 1): the reply line, a delay before it,
 	// and whether to close the connection instead of replying.
 	script func(n int64) (reply string, delay time.Duration, hangUp bool)
+	// misrouted, when set, says a request line is not this server's to serve:
+	// it is answered "-misrouted" (an error of class other).
+	misrouted func(line []byte) bool
 
 	mu    sync.Mutex
 	conns []net.Conn
 }
 
 func newLineServer(t testing.TB, script func(n int64) (string, time.Duration, bool)) *lineServer {
+	return startLineServer(t, &lineServer{script: script})
+}
+
+// startLineServer starts s, its script and check set.
+func startLineServer(t testing.TB, s *lineServer) *lineServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &lineServer{ln: ln, script: script}
+	s.ln = ln
 	if s.script == nil {
 		s.script = func(int64) (string, time.Duration, bool) { return "+", 0, false }
 	}
@@ -79,9 +87,13 @@ func (s *lineServer) serve(c net.Conn) {
 			if i < 0 {
 				break
 			}
+			wrong := s.misrouted != nil && s.misrouted(buf[:i])
 			copy(buf, buf[i+1:n])
 			n -= i + 1
 			reply, delay, hangUp := s.script(s.requests.Add(1))
+			if wrong {
+				reply = "-misrouted"
+			}
 			if delay > 0 {
 				time.Sleep(delay)
 			}
