@@ -23,7 +23,6 @@ import (
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/core/rawsock"
 )
 
 // Name is the adapter name used in system definitions.
@@ -65,7 +64,7 @@ func (Adapter) Info() core.Info {
 			{Name: "connection_queue_size", Type: core.OptionInt, Doc: "connections per node, the client's tend connection among them; default the run's concurrency plus that one, opened before the first phase"},
 			{Name: "cluster_size", Type: core.OptionInt, Doc: "the nodes the cluster must have before a run starts (cluster-stable with this size on every node)"},
 			{Name: "driver", Type: core.OptionString, Values: []string{driverWire, driverClient}, Default: driverWire,
-				Doc: "wire: the engine drives plain sockets to a one-node cluster itself, on its event loops, through cmpbench's AS_MSG codec (clusters of more nodes, TLS and authentication go through the client, and the capture says so); client: every operation through aerospike-client-go"},
+				Doc: "wire: the engine drives plain sockets to every node itself, on its event loops, through cmpbench's AS_MSG codec, each command to its partition's node by the client's partition map (TLS and authentication go through the client, and the capture says so); client: every operation through aerospike-client-go"},
 		},
 	}
 }
@@ -96,9 +95,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 
 // openTarget checks the configuration, connects, and returns the target once the
 // cluster is ready and every node has its connections. Driver wire goes through
-// the client where it cannot be (TLS, authentication, a cluster of more than one
-// node, found once connected: then the client connects again with its pool
-// filled as for driver client), and the capture says why.
+// the client where it cannot be (TLS, authentication), and the capture says why.
 func openTarget(sys core.SystemConfig) (core.Target, error) {
 	if sys.Options["namespace"] == "" {
 		return nil, core.Refused(errors.New("aerospike needs a namespace (namespace: ycsb)"))
@@ -108,19 +105,15 @@ func openTarget(sys core.SystemConfig) (core.Target, error) {
 		why, sys = "TLS or authentication", withDriver(sys, driverClient)
 	}
 	t, err := connectTarget(sys)
-	var more errMoreNodes
-	if errors.As(err, &more) {
-		why, sys = fmt.Sprintf("a cluster of %d nodes", int(more)), withDriver(sys, driverClient)
-		t, err = connectTarget(sys)
-	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case t.wire != "":
-		t.policy += "driver=wire (the engine drives a socket per connection to " + t.wire + " through cmpbench's codec; the client serves info, counts and record reads)\n"
+	case t.routes != nil:
+		t.policy += fmt.Sprintf("driver=wire (the engine drives a socket per connection to each of the %d nodes through cmpbench's codec, each command to the node the client's partition map gives its partition, rebuilt every %s; the client serves the map, info, counts and record reads)\n",
+			len(t.routes.cur.Load().nodes), routeEvery)
 	case why != "":
-		t.policy += "driver=client (wire asked for, but " + why + " goes through the client: no routing by partition yet)\n"
+		t.policy += "driver=client (wire asked for, but " + why + " goes through the client)\n"
 	default:
 		t.policy += "driver=client\n"
 	}
@@ -132,13 +125,6 @@ func withDriver(sys core.SystemConfig, driver string) core.SystemConfig {
 	sys.Options = maps.Clone(sys.Options)
 	sys.Options["driver"] = driver
 	return sys
-}
-
-// errMoreNodes says that driver wire found a cluster of more than one node.
-type errMoreNodes int
-
-func (e errMoreNodes) Error() string {
-	return fmt.Sprintf("driver wire: a cluster of %d nodes", int(e))
 }
 
 // connectTarget connects the client and opens the target on it.
@@ -265,11 +251,10 @@ func newTarget(client *as.Client, sys core.SystemConfig, ns string, cp *as.Clien
 		return nil, err
 	}
 	if driverOf(sys) == driverWire {
-		nodes := client.GetNodes()
-		if len(nodes) != 1 {
-			return nil, errMoreNodes(len(nodes))
+		var err error
+		if t.routes, err = newRouter(client, ns); err != nil {
+			return nil, fmt.Errorf("the partition map of %s: %w", sys.Endpoint, err)
 		}
-		t.wire = nodes[0].GetHost().String()
 		t.setPolicies(timeout)
 		return t, nil
 	}
@@ -307,7 +292,7 @@ func writePolicy(base *as.BasePolicy, action as.RecordExistsAction) *as.WritePol
 
 type target struct {
 	client       *as.Client
-	wire         string // the node wire connections go to; "" when they go through the client
+	routes       *router // driver wire's routing map; nil when connections go through the client
 	ns, set      string
 	size         int    // the nodes the cluster must have to be ready; 0: those the client sees
 	policy       string // the client's settings, for the capture
@@ -340,40 +325,26 @@ func (t *target) ready() error {
 	return nil
 }
 
-// Connect returns a worker's connection: a socket the engine drives through the
-// codec (driver wire), else a handle on the client's pool.
+// Connect returns a worker's connection: sockets to the nodes that the engine
+// drives through the codec (driver wire), else a handle on the client's pool.
 func (t *target) Connect(ctx context.Context) (core.Conn, error) {
-	if t.wire == "" {
+	if t.routes == nil {
 		return &conn{t: t}, nil
 	}
-	c := &wireConn{rawsock.New(t.wire, t.timeout, newCodec(t.ns, t.set, t.timeout), nil)}
-	if err := c.Redial(ctx); err != nil {
+	c, err := t.dialWire(ctx)
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// wireConn is one socket to the node, driven by the engine's loops (core.RawConn)
-// or, for callers that do not drive it, by Do.
-type wireConn struct {
-	*rawsock.Socket
-}
-
-// Close implements core.Conn.
-func (c *wireConn) Close() error {
-	c.Socket.Close()
-	return nil
-}
-
-var (
-	_ core.RawConn  = (*wireConn)(nil)
-	_ core.Redialer = (*wireConn)(nil)
-)
-
 // driverOf is the system's driver, wire unless it says client.
 func driverOf(sys core.SystemConfig) string { return cmp.Or(sys.Options["driver"], driverWire) }
 
 func (t *target) Close(context.Context) error {
+	if t.routes != nil {
+		t.routes.close()
+	}
 	t.client.Close()
 	return nil
 }

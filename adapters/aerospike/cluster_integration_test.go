@@ -25,6 +25,10 @@ func TestClusterIntegration(t *testing.T) {
 	}
 	sc.Concurrency, sc.Timeout = 8, time.Second
 	tg := srv.Open(t, Adapter{}, sc)
+	cp, err := tg.Capture(context.Background())
+	if err != nil || !strings.Contains(cp.Sections["client-policy"], "driver=wire (the engine drives a socket per connection to each of the 3 nodes") {
+		t.Fatalf("the cluster's connections are not the engine's: %v %q", err, cp.Sections["client-policy"])
+	}
 
 	t.Run("load counted per record", func(t *testing.T) {
 		load(t, tg)

@@ -133,19 +133,23 @@ func TestClusterStatsAndCaptureCoverEveryNode(t *testing.T) {
 	if nw != 3 || nr != 3 || w1-w0 != 200 || r1-r0 != 100 {
 		t.Fatalf("the nodes counted %d writes and %d reads (over %d and %d nodes), want 200 and 100 over 3", w1-w0, r1-r0, nw, nr)
 	}
-	var conns, uptimes int
+	var conns, uptimes, proxied int
 	for k, v := range st1 {
-		if strings.HasPrefix(k, core.StatConnections+"@") {
-			n, _ := strconv.Atoi(v)
+		n, _ := strconv.Atoi(v)
+		switch {
+		case strings.HasPrefix(k, core.StatConnections+"@"):
 			conns += n
-		}
-		if strings.HasPrefix(k, core.StatUptime+"@") {
+		case strings.HasPrefix(k, core.StatUptime+"@"):
 			uptimes++
+		case strings.HasPrefix(k, "namespace.client_proxy_complete@"):
+			proxied += n
 		}
 	}
-	// Five connections per node, opened up front, and the client's tend connection.
-	if conns != 18 || uptimes != 3 {
-		t.Fatalf("%d client connections over the nodes (want 3 x (5 + 1)), %d uptimes", conns, uptimes)
+	// Driver wire: the reads' connection has a socket to every node, beside the
+	// client's tend connection; every command went to its partition's master, none
+	// through a proxy.
+	if conns != 3*2 || uptimes != 3 || proxied != 0 {
+		t.Fatalf("%d client connections over the nodes (want 3 x (1 + 1)), %d uptimes, %d commands proxied", conns, uptimes, proxied)
 	}
 	cp, err := tg.Capture(ctx)
 	if err != nil {
@@ -167,21 +171,33 @@ func TestClusterStatsAndCaptureCoverEveryNode(t *testing.T) {
 // tend connection (cluster map, info requests) is one more on every node, and
 // counts against the client's cap: a pool capped at the concurrency holds one
 // connection too few, and with one worker none at all.
+// Driver wire opens a worker's sockets, one to each node, when it connects.
 func TestConnectionsAreTheConcurrency(t *testing.T) {
-	for _, workers := range []int{1, 12} {
-		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) { connectionsAreTheConcurrency(t, workers) })
+	for _, driver := range []string{driverClient, driverWire} {
+		for _, workers := range []int{1, 12} {
+			t.Run(fmt.Sprintf("%s %d workers", driver, workers), func(t *testing.T) { connectionsAreTheConcurrency(t, driver, workers) })
+		}
 	}
 }
 
-func connectionsAreTheConcurrency(t *testing.T, workers int) {
+func connectionsAreTheConcurrency(t *testing.T, driver string, workers int) {
 	c := cluster(t, astest.ClusterOptions{Nodes: 2, ReplicationFactor: 2})
-	tg := openAt(t, c.Seed(), workers, 2*time.Second)
+	tg, err := Adapter{}.Open(context.Background(), core.SystemConfig{Name: "as", Endpoint: c.Seed(), Timeout: 2 * time.Second,
+		Concurrency: workers, Options: map[string]string{"namespace": "ycsb", "driver": driver}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(context.Background())
+	up := workers + 1 // opened up front
+	if driver == driverWire {
+		up = 1
+	}
 	// The client's connections are open when Open returns; the test server counts
 	// each once its accept loop has taken it, a moment later.
 	opened := make([]int, 2)
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		opened[0], opened[1] = c.Node(0).Connections(), c.Node(1).Connections()
-		if min(opened[0], opened[1]) >= workers+1 || time.Now().After(deadline) {
+		if min(opened[0], opened[1]) >= up || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -205,8 +221,8 @@ func connectionsAreTheConcurrency(t *testing.T, workers int) {
 	}
 	for i, n := range opened {
 		after := c.Node(i).Connections()
-		if n != workers+1 || after != workers+1 {
-			t.Errorf("node %d: %d connections once open, %d after %d busy workers; want %d and the tend connection", i, n, after, workers, workers)
+		if n != up || after != workers+1 {
+			t.Errorf("node %d: %d connections once open, %d after %d busy workers; want %d, then %d and the tend connection", i, n, after, workers, up, workers)
 		}
 	}
 }

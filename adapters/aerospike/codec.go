@@ -79,6 +79,8 @@ type codec struct {
 	// same for every key; hash is it continued with one key.
 	prefix, hash ripemd160.Digest
 	digest       [digestSize]byte
+	pid          int   // the partition of the last request
+	route        route // driver wire's routing by partition (Route)
 }
 
 func newCodec(ns, set string, timeout time.Duration) *codec {
@@ -121,6 +123,7 @@ func (c *codec) AppendRequest(dst []byte, op *core.Op) []byte {
 	c.hash = c.prefix
 	c.hash.Write(op.Key)
 	c.hash.Sum(c.digest[:])
+	c.pid = PartitionOf(&c.digest)
 	dst = binary.BigEndian.AppendUint32(dst, 1+digestSize)
 	dst = append(append(dst, fieldDigest), c.digest[:]...)
 	var ops uint16

@@ -366,7 +366,7 @@ func TestServerTimeoutReplyKeepsTheConnection(t *testing.T) {
 			}()
 		}
 	}()
-	tg := &target{wire: ln.Addr().String(), ns: "ycsb", set: "usertable", timeout: 2 * time.Second}
+	tg := &target{routes: fixedRouter(ln.Addr().String()), ns: "ycsb", set: "usertable", timeout: 2 * time.Second}
 	spec := core.PhaseSpec{Name: "reads", Kind: core.PhaseMeasured, Connections: 2, Duration: 10 * time.Second, Ops: 200, Seed: 1,
 		Workload: ycsb.Spec{RecordCount: 100, FieldCount: 1, FieldLength: 10, Read: 1, Distribution: ycsb.DistUniform, InsertOrder: ycsb.InsertHashed, KeyPrefix: "user"}}
 	streams := ycsb.NewPhase(spec.Workload.(ycsb.Spec), spec.Seed, spec.Connections, false)

@@ -160,6 +160,13 @@ func requestsReconcile(t *testing.T, tg core.Target, nodes int) {
 	if src := after[core.StatCallsSource]; !strings.Contains(src, "client_read_not_found") {
 		t.Errorf("calls source %q", src)
 	}
+	// Every command went to the node that serves its partition: none was
+	// proxied by another.
+	proxied0, _ := sumStat(t, before, "namespace.client_proxy_complete")
+	proxied, n := sumStat(t, after, "namespace.client_proxy_complete")
+	if n != nodes || proxied != proxied0 {
+		t.Errorf("%d commands proxied over %d nodes", proxied-proxied0, n)
+	}
 }
 
 // countedCalls checks that the nodes' request counters (sent: StatCalls key to
