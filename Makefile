@@ -115,11 +115,13 @@ fuzz:
 	done
 
 # Go benchmarks of the per-operation path (0 allocs/op), then the client's cost and
-# fidelity against a local redis-server (and memtier_benchmark when on PATH) and the
-# host's memory over a long synthetic run: see bench/README.md.
+# fidelity against a local redis-server (and memtier_benchmark when on PATH), the
+# host's memory over a long synthetic run, the client's noise floor at fixed rates,
+# and Aerospike against the official client's tool: see bench/README.md.
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./core/engine ./workloads/memtier
 	bench/client.sh
+	bench/noise.sh
 	bench/aerospike.sh
 
 # Regenerate the plugin protocol's Go code (committed); tools are pinned and kept

@@ -150,7 +150,7 @@ for n in 1 3; do
     printf '   round %s  official tool:           %8s ops/s, %7s CPU-s per million ops, %s errors\n' "$r" "${t_rate[-1]}" "${t_cpu[-1]}" "$errs"
   done
   python3 - "${c_cpu[*]}" "${k_cpu[*]}" "${t_cpu[*]}" "${c_rate[*]}" "${k_rate[*]}" "${t_rate[*]}" \
-    "$(grep -h '^driver=' "$work"/results/*/systems/as$n/client-policy.txt | tail -1 | cut -d' ' -f1-12)" <<'PY'
+    "$(grep -h '^driver=' "$work"/results/*/systems/as$n/client-policy.txt | tail -1 | sed -E 's/^(driver=[a-z]+).*each of the ([0-9]+) nodes.*/\1, a socket to each of \2 nodes per connection/')" <<'PY'
 import sys, statistics as st
 c, k, t, cr, kr, tr = ([float(x) for x in a.split()] for a in sys.argv[1:7])
 m = st.median

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The client's noise floor (issue 30): at a fixed rate with no server stall, how
+# far the response time's third nine (from each operation's intended send time)
+# stands above the service time's (from the moment it was sent): what the
+# client's own hiccups add. Against a local redis-server this script starts:
+# 10,000 keys of 256 B loaded, then fixed-rate phases of SET:GET 1:10 at 20,000,
+# 50,000 and 100,000 ops/s over 50 and over 1,000 connections, in one run.
+# Printed per phase: the rate achieved (sustained or not), GET response and
+# service p99.9 and their ratio, the send lag's p99, and the client's CPU. A rate
+# the machine does not sustain has no noise floor to show (its queue sets the
+# tail): the line says so. See bench/README.md.
+#
+#   bench/noise.sh [seconds]        # seconds per fixed-rate phase (default 20)
+#
+# The machines here are small and noisy: compare the ratios within one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+secs=${1:-20}
+work=$(mktemp -d)
+cleanup() {
+  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+make -s build
+go build -o "$work/archivestat" ./bench/archivestat
+start_redis --maxclients 10000
+
+phases=()
+rates=${RATES:-"20000 50000 100000"} # RATES= picks others
+for conns in 50 1000; do
+  for rate in $rates; do
+    phases+=("{name: r$rate-c$conns, connections: $conns, duration: ${secs}s, rate: $rate, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 10000}}")
+  done
+done
+{ echo "name: noise"; echo "defaults:"; echo "  memtier: {key_prefix: kv_, value_size: 256}"; echo "phases:"
+  echo "  - {name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 10000}}"
+  printf '  - %s\n' "${phases[@]}"; } >"$work/noise.yaml"
+./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/noise.yaml" >"$work/run.out" 2>"$work/run.err" || {
+  cat "$work/run.err" >&2; exit 1; }
+a=$(sed -n 's/^Archive: //p' "$work/run.out")
+echo "== fixed rate, SET:GET 1:10, 256 B, 10,000 keys, ${secs} s per phase, no stall"
+for conns in 50 1000; do
+  for rate in $rates; do
+    line=$("$work/archivestat" phase "$a" "r$rate-c$conns")
+    python3 - "$rate" "$conns" "$line" <<'PY'
+import sys
+rate, conns, line = sys.argv[1], sys.argv[2], sys.argv[3]
+f = dict(kv.split("=", 1) for kv in line.split())
+r, s = float(f["GET_resp_p999_us"]), float(f["GET_svc_p999_us"])
+head = f"   {int(rate):>7,} ops/s, {int(conns):>5,} connections: achieved {float(f['ops_per_s']):>8,.0f}"
+if f.get("sustained") != "true":
+    print(f"{head}, not sustained: GET p99.9 response {r/1e3:.1f} ms is the queue's, no noise floor to show")
+else:
+    print(f"{head}, GET p99.9 response {r/1e3:6.3f} ms / service {s/1e3:6.3f} ms = {r/s:5.2f}x, "
+          f"send lag p99 {float(f['GET_lag_p99_us']):7.1f} us, client {float(f['cpu_s_per_mop']):.2f} CPU-s per million ops")
+PY
+  done
+done
