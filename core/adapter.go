@@ -107,13 +107,24 @@ type Codec interface {
 // (RawIO.FDs).
 type Router interface {
 	// Route is the index in FDs of the socket that the request AppendRequest
-	// appended last goes to, or -1 when none of the connection's sockets serves
-	// it (the cluster changed since the connection was opened, or the server
-	// that serves it is down). The engine then opens a new connection for the
-	// request, and fails it as a connection error when that one has no socket
-	// for it either. Route must not allocate in the steady state.
+	// appended last goes to, or RouteReopen or RouteNone when none of the
+	// connection's sockets serves it. Route must not allocate in the steady
+	// state.
 	Route() int
 }
+
+// Route's answers when no socket of a connection serves a request.
+const (
+	// RouteReopen: the cluster changed since the connection was opened. The
+	// engine opens a new connection for the request (as send lag), and fails
+	// it as a connection error when that one has no socket for it either.
+	RouteReopen = -1
+	// RouteNone: no server serves the request now (the node that should did
+	// not answer when the connection opened, and the cluster has not moved
+	// its share yet). The request fails as a connection error; the connection
+	// stays, for the others.
+	RouteNone = -2
+)
 
 // InDoubter is implemented by codecs whose protocol can apply a write that was
 // sent and then timed out or lost its connection (Aerospike's in-doubt writes):

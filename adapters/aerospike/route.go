@@ -17,15 +17,21 @@ import (
 	"github.com/cmpbench/cmpbench/core/rawsock"
 )
 
-// routeEvery is how often the routing map is rebuilt from the client's partition
-// map, which its tend refreshes every second (ClientPolicy.TendInterval).
-const routeEvery = 100 * time.Millisecond
+const (
+	// routeEvery is how often the routing map is rebuilt from the client's
+	// partition map, which its tend refreshes every second
+	// (ClientPolicy.TendInterval).
+	routeEvery = 100 * time.Millisecond
+	// retryNodeAfter is how long a connection that could not reach a node of
+	// its map fails that node's commands before it opens again to retry it.
+	retryNodeAfter = time.Second
+)
 
 // routes is where driver wire sends the commands of each partition of the
 // namespace: the node the client would send a write to (the master, or the
 // first replica the client holds active).
 type routes struct {
-	nodes []string          // host:port of the nodes that serve a partition, sorted
+	nodes []string          // host:port of the nodes that serve a partition
 	owner [Partitions]int16 // index in nodes; -1: no node serves the partition now
 }
 
@@ -36,6 +42,8 @@ type router struct {
 	ns     string
 	policy *as.BasePolicy
 	cur    atomic.Pointer[routes]
+	next   *routes    // the rebuild's scratch, until it differs from cur
+	found  []*as.Node // the rebuild's nodes, in the order of their first partition
 	stop   chan struct{}
 	done   sync.WaitGroup
 	closed sync.Once
@@ -45,14 +53,12 @@ type router struct {
 // client has no map of is an error.
 func newRouter(client *as.Client, ns string) (*router, error) {
 	r := &router{client: client, ns: ns, policy: as.NewPolicy(), stop: make(chan struct{})}
-	m, err := r.build()
-	if err != nil {
+	if err := r.rebuild(); err != nil {
 		return nil, err
 	}
-	if len(m.nodes) == 0 {
+	if len(r.cur.Load().nodes) == 0 {
 		return nil, fmt.Errorf("no node serves a partition of namespace %q", ns)
 	}
-	r.cur.Store(m)
 	r.done.Add(1)
 	go r.keep()
 	return r, nil
@@ -61,7 +67,7 @@ func newRouter(client *as.Client, ns string) (*router, error) {
 // fixedRouter sends every partition to one node, for the tests of a server
 // that has no cluster to tend.
 func fixedRouter(addr string) *router {
-	m := &routes{nodes: []string{addr}}
+	m := &routes{nodes: []string{addr}} // every partition's owner: 0
 	r := &router{stop: make(chan struct{})}
 	r.cur.Store(m)
 	return r
@@ -77,9 +83,8 @@ func (r *router) keep() {
 			return
 		case <-tick.C:
 		}
-		if m, err := r.build(); err == nil && !m.same(r.cur.Load()) {
-			r.cur.Store(m)
-		}
+		_ = r.rebuild() // an error keeps the last map; the client's tend retries
+
 	}
 }
 
@@ -89,39 +94,50 @@ func (r *router) close() {
 	r.done.Wait()
 }
 
-// build reads the client's partition map: each partition's node for a write,
+// rebuild reads the client's partition map, each partition's node for a write
 // as the client's own commands choose it (GetNodeWrite of the default replica
-// policy).
-func (r *router) build() (*routes, error) {
+// policy), and makes it the routing map when it differs. It allocates nothing
+// but the map while nothing changes.
+func (r *router) rebuild() error {
 	cluster := r.client.Cluster()
 	key, err := as.NewKeyWithDigest(r.ns, "", "", make([]byte, digestSize))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p0, err := as.PartitionForWrite(cluster, r.policy, key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	owners := make([]string, Partitions)
+	if r.next == nil {
+		r.next = &routes{}
+	}
+	m := r.next
+	r.found = r.found[:0]
+	var p as.Partition
 	for pid := range Partitions {
-		p := *p0 // GetNodeWrite moves a partition's replica sequence on
+		p = *p0 // GetNodeWrite moves a partition's replica sequence on
 		p.PartitionId = pid
-		if node, err := p.GetNodeWrite(cluster); err == nil {
-			h := node.GetHost()
-			owners[pid] = net.JoinHostPort(h.Name, strconv.Itoa(h.Port))
+		node, err := p.GetNodeWrite(cluster)
+		if err != nil {
+			m.owner[pid] = -1
+			continue
 		}
-	}
-	m := &routes{}
-	for _, o := range owners {
-		if o != "" && !slices.Contains(m.nodes, o) {
-			m.nodes = append(m.nodes, o)
+		i := slices.Index(r.found, node)
+		if i < 0 {
+			i, r.found = len(r.found), append(r.found, node)
 		}
+		m.owner[pid] = int16(i)
 	}
-	slices.Sort(m.nodes)
-	for pid, o := range owners {
-		m.owner[pid] = int16(slices.Index(m.nodes, o))
+	m.nodes = m.nodes[:0]
+	for _, n := range r.found {
+		h := n.GetHost()
+		m.nodes = append(m.nodes, net.JoinHostPort(h.Name, strconv.Itoa(h.Port)))
 	}
-	return m, nil
+	if !m.same(r.cur.Load()) {
+		r.cur.Store(m)
+		r.next = nil // cur's now: never written again
+	}
+	return nil
 }
 
 func (m *routes) same(o *routes) bool {
@@ -131,24 +147,35 @@ func (m *routes) same(o *routes) bool {
 // route is a codec's routing: the partition of its last request, the map and
 // the connection's sockets (their nodes).
 type route struct {
-	r     *router
-	seen  *routes
-	socks []string // the nodes of the connection's sockets
-	remap []int    // index in seen.nodes -> index in socks, -1 for none
+	r        *router
+	seen     *routes
+	socks    []string // the nodes of the connection's sockets
+	remap    []int    // index in seen.nodes -> index in socks, -1 for none
+	opened   *routes  // the map the connection was opened on
+	openedAt time.Time
 }
 
 // Route implements core.Router for the codec: the socket of the last request's
-// partition, -1 when the connection has none to its node.
+// partition. When the connection has none to its node: core.RouteReopen if the
+// map changed since it was opened, or a second has passed (to retry a node
+// that did not answer then), else core.RouteNone.
 func (c *codec) Route() int {
-	m := c.route.r.cur.Load()
-	if m != c.route.seen {
-		c.route.bind(m)
+	rt := &c.route
+	m := rt.r.cur.Load()
+	if m != rt.seen {
+		rt.bind(m)
 	}
 	o := m.owner[c.pid]
 	if o < 0 {
-		return -1
+		return core.RouteNone
 	}
-	return c.route.remap[o]
+	if i := rt.remap[o]; i >= 0 {
+		return i
+	}
+	if m != rt.opened || time.Since(rt.openedAt) >= retryNodeAfter {
+		return core.RouteReopen
+	}
+	return core.RouteNone
 }
 
 func (rt *route) bind(m *routes) {
@@ -163,10 +190,11 @@ func (rt *route) bind(m *routes) {
 // that serves a partition, driven by the engine's loops (core.RawConn, each
 // request on its partition's node) or, for callers that do not drive it, by Do.
 type wireConn struct {
-	t     *target
-	codec *codec
-	socks []*rawsock.Socket
-	wbuf  []byte
+	t      *target
+	codec  *codec
+	socks  []*rawsock.Socket
+	wbuf   []byte
+	reopen bool // the map changed: Redial opens the connection again
 }
 
 // dialWire opens a socket to every node of the routing map. A node that does
@@ -181,8 +209,11 @@ func (t *target) dialWire(ctx context.Context) (*wireConn, error) {
 
 func (c *wireConn) open(ctx context.Context) error {
 	c.closeSocks()
+	c.reopen = false
+	m := c.t.routes.cur.Load()
+	c.codec.route.opened, c.codec.route.openedAt = m, time.Now()
 	var errs []error
-	for _, n := range c.t.routes.cur.Load().nodes {
+	for _, n := range m.nodes {
 		s := rawsock.New(n, c.t.timeout, c.codec, nil)
 		if err := s.Redial(ctx); err != nil {
 			errs = append(errs, err)
@@ -212,21 +243,24 @@ func (c *wireConn) Raw() (core.RawIO, bool) {
 }
 
 // Redial implements core.Redialer: it opens the connection again when a
-// socket of it failed.
+// socket of it failed or the map moved a partition to a node it has no socket
+// to.
 func (c *wireConn) Redial(ctx context.Context) error {
+	if c.reopen || len(c.socks) == 0 {
+		return c.open(ctx)
+	}
 	for _, s := range c.socks {
 		if _, ok := s.Raw(); !ok {
 			return c.open(ctx)
 		}
 	}
-	if len(c.socks) == 0 {
-		return c.open(ctx)
-	}
 	return nil
 }
 
-// Do sends op to its partition's node and reads the reply, opening the
-// connection again first when the map names a node it has no socket to.
+// Do sends op to its partition's node and reads the reply. A command whose
+// node the connection has no socket to fails as a connection error; when the
+// map changed, the next Redial (outside the timed span) opens the connection
+// again.
 func (c *wireConn) Do(ctx context.Context, op *core.Op) error {
 	if err := c.Redial(ctx); err != nil {
 		return &core.OpError{Class: core.ErrClassConnection, Err: err}
@@ -234,12 +268,8 @@ func (c *wireConn) Do(ctx context.Context, op *core.Op) error {
 	c.wbuf = c.codec.AppendRequest(c.wbuf[:0], op)
 	i := c.codec.Route()
 	if i < 0 {
-		if err := c.open(ctx); err != nil {
-			return &core.OpError{Class: core.ErrClassConnection, Err: err}
-		}
-		if i = c.codec.Route(); i < 0 {
-			return &core.OpError{Class: core.ErrClassConnection, Err: fmt.Errorf("no connection to the node of partition %d", c.codec.pid)}
-		}
+		c.reopen = i == core.RouteReopen
+		return &core.OpError{Class: core.ErrClassConnection, Err: fmt.Errorf("no connection to the node of partition %d", c.codec.pid)}
 	}
 	return c.socks[i].RoundTrip(c.wbuf, op)
 }

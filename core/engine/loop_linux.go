@@ -367,31 +367,42 @@ func (l *loop) next(c *rconn, now int64) {
 		l.dial(c, now)
 		return
 	}
-	if !l.encode(c) {
-		// The cluster changed since c's connection was opened: a new one.
+	switch l.encode(c) {
+	case core.RouteReopen: // the cluster changed since c's connection was opened
 		l.detach(c)
 		l.dial(c, now)
+		return
+	case core.RouteNone:
+		c.start = now
+		l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: errNoRoute}, now, false)
 		return
 	}
 	l.send(c)
 }
 
-// encode writes c's request into its buffer and routes it, false when none of
-// c's sockets serves it (core.Router).
-func (l *loop) encode(c *rconn) bool {
+// encode writes c's request into its buffer and routes it: the socket's index,
+// or core.RouteReopen or core.RouteNone when none of c's sockets serves it.
+func (l *loop) encode(c *rconn) int {
 	if c.op.Kind == core.OpPublish {
 		core.StampPublish(c.op.Value, c.intended, c.ready, l.e.now())
 	}
 	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf[:0], &c.op)
 	if c.router == nil {
-		return true
+		return 0
 	}
 	i := c.router.Route()
-	if i < 0 || i >= len(c.fds) {
-		return false
+	if i >= len(c.fds) {
+		i = core.RouteReopen
 	}
-	c.fd, c.sock = c.fds[i], int32(i)
-	return true
+	if i < 0 || int32(i) == c.sock {
+		return i
+	}
+	if c.wantOut { // the last request's socket: nothing more to write there
+		c.wantOut = false
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id, Pad: c.sock})
+	}
+	c.fd, c.sock, c.rlen = c.fds[i], int32(i), 0
+	return i
 }
 
 // send writes c's encoded request; its service time starts here.
@@ -505,7 +516,9 @@ func (l *loop) complete(c *rconn, opErr error, end int64, replied bool) {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
 		l.detach(c) // the stream can no longer be trusted
 	case int(core.ErrClassConnection):
-		l.detach(c)
+		if !errors.Is(opErr, errNoRoute) || c.stale {
+			l.detach(c)
+		}
 		// Wait before the next attempt on a broken connection instead of spinning;
 		// the wait is the server's doing, not send lag.
 		c.state, c.wake = stWaiting, end+int64(reconnectBackoff)
@@ -595,7 +608,7 @@ func (l *loop) takeDials() {
 					_ = d.conn.Close()
 				}
 			}
-			if err == nil && !l.encode(c) {
+			if err == nil && l.encode(c) < 0 {
 				err = errNoRoute
 			}
 			if err != nil {

@@ -58,7 +58,7 @@ func (sh *shards) without(i int) {
 // connect opens a socket to every server the map names that answers, as a
 // cluster adapter does; one that does not is left out.
 func (sh *shards) connect() (core.Conn, error) {
-	c := &shardConn{codec: &shardCodec{sh: sh}}
+	c := &shardConn{codec: &shardCodec{sh: sh, opened: sh.table.Load()}}
 	var lastErr error
 	for i, srv := range sh.srvs {
 		if !slices.Contains(*sh.table.Load(), i) {
@@ -104,8 +104,9 @@ func (c *shardConn) Close() error {
 type shardCodec struct {
 	lineCodec
 	sh      *shards
-	servers []int // the connection's sockets' servers
-	last    int   // the bucket of the last request
+	opened  *[]int // the map the connection was opened on
+	servers []int  // the connection's sockets' servers
+	last    int    // the bucket of the last request
 }
 
 func (c *shardCodec) AppendRequest(dst []byte, op *core.Op) []byte {
@@ -113,6 +114,9 @@ func (c *shardCodec) AppendRequest(dst []byte, op *core.Op) []byte {
 	return c.lineCodec.AppendRequest(dst, op)
 }
 
+// Route answers as a cluster adapter does: a connection left without a socket
+// to a server of its map (which did not answer) fails its requests until the
+// map changes, then opens again.
 func (c *shardCodec) Route() int {
 	o := c.sh.owner(c.last)
 	for i, s := range c.servers {
@@ -120,7 +124,10 @@ func (c *shardCodec) Route() int {
 			return i
 		}
 	}
-	return -1
+	if c.sh.table.Load() != c.opened {
+		return core.RouteReopen
+	}
+	return core.RouteNone
 }
 
 // TestLoopRoutesEachRequestToItsServer drives connections of three sockets
@@ -148,9 +155,9 @@ func TestLoopRoutesEachRequestToItsServer(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		sh.without(1)
 	}()
-	before := [3]int64{}
+	before, accepted := [3]int64{}, [3]int64{}
 	for i, srv := range sh.srvs {
-		before[i] = srv.requests.Load()
+		before[i], accepted[i] = srv.requests.Load(), srv.accepted.Load()
 	}
 	end, c = rawRun(t, nil, ExecLoops, spec(4, 5000, time.Second, 0), keys, sh.connect)
 	got = c.total()[core.OpGet]
@@ -165,6 +172,11 @@ func TestLoopRoutesEachRequestToItsServer(t *testing.T) {
 	}
 	if served < got.OK || got.OK < 4000 {
 		t.Fatalf("the servers took %d requests, %d succeeded", served, got.OK)
+	}
+	// A connection reopens when its socket to server 1 fails and when the map
+	// changes, not for every request server 1 cannot serve.
+	if n := sh.srvs[0].accepted.Load() - accepted[0]; n > 4*3 {
+		t.Errorf("server 0 accepted %d connections from 4 workers", n)
 	}
 }
 
