@@ -137,7 +137,7 @@ func TestClusterOnRealAerospikeIntegration(t *testing.T) {
 	if s := a.Manifest.Systems[0]; len(s.Nodes) != 3 {
 		t.Errorf("nodes %v", s.Nodes)
 	}
-	checkDriver(t, a, "aerospike-cluster", "driver=client (wire asked for, but a cluster of 3 nodes goes through the client")
+	checkDriver(t, a, "aerospike-cluster", "driver=wire (the engine drives a socket per connection to each of the 3 nodes")
 	assertNoServerOf(t, dir)
 }
 
