@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/cmpbench/cmpbench/adapters/all" // built-in adapters, served by `cmpbench plugin serve`
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/gotrace"
 	_ "github.com/cmpbench/cmpbench/workloads" // built-in workloads: suites, the plugin boundary, archives
 )
 
@@ -42,7 +43,26 @@ type globals struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(traced(os.Args[1:]))
+}
+
+// traced runs the command, writing an execution trace of this process when
+// CMPBENCH_TRACE names a directory (core/gotrace). `plugin serve` traces itself
+// as a plugin (plugins/sdk).
+func traced(args []string) int {
+	if len(args) > 0 && args[0] == "plugin" {
+		return run(args)
+	}
+	stop, err := gotrace.Start("host")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		return exitBadInput
+	}
+	code := run(args)
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+	}
+	return code
 }
 
 func run(args []string) int {

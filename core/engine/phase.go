@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/trace"
 	"sync"
 	"syscall"
 	"time"
@@ -266,6 +267,8 @@ func (e *execution) measure(ctx context.Context, p *prepared) core.PhaseEnd {
 	e.base = time.Now()
 	stopWatch := context.AfterFunc(ctx, func() { e.stop.Store(true) })
 	defer stopWatch()
+	// The phase, named in an execution trace (core/gotrace); free when not tracing.
+	defer trace.StartRegion(ctx, "phase "+e.cfg.Spec.Name).End()
 
 	drivers, c, err := e.drivers(p)
 	if err != nil {

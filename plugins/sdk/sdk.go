@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/engine"
+	"github.com/cmpbench/cmpbench/core/gotrace"
 	"github.com/cmpbench/cmpbench/plugins"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 	// Every built-in workload, registered: the host sends any of them.
@@ -29,14 +31,33 @@ import (
 
 // Serve runs the plugin server for adapter until the host ends it. Nothing may be
 // written to stdout before or during Serve: go-plugin uses it for its handshake.
+//
+// With CMPBENCH_TRACE set to a directory, the plugin process writes a Go execution
+// trace of itself there (core/gotrace), ended when Serve returns.
 func Serve(adapter core.Adapter) {
 	watchHost()
+	stop, err := gotrace.Start(traceRole(os.Args))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmpbench plugin:", err) // the run goes on, untraced
+		stop = func() error { return nil }
+	}
+	defer stop()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  plugins.Handshake,
 		VersionedPlugins: plugins.VersionedPlugins(NewServer(adapter)),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
 	})
+}
+
+// traceRole names the plugin's trace file before anything is asked of the adapter
+// (whose Info may be slow): after the built-in adapter `cmpbench plugin serve NAME`
+// serves, else after the plugin's executable.
+func traceRole(args []string) string {
+	if len(args) == 4 && args[1] == "plugin" && args[2] == "serve" {
+		return "plugin-" + args[3]
+	}
+	return "plugin-" + filepath.Base(args[0])
 }
 
 // watchHost ends the plugin when the process that started it goes away: a plugin
