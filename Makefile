@@ -121,6 +121,7 @@ fuzz:
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchmem ./core/engine ./workloads/memtier
 	bench/client.sh
+	bench/kernel.sh
 	bench/noise.sh
 	bench/aerospike.sh
 

@@ -18,6 +18,7 @@
 #   4. the host's memory over a long synthetic run (bench/hostpath).
 #
 #   bench/client.sh [seconds]        # seconds per closed-loop and fixed-rate phase (default 20)
+#   ONLY=closed bench/client.sh 10   # step 1's quiet rounds alone
 #
 # The machines here are small and noisy: compare the ratios within one run.
 set -euo pipefail
@@ -105,6 +106,7 @@ PY
 else
   echo "   memtier_benchmark is not on PATH: no comparison in this run"
 fi
+[ "${ONLY:-}" = closed ] && exit 0 # ONLY=closed: the quiet closed-loop rounds alone
 quiet_c=${c_rate[-1]}; quiet_m=0
 $have_memtier && quiet_m=${m_rate[-1]}
 ( while :; do :; done ) & hog_pid=$!

@@ -290,7 +290,7 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			case evTimer:
 				var buf [8]byte
-				_, _ = unix.Read(l.tfd, buf[:])
+				_, _ = nbRead(l.tfd, buf[:])
 				l.armed = 0
 				continue
 			}
@@ -329,6 +329,9 @@ func (l *loop) wait(now, timeout int64) int {
 		}
 		l.armed = at
 	}
+	// Read polls (pollFn) before it parks, and that poll is needed even right
+	// after the one above: Read first clears the readiness the netpoller saw, so
+	// an event that came since would otherwise wake nobody.
 	l.ready = 0
 	_ = l.epoll.Read(l.pollFn)
 	return l.ready
@@ -336,7 +339,7 @@ func (l *loop) wait(now, timeout int64) int {
 
 // poll takes the ready events without blocking.
 func (l *loop) poll() int {
-	n, err := unix.EpollWait(l.epfd, l.events, 0)
+	n, err := nbEpollWait(l.epfd, l.events)
 	if err != nil {
 		return 0
 	}
@@ -420,7 +423,7 @@ func (l *loop) send(c *rconn) {
 // can take the rest.
 func (l *loop) flush(c *rconn) {
 	for c.woff < len(c.wbuf) {
-		n, err := unix.Write(c.fd, c.wbuf[c.woff:])
+		n, err := nbWrite(c.fd, c.wbuf[c.woff:])
 		switch {
 		case err == unix.EAGAIN:
 			if !c.wantOut {
@@ -449,7 +452,7 @@ func (l *loop) readable(c *rconn) {
 		if c.rlen == len(c.rbuf) {
 			c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
 		}
-		n, err := unix.Read(c.fd, c.rbuf[c.rlen:])
+		n, err := nbRead(c.fd, c.rbuf[c.rlen:])
 		switch {
 		case err == unix.EAGAIN:
 			return
@@ -485,7 +488,7 @@ func (l *loop) readable(c *rconn) {
 func (l *loop) aside(c *rconn, sock int32) {
 	fd := c.fds[sock]
 	var b [64]byte
-	_, err := unix.Read(fd, b[:])
+	_, err := nbRead(fd, b[:])
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
@@ -597,7 +600,7 @@ func (l *loop) dial(c *rconn, now int64) {
 // takeDials attaches the sockets of finished reconnects.
 func (l *loop) takeDials() {
 	var buf [8]byte
-	_, _ = unix.Read(l.evfd, buf[:])
+	_, _ = nbRead(l.evfd, buf[:])
 	for {
 		select {
 		case d := <-l.dialed:
