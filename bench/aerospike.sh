@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 command -v asd >/dev/null || { echo "asd is not on PATH: install Aerospike Server Community Edition (README.md, Servers)"; exit 2; }
-make -s build
+build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 GOBIN=$work GOFLAGS=-mod=mod go install github.com/aerospike/aerospike-client-go/v8/tools/benchmark@v8.5.0
 stat=$work/archivestat
@@ -109,7 +109,7 @@ suite() { # name phases...
 suite load "{name: load, kind: load, connections: 50, duration: 300s, memtier: {ratio: \"1:0\", key_pattern: P}}"
 suite closed "{name: measure, connections: 50, duration: ${secs}s, memtier: {ratio: \"1:10\", key_pattern: \"R:R\"}}"
 cmpbench() { # system suite → archive path
-  ./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --quiet --systems "$1" --suite "$work/$2.yaml" >"$work/$2.out" 2>"$work/$2.err" || {
+  "$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --quiet --systems "$1" --suite "$work/$2.yaml" >"$work/$2.out" 2>"$work/$2.err" || {
     cat "$work/$2.err" "$work"/asd*/stdout >&2; return 1; }
   sed -n 's/^Archive: //p' "$work/$2.out"
 }

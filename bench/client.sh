@@ -40,7 +40,7 @@ command -v redis-server >/dev/null || { echo "redis-server is not installed (mak
 # 5,000 connections need as many descriptors in cmpbench and in redis-server.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 6000 ] || echo "note: open-file limit $(ulimit -n): the 5,000-connection step will fail"
-make -s build
+build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 go build -o "$work/hostpath" ./bench/hostpath
 stat=$work/archivestat
@@ -52,7 +52,7 @@ suite() { # name phases...
 }
 pre=() # a command the clients run under (taskset, env)
 run() { # suite → archive path on stdout
-  "${pre[@]}" ./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/$1.yaml" >"$work/$1.out" 2>"$work/$1.err" || {
+  "${pre[@]}" "$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/$1.yaml" >"$work/$1.out" 2>"$work/$1.err" || {
     cat "$work/$1.err" >&2; return 1; }
   sed -n 's/^Archive: //p' "$work/$1.out"
 }
@@ -164,7 +164,7 @@ systems:
 YAML
   declare -a t_cpu t_rate tm_cpu tm_rate
   for r in $(seq "$rounds"); do
-    a=$(./bin/cmpbench --config "$work/tls.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" 2>"$work/tls.err" | sed -n 's/^Archive: //p')
+    a=$("$cmpbench" --config "$work/tls.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" 2>"$work/tls.err" | sed -n 's/^Archive: //p')
     line=$("$stat" phase "$a" measure)
     t_cpu+=("$(field cpu_s_per_mop "$line")"); t_rate+=("$(field ops_per_s "$line")")
     printf '   round %s   cmpbench: %8s ops/s, %6s CPU-s per million ops\n' "$r" "${t_rate[-1]}" "${t_cpu[-1]}"

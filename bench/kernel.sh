@@ -7,7 +7,6 @@
 # a local redis-server this script starts. Counted over the middle of each run.
 #
 #   bench/kernel.sh [seconds]        # seconds per run (default 12; counted over seconds/2)
-#   CMPBENCH=/tmp/before/bin/cmpbench bench/kernel.sh   # another build (a before)
 #
 # Needs perf (Debian: apt-get install -y linux-perf) and the kernel's syscall
 # tracepoints; says so and stops when they are not there.
@@ -27,8 +26,7 @@ command -v redis-server >/dev/null || { echo "redis-server is not installed (mak
 command -v perf >/dev/null || { echo "perf is not installed (apt-get install -y linux-perf): no counts"; exit 0; }
 events=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_sendto,syscalls:sys_enter_sendmsg,syscalls:sys_enter_read,syscalls:sys_enter_readv,syscalls:sys_enter_recvfrom,syscalls:sys_enter_recvmsg,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep,context-switches
 perf stat -e "$events" true >/dev/null 2>&1 || { echo "perf cannot count the syscall tracepoints here (perf_event_paranoid, tracefs): no counts"; exit 0; }
-cmpbench=${CMPBENCH:-./bin/cmpbench}
-[ -n "${CMPBENCH:-}" ] || make -s build
+build_cmpbench
 start_redis
 cat >"$work/kernel.yaml" <<YAML
 name: kernel

@@ -23,3 +23,11 @@ systems:
     disposable: true
 YAML
 }
+
+# build_cmpbench sets cmpbench to the binary the scripts run: $CMPBENCH when set
+# (another build, e.g. a before: CMPBENCH=/tmp/before/bin/cmpbench bench/noise.sh),
+# else ./bin/cmpbench, built from this checkout.
+build_cmpbench() {
+  cmpbench=${CMPBENCH:-./bin/cmpbench}
+  [ -n "${CMPBENCH:-}" ] || make -s build
+}

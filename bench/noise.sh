@@ -27,7 +27,7 @@ trap cleanup EXIT
 
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-make -s build
+build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 start_redis --maxclients 10000
 
@@ -41,7 +41,7 @@ done
 { echo "name: noise"; echo "defaults:"; echo "  memtier: {key_prefix: kv_, value_size: 256}"; echo "phases:"
   echo "  - {name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 10000}}"
   printf '  - %s\n' "${phases[@]}"; } >"$work/noise.yaml"
-./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/noise.yaml" >"$work/run.out" 2>"$work/run.err" || {
+"$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/noise.yaml" >"$work/run.out" 2>"$work/run.err" || {
   cat "$work/run.err" >&2; exit 1; }
 a=$(sed -n 's/^Archive: //p' "$work/run.out")
 echo "== fixed rate, SET:GET 1:10, 256 B, 10,000 keys, ${secs} s per phase, no stall"

@@ -21,7 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
-make -s build
+build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 start_redis
 cat >"$work/closed.yaml" <<YAML
@@ -37,7 +37,7 @@ declare -A rate cpu
 echo "== closed loop, 50 connections, 1:10, 256 B, 100,000 keys, ${secs} s per run; --processes 1 and 2 alternating"
 for r in $(seq "$rounds"); do
   for k in 1 2; do
-    a=$(./bin/cmpbench --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" --processes "$k" 2>"$work/err" | sed -n 's/^Archive: //p') ||
+    a=$("$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/closed.yaml" --processes "$k" 2>"$work/err" | sed -n 's/^Archive: //p') ||
       { cat "$work/err"; exit 1; }
     line=$("$work/archivestat" phase "$a" measure)
     rate[$k]+="$(field ops_per_s "$line") "; cpu[$k]+="$(field cpu_s_per_mop "$line") "

@@ -522,3 +522,27 @@ func TestProbeRequestsAfterTheLoadAreKept(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopsFor(t *testing.T) {
+	for _, tc := range []struct {
+		rate           float64
+		cores, streams int
+		want           int
+	}{
+		{rate: 0, cores: 2, streams: 50, want: 2},          // closed loop: one per core
+		{rate: 0, cores: 16, streams: 4, want: 4},          // no more loops than connections
+		{rate: 200, cores: 2, streams: 50, want: 1},        // a side load
+		{rate: 20_000, cores: 2, streams: 1000, want: 1},   // paced: one per 50,000 ops/s
+		{rate: 50_000, cores: 2, streams: 50, want: 1},     //
+		{rate: 50_001, cores: 2, streams: 50, want: 2},     //
+		{rate: 100_000, cores: 2, streams: 50, want: 2},    //
+		{rate: 1_000_000, cores: 2, streams: 50, want: 2},  // never more than the cores
+		{rate: 180_000, cores: 16, streams: 1000, want: 4}, //
+		{rate: 1_000_000, cores: 16, streams: 3, want: 3},  //
+		{rate: 20_000, cores: 2, streams: 0, want: 0},      // nothing to drive
+	} {
+		if got := loopsFor(tc.rate, tc.cores, tc.streams); got != tc.want {
+			t.Errorf("loopsFor(%v, %d cores, %d connections) = %d, want %d", tc.rate, tc.cores, tc.streams, got, tc.want)
+		}
+	}
+}
