@@ -24,10 +24,10 @@ import (
 
 // wait is one goroutine's wait from runnable to running.
 type wait struct {
-	role       string
-	at, dur    int64 // ns since the trace's first event
-	busy       []string
-	gc, during bool
+	role    string
+	at, dur int64 // ns since the trace's first event
+	busy    []string
+	gc      bool
 }
 
 // reader follows goroutine and processor states through the trace.
