@@ -24,8 +24,12 @@ trap cleanup EXIT
 
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
 command -v perf >/dev/null || { echo "perf is not installed (apt-get install -y linux-perf): no counts"; exit 0; }
-events=raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_sendto,syscalls:sys_enter_sendmsg,syscalls:sys_enter_read,syscalls:sys_enter_readv,syscalls:sys_enter_recvfrom,syscalls:sys_enter_recvmsg,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep,context-switches
-perf stat -e "$events" true >/dev/null 2>&1 || { echo "perf cannot count the syscall tracepoints here (perf_event_paranoid, tracefs): no counts"; exit 0; }
+events=raw_syscalls:sys_enter,context-switches
+for s in write writev sendto sendmsg read readv recvfrom recvmsg epoll_pwait epoll_wait futex nanosleep; do
+  # not every architecture has every call (arm64 has no epoll_wait)
+  perf stat -e "syscalls:sys_enter_$s" true >/dev/null 2>&1 && events+=",syscalls:sys_enter_$s"
+done
+[[ $events == *sys_enter_write* ]] || { echo "perf cannot count the syscall tracepoints here (perf_event_paranoid, tracefs): no counts"; exit 0; }
 build_cmpbench
 start_redis
 cat >"$work/kernel.yaml" <<YAML
@@ -62,11 +66,12 @@ echo "== the kernel's side, closed loop, 50 connections, 1:10, 256 B, 100,000 ke
 "$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/kernel.yaml" >"$work/run.out" 2>"$work/run.err" &
 run_pid=$!
 for _ in $(seq 600); do # the measured phase starts after the load
-  grep -q "measure" "$work/run.err" 2>/dev/null && break
+  grep -q ": measure (" "$work/run.err" 2>/dev/null && break
   sleep 0.1
 done
 sleep 1
-plugin=$(pgrep -f "plugin serve resp" | head -1)
+plugin=$(pgrep -P "$run_pid" -f "plugin serve resp" | head -1) || true
+[ -n "$plugin" ] || { echo "no plugin process of this run found" >&2; cat "$work/run.err" >&2; exit 1; }
 count cmpbench "$plugin"
 wait "$run_pid"
 if command -v memtier_benchmark >/dev/null; then

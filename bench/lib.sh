@@ -28,6 +28,13 @@ YAML
 # (another build, e.g. a before: CMPBENCH=/tmp/before/bin/cmpbench bench/noise.sh),
 # else ./bin/cmpbench, built from this checkout.
 build_cmpbench() {
-  cmpbench=${CMPBENCH:-./bin/cmpbench}
-  [ -n "${CMPBENCH:-}" ] || make -s build
+  cmpbench=./bin/cmpbench
+  if [ -n "${CMPBENCH:-}" ]; then
+    # the scripts run from the checkout's root: a relative path was given from
+    # where the user stood
+    cmpbench=$(cd "$OLDPWD" 2>/dev/null && realpath "$CMPBENCH") || { echo "CMPBENCH=$CMPBENCH: not found" >&2; exit 2; }
+    [ -x "$cmpbench" ] || { echo "CMPBENCH=$CMPBENCH: not an executable" >&2; exit 2; }
+  else
+    make -s build
+  fi
 }

@@ -64,8 +64,8 @@ type Redialer interface {
 
 // RawConn is implemented by connections that the engine can drive itself: it writes
 // the requests and reads the replies on the connection's non-blocking socket, so that
-// one event loop per core serves many connections (as memtier_benchmark's libevent
-// loop does) instead of one parked goroutine each. The adapter still never times
+// an event loop (one per core at full load) serves many connections (as
+// memtier_benchmark's libevent loop does) instead of one parked goroutine each. The adapter still never times
 // anything: it only encodes requests and parses replies. Do must keep working on a
 // RawConn that the engine does not drive (the side probe, other engines).
 type RawConn interface {

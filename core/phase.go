@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -120,8 +121,8 @@ func (p PhaseSpec) Validate() []error {
 	if p.ConnTotal != 0 && (p.ConnBase < 0 || p.ConnBase+p.Connections > p.ConnTotal) {
 		add("shard connections %d to %d are outside the phase's %d", p.ConnBase, p.ConnBase+p.Connections-1, p.ConnTotal)
 	}
-	if p.Rate < 0 {
-		add("rate must not be negative, got %g", p.Rate)
+	if p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) {
+		add("rate must be a finite number of requests/s, not negative, got %g", p.Rate)
 	}
 	if p.Duration <= 0 {
 		add("duration must be positive: every phase is bounded in time")

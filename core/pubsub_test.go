@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func TestPubSubPhaseRules(t *testing.T) {
 		{func(p *PhaseSpec) { p.Kind, p.Ops = PhaseLoad, 10 }, "cannot be a load"},
 		{func(p *PhaseSpec) { p.Probe = &ProbeSpec{Rate: 10} }, "no side probe"},
 		{func(p *PhaseSpec) { p.Workload = nil }, "no workload"},
+		{func(p *PhaseSpec) { p.Rate = math.Inf(1) }, "rate must be a finite number"},
+		{func(p *PhaseSpec) { p.Rate = math.NaN() }, "rate must be a finite number"},
+		{func(p *PhaseSpec) { p.Rate = -1 }, "rate must be a finite number"},
 	} {
 		p := base
 		tc.edit(&p)

@@ -6,7 +6,9 @@
 // adds (a thread waiting for a CPU) is not in a Go trace (bench/README.md says
 // how it was measured). For the longest waits of the event loops it shows what
 // held the processors (Ps) when the wait began, and whether the garbage
-// collector was running.
+// collector was marking or the world stopped then. The tracer itself stops the
+// world briefly once a second, to start a new generation of the trace: a wait
+// at a whole second may be its doing.
 //
 //	go run ./bench/schedlat TRACE [longest]     # longest: how many waits to detail (default 5)
 package main
@@ -34,7 +36,7 @@ type wait struct {
 type reader struct {
 	start    int64
 	roles    map[trace.GoID]string
-	runnable map[trace.GoID]int64
+	runnable map[trace.GoID]wait // waits begun: when, and what ran then
 	running  map[trace.ProcID]trace.GoID
 	gc       int // GC mark phases and stop-the-worlds in progress
 	phases   []phase
@@ -81,7 +83,7 @@ func read(path string) ([]phase, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &reader{start: -1, roles: map[trace.GoID]string{}, runnable: map[trace.GoID]int64{}, running: map[trace.ProcID]trace.GoID{}}
+	r := &reader{start: -1, roles: map[trace.GoID]string{}, runnable: map[trace.GoID]wait{}, running: map[trace.ProcID]trace.GoID{}}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -104,7 +106,7 @@ func (r *reader) event(ev trace.Event) {
 	case trace.EventRegionBegin, trace.EventRegionEnd:
 		r.region(ev, t)
 	case trace.EventRangeBegin, trace.EventRangeEnd:
-		if name := ev.Range().Name; strings.HasPrefix(name, "GC ") || strings.HasPrefix(name, "stop-the-world") {
+		if name := ev.Range().Name; name == "GC concurrent mark phase" || strings.HasPrefix(name, "stop-the-world") {
 			if ev.Kind() == trace.EventRangeBegin {
 				r.gc++
 			} else if r.gc > 0 {
@@ -144,11 +146,14 @@ func (r *reader) transition(ev trace.Event, t int64) {
 		r.learn(g, ev.Stack()) // its own stack, not its creator's
 	}
 	switch {
-	case to == trace.GoRunnable && from != trace.GoRunning:
-		r.runnable[g] = t // woken, not preempted: preemption is the goroutine's own CPU use
+	case to == trace.GoRunnable && from != trace.GoRunning && from != trace.GoRunnable:
+		// Woken: not preempted (the goroutine's own CPU use), and not the
+		// tracer restating, once a second, that a runnable goroutine still is.
+		r.runnable[g] = wait{at: t, busy: r.busy(), gc: r.gc > 0}
 	case to == trace.GoRunning:
-		if at, ok := r.runnable[g]; ok && r.cur != nil {
-			r.cur.waits = append(r.cur.waits, wait{role: r.role(g), at: at, dur: t - at, busy: r.busy(ev.Proc()), gc: r.gc > 0})
+		if w, ok := r.runnable[g]; ok && r.cur != nil {
+			w.role, w.dur = r.role(g), t-w.at
+			r.cur.waits = append(r.cur.waits, w)
 		}
 		delete(r.runnable, g)
 		r.running[ev.Proc()] = g
@@ -162,13 +167,11 @@ func (r *reader) transition(ev trace.Event, t int64) {
 	}
 }
 
-// busy names what runs on the Ps other than p.
-func (r *reader) busy(p trace.ProcID) []string {
+// busy names what runs on the Ps.
+func (r *reader) busy() []string {
 	var b []string
-	for q, g := range r.running {
-		if q != p {
-			b = append(b, r.role(g))
-		}
+	for _, g := range r.running {
+		b = append(b, r.role(g))
 	}
 	slices.Sort(b)
 	return b
@@ -235,7 +238,7 @@ func report(p phase, longest int) {
 	}
 	slices.SortFunc(loops, func(a, b wait) int { return int(b.dur - a.dur) })
 	for _, w := range loops[:min(longest, len(loops))] {
-		busy := "none (a thread had to be woken)"
+		busy := "nothing (an idle P: a thread had to be woken)"
 		if len(w.busy) > 0 {
 			busy = strings.Join(w.busy, ", ")
 		}
@@ -243,6 +246,6 @@ func report(p phase, longest int) {
 		if w.gc {
 			gc = "; GC running"
 		}
-		fmt.Printf("    loop waited %7.1f us at %.3f s; the other Ps ran: %s%s\n", float64(w.dur)/1e3, float64(w.at-p.begin)/1e9, busy, gc)
+		fmt.Printf("    loop waited %7.1f us from %.3f s; the Ps ran: %s%s\n", float64(w.dur)/1e3, float64(w.at-p.begin)/1e9, busy, gc)
 	}
 }

@@ -43,7 +43,7 @@ type Config struct {
 // Executors.
 const (
 	ExecAuto       = ""
-	ExecLoops      = "loops"      // one event loop per core over raw sockets
+	ExecLoops      = "loops"      // event loops (one per core at full load) over raw sockets
 	ExecGoroutines = "goroutines" // one goroutine per connection, calling Conn.Do
 )
 

@@ -540,6 +540,8 @@ func TestLoopsFor(t *testing.T) {
 		{rate: 180_000, cores: 16, streams: 1000, want: 4}, //
 		{rate: 1_000_000, cores: 16, streams: 3, want: 3},  //
 		{rate: 20_000, cores: 2, streams: 0, want: 0},      // nothing to drive
+		{rate: 1e300, cores: 2, streams: 50, want: 2},      // far beyond any machine
+		{rate: 0.001, cores: 8, streams: 50, want: 1},      //
 	} {
 		if got := loopsFor(tc.rate, tc.cores, tc.streams); got != tc.want {
 			t.Errorf("loopsFor(%v, %d cores, %d connections) = %d, want %d", tc.rate, tc.cores, tc.streams, got, tc.want)

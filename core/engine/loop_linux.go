@@ -18,10 +18,11 @@ import (
 const loopsAvailable = true
 
 // Event loops drive raw connections (core.RawConn) the way memtier_benchmark's
-// libevent threads do: one loop per core owns many non-blocking sockets in an epoll
-// set of its own, takes every ready one in one epoll_wait, writes each request with
-// one write and reads each reply with one read. There is no goroutine per connection
-// to park and wake, and no wasted read that finds nothing. When nothing is ready,
+// libevent threads do: a loop (one per core at full load; see loopsFor) owns many
+// non-blocking sockets in an epoll set of its own, takes every ready one in one
+// epoll_wait, writes each request with one write and reads each reply with one
+// read. There is no goroutine per connection to park and wake, and no wasted read
+// that finds nothing. When nothing is ready,
 // the loop parks on its epoll descriptor through Go's netpoller, so the runtime's
 // other goroutines (the collector, the probe, the plugin's gRPC stream) run and are
 // woken on time, as a thread blocked in epoll_wait would not let them. Open-loop
@@ -115,7 +116,7 @@ type loop struct {
 	lastCheck int64
 }
 
-// newLoops spreads the streams over one loop per core and registers their sockets.
+// newLoops spreads the streams over n loops (loopsFor) and registers their sockets.
 func newLoops(e *execution, c *collector, streams []*stream, n int) ([]*loop, error) {
 	loops := make([]*loop, n)
 	for i := range loops {
@@ -204,6 +205,13 @@ func (l *loop) attach(c *rconn, conn core.Conn) error {
 		}
 	} else {
 		fds = append(c.fds[:0], raw.FD)
+	}
+	for _, fd := range fds {
+		// The loop reads and writes with raw system calls (nbsys_linux.go): a
+		// blocking socket would hold a P, and stop the world, until it returned.
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil && fl&unix.O_NONBLOCK == 0 {
+			return errors.New("the adapter returned a blocking socket: a raw connection's sockets must be non-blocking (core.RawIO)")
+		}
 	}
 	for i, fd := range fds {
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id, Pad: int32(i)}); err != nil {

@@ -303,15 +303,16 @@ const perLoopRate = 50_000
 
 // loopsFor is how many event loops drive a phase: one per core in a closed loop;
 // at a fixed rate, one per perLoopRate ops/s of it, at least one and at most one
-// per core and per connection. A loop paced far below what it can do spends most
+// per core and per connection (a rate is a process's share when a run is split
+// over processes or shards). A loop paced far below what it can do spends most
 // of its CPU waking up for each send and reply, and so does every extra thread
 // the runtime keeps spinning for it: on 2 cores at 20,000 and at 50,000 ops/s,
 // one loop used 11-13% less CPU than two and halved the send lag's p99
 // (bench/README.md, issue 30). What is measured does not change.
 func loopsFor(rate float64, cores, streams int) int {
 	n := cores
-	if rate > 0 {
-		n = min(n, int(math.Ceil(rate/perLoopRate)))
+	if rate > 0 && rate < float64(cores)*perLoopRate {
+		n = max(1, int(math.Ceil(rate/perLoopRate)))
 	}
 	return min(n, streams)
 }

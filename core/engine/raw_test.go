@@ -675,3 +675,23 @@ func TestSourcesAreToldWhenAnOperationFinishes(t *testing.T) {
 		})
 	}
 }
+
+// The loops call the kernel without telling the scheduler, which is only safe on
+// non-blocking sockets: a connection that hands over a blocking one fails the
+// phase, saying why, instead of hanging the process.
+func TestLoopsRefuseABlockingSocket(t *testing.T) {
+	srv := newLineServer(t, nil)
+	end, _ := rawRun(t, srv, ExecLoops, spec(2, 0, 10*time.Second, 100), nil, func() (core.Conn, error) {
+		lc, err := dialLine(srv.addr(), time.Second)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.SetNonblock(lc.fd, false); err != nil {
+			return nil, err
+		}
+		return lc, nil
+	})
+	if end.Status == core.StatusOK || !strings.Contains(end.Error, "blocking socket") {
+		t.Fatalf("%s %q, want the phase failed for a blocking socket", end.Status, end.Error)
+	}
+}
