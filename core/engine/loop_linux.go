@@ -22,10 +22,10 @@ const loopsAvailable = true
 // non-blocking sockets in an epoll set of its own, takes every ready one in one
 // epoll_wait, writes each request with one write and reads each reply with one
 // read. There is no goroutine per connection to park and wake, and no wasted read
-// that finds nothing. When nothing is ready,
-// the loop parks on its epoll descriptor through Go's netpoller, so the runtime's
-// other goroutines (the collector, the probe, the plugin's gRPC stream) run and are
-// woken on time, as a thread blocked in epoll_wait would not let them. Open-loop
+// that finds nothing. When nothing is ready, the loop parks on its epoll
+// descriptor through Go's netpoller, so the runtime's other goroutines (the
+// collector, the probe, the plugin's gRPC stream) run and are woken on time, as a
+// thread blocked in epoll_wait would not let them. Open-loop
 // sends are timed by a timerfd in the loop's epoll set, which wakes it within tens
 // of microseconds (Go's own timers are only as fine as a millisecond when idle).
 

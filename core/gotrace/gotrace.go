@@ -8,7 +8,6 @@ package gotrace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,6 +43,6 @@ func Start(role string) (stop func() error, err error) {
 	return func() error {
 		trace.Log(context.Background(), "cmpbench", EndMark)
 		trace.Stop()
-		return errors.Join(f.Close())
+		return f.Close()
 	}, nil
 }
