@@ -523,6 +523,30 @@ func TestProbeRequestsAfterTheLoadAreKept(t *testing.T) {
 	}
 }
 
+func TestLoopsBlock(t *testing.T) {
+	for _, tc := range []struct {
+		rate     float64
+		n, procs int
+		want     bool
+	}{
+		{rate: 20_000, n: 1, procs: 2, want: true},  // a P left, well below a loop's rate
+		{rate: 25_000, n: 1, procs: 2, want: true},  //
+		{rate: 25_001, n: 1, procs: 2, want: false}, // close to what a loop can do
+		{rate: 50_000, n: 1, procs: 2, want: false}, //
+		{rate: 40_000, n: 2, procs: 4, want: true},  // per loop
+		{rate: 20_000, n: 2, procs: 2, want: false}, // no P left
+		{rate: 20_000, n: 1, procs: 1, want: false}, //
+		{rate: 0, n: 1, procs: 2, want: false},      // a closed loop is never short of work
+		{rate: 20_000, n: 0, procs: 2, want: false}, // nothing to drive
+		{rate: 0.001, n: 1, procs: 16, want: true},  //
+		{rate: 1e300, n: 2, procs: 16, want: false}, //
+	} {
+		if got := loopsBlock(tc.rate, tc.n, tc.procs); got != tc.want {
+			t.Errorf("loopsBlock(%v, %d loops, %d Ps) = %v, want %v", tc.rate, tc.n, tc.procs, got, tc.want)
+		}
+	}
+}
+
 func TestLoopsFor(t *testing.T) {
 	for _, tc := range []struct {
 		rate           float64

@@ -28,12 +28,19 @@ const loopsAvailable = true
 // thread blocked in epoll_wait would not let them. Open-loop
 // sends are timed by a timerfd in the loop's epoll set, which wakes it within tens
 // of microseconds (Go's own timers are only as fine as a millisecond when idle).
+// A paced loop that leaves a P free waits in epoll_pwait2 instead, between parks
+// (wait, loopsBlock): one system call in place of a timer, a poll and the
+// netpoller's trip.
 
 const (
 	// timeoutCheckEvery is how often busy connections are checked for late replies.
 	timeoutCheckEvery = int64(10 * time.Millisecond)
-	readBufSize       = 4 << 10
-	maxEvents         = 256
+	// parkEvery bounds the time between a loop's passes through Go's scheduler
+	// (parking), where the collector's timers and the plugin's other goroutines
+	// run: between them, a loop that must wait blocks in a system call.
+	parkEvery   = int64(time.Millisecond)
+	readBufSize = 4 << 10
+	maxEvents   = 256
 )
 
 type connState uint8
@@ -102,6 +109,11 @@ type loop struct {
 	evfd   int   // written when a reconnect finishes, to wake the loop
 	tfd    int   // the pacing timer
 	armed  int64 // when tfd fires, ns from the phase start; 0 = disarmed
+	parked int64 // when the loop last parked through the netpoller
+	// blocks says the loop may wait in a system call (block, loopsBlock), and
+	// the kernel has epoll_pwait2.
+	blocks bool
+	ts     unix.Timespec
 	conns  []*rconn
 	heap   wakeHeap
 	events []unix.EpollEvent
@@ -116,8 +128,9 @@ type loop struct {
 	lastCheck int64
 }
 
-// newLoops spreads the streams over n loops (loopsFor) and registers their sockets.
-func newLoops(e *execution, c *collector, streams []*stream, n int) ([]*loop, error) {
+// newLoops spreads the streams over n loops (loopsFor) and registers their
+// sockets; blocks says they may wait in system calls (loopsBlock).
+func newLoops(e *execution, c *collector, streams []*stream, n int, blocks bool) ([]*loop, error) {
 	loops := make([]*loop, n)
 	for i := range loops {
 		l, err := newLoop(e, c.outbox(false))
@@ -145,6 +158,7 @@ func newLoops(e *execution, c *collector, streams []*stream, n int) ([]*loop, er
 	}
 	dials := make(chan struct{}, connectParallel)
 	for _, l := range loops {
+		l.blocks = blocks
 		l.live = len(l.conns)
 		l.dialed = make(chan dialResult, len(l.conns))
 		l.dials = dials
@@ -321,10 +335,23 @@ func (l *loop) run(ctx context.Context) {
 }
 
 // wait returns the ready events, waiting up to timeout ns (from now) for one.
+// It parks through the netpoller, woken by the loop's timer; or, when the loops
+// leave a P free and are paced well below what they can do (loopsBlock), it
+// waits in a system call (block) between parks at most parkEvery apart. A parked
+// goroutine gives its P to the rest of the process and polls the network for it;
+// one in a system call does not, and with every P so held the probe's replies
+// and the collector would wait for the next park.
 func (l *loop) wait(now, timeout int64) int {
-	if n := l.poll(); n > 0 || timeout <= 0 {
+	if timeout <= 0 {
+		return l.poll()
+	}
+	if l.blocks && now-l.parked < parkEvery {
+		return l.block(min(timeout, l.parked+parkEvery-now))
+	}
+	if n := l.poll(); n > 0 {
 		return n
 	}
+	l.parked = now
 	// Arm the timer unless it fires before the deadline anyway: a spurious wake
 	// costs less than a timerfd_settime per wait.
 	if at := now + timeout; l.armed == 0 || l.armed <= now || l.armed > at {
@@ -343,6 +370,32 @@ func (l *loop) wait(now, timeout int64) int {
 	l.ready = 0
 	_ = l.epoll.Read(l.pollFn)
 	return l.ready
+}
+
+// block waits up to timeout ns for events in one system call, epoll_pwait2,
+// whose timeout is in nanoseconds: no timer to arm and read, and no trip through
+// the netpoller and another thread. The call is not announced to the scheduler
+// (nbsys_linux.go): announced, a wait of more than 20 µs could lose the loop its
+// P, and on return it would queue for one. A signal ends the wait, so the
+// runtime's preemption, and the garbage collector's stop of the world, reach the
+// loop at once. Goroutines readied meanwhile run on the P the loops leave free;
+// those queued on this loop's P, at its next park, at most parkEvery away.
+func (l *loop) block(timeout int64) int {
+	// The kernel may end the wait as late as the thread's timer slack (50 µs by
+	// default) after the timeout, and that lag would reach the sends. Slack is
+	// per thread and the goroutine may have moved since its last wait, so every
+	// wait asks for none; it stays so on that thread, for Go's runtime too,
+	// whose timers then fire on time.
+	_, _, _ = unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0)
+	l.ts = unix.NsecToTimespec(timeout)
+	n, err := epollPwait2(l.epfd, l.events, &l.ts)
+	switch err {
+	case nil:
+		return n
+	case unix.ENOSYS, unix.EPERM: // before Linux 5.11, or refused by a seccomp filter
+		l.blocks = false
+	}
+	return 0 // EINTR: a signal (Go preempts with one); the loop looks again
 }
 
 // poll takes the ready events without blocking.

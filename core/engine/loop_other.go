@@ -12,7 +12,7 @@ const loopsAvailable = false
 
 type loop struct{}
 
-func newLoops(*execution, *collector, []*stream, int) ([]*loop, error) {
+func newLoops(*execution, *collector, []*stream, int, bool) ([]*loop, error) {
 	return nil, errors.New("the event-loop executor needs Linux")
 }
 

@@ -7,9 +7,10 @@ import (
 )
 
 // The event loop's system calls on its non-blocking descriptors, made without
-// telling Go's scheduler (RawSyscall). None of them can block: a socket, eventfd
-// or timerfd opened O_NONBLOCK, and epoll_wait with a zero timeout, return at
-// once. Announced system calls (unix.Read and the like) cost the loop the
+// telling Go's scheduler (RawSyscall). None of them can block, but for one: a
+// socket, eventfd or timerfd opened O_NONBLOCK, and epoll_wait with a zero
+// timeout, return at once; epollPwait2 waits at most a millisecond (the loop's
+// parkEvery), and a signal (Go's preemption) ends it sooner. Announced system calls (unix.Read and the like) cost the loop the
 // scheduler's bookkeeping on both sides of every call, and they keep the
 // runtime's monitor thread (sysmon) waking every 20 µs to look for a processor
 // held in a system call; in a closed loop over loopback that was a tenth of the
@@ -52,4 +53,18 @@ func bufPtr(p []byte) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&p[0])
+}
+
+// epollPwait2 waits up to timeout for events of epfd (epoll_pwait2, Linux 5.11).
+// It blocks, unannounced to the scheduler: see the loop's block for why.
+func epollPwait2(epfd int, events []unix.EpollEvent, timeout *unix.Timespec) (int, error) {
+	var p unsafe.Pointer
+	if len(events) > 0 {
+		p = unsafe.Pointer(&events[0])
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(p), uintptr(len(events)), uintptr(unsafe.Pointer(timeout)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }
