@@ -38,3 +38,29 @@ build_cmpbench() {
     make -s build
   fi
 }
+
+# sample_runqueue PID REDIS_PID prints, every second while PID lives, a line:
+# the time (µs since the epoch), then for the threads of PID's plugin child
+# ("plugin serve") and of REDIS_PID, summed from /proc/*/task/*/schedstat, the
+# nanoseconds they ran on a CPU, the nanoseconds they waited on a run queue for
+# one, and how many times they were put on one. Bash alone reads
+# them: no process is started per sample, which would load the machine measured.
+sample_runqueue() {
+  local run=$1 redis=$2 plugin="" pid f r w n sr sw sn line
+  set +e # a thread that ends between the listing and the read is no failure
+  while kill -0 "$run" 2>/dev/null; do
+    if [ -z "$plugin" ] || [ ! -d "/proc/$plugin" ]; then
+      plugin=$(pgrep -P "$run" -f 'plugin serve' | head -1)
+    fi
+    line=${EPOCHREALTIME/[.,]/}
+    for pid in "$plugin" "$redis"; do
+      sr=0 sw=0 sn=0
+      for f in /proc/"${pid:-none}"/task/*/schedstat; do
+        if read -r r w n <"$f"; then sr=$((sr + r)) sw=$((sw + w)) sn=$((sn + n)); fi 2>/dev/null
+      done
+      line+=" $sr $sw $sn"
+    done
+    echo "$line"
+    sleep 1
+  done
+}

@@ -1,7 +1,7 @@
 // Command archivestat prints the numbers the bench/ scripts compare, read from a
 // run archive:
 //
-//	archivestat phase ARCHIVE PHASE  # one line of key=value: throughput, client CPU, latencies
+//	archivestat phase ARCHIVE PHASE  # one line of key=value: throughput, client CPU, latencies, when it ran, the machine's busy cores
 //	archivestat lag ARCHIVE PHASE    # side-probe send lag by position within the interval
 //	archivestat rss ARCHIVE PHASE    # the largest RSS of the host and plugin processes
 //
@@ -75,6 +75,15 @@ func phase(a *archive.Archive, name string) {
 		ops, errs, r0.DurationS, r0.AchievedRate, r0.Status, r0.ClientCPUS, r0.HostCPUS, cpu/(float64(ops)/1e6), r0.ClientLagged, r0.ClientBound)
 	if r0.Sustained != nil {
 		fmt.Printf(" sustained=%v", *r0.Sustained)
+	}
+	for _, p := range a.Manifest.Phases {
+		if p.Name == name && p.Repetition <= 1 {
+			fmt.Printf(" started_unix_ns=%d ended_unix_ns=%d", p.Started.UnixNano(), p.Ended.UnixNano())
+			if p.Host != nil {
+				fmt.Printf(" host_cores=%d host_busy_cores=%.2f", p.Host.Cores, p.Host.BusyCores)
+			}
+			break
+		}
 	}
 	for _, op := range []string{"GET", "SET"} {
 		if r, ok := lat[op]; ok {
