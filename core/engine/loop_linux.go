@@ -35,9 +35,9 @@ const loopsAvailable = true
 const (
 	// timeoutCheckEvery is how often busy connections are checked for late replies.
 	timeoutCheckEvery = int64(10 * time.Millisecond)
-	// parkEvery bounds the time between a loop's passes through Go's scheduler
-	// (parking), where the collector's timers and the plugin's other goroutines
-	// run: between them, a loop that must wait blocks in a system call.
+	// parkEvery bounds how long a loop that may block (loopsBlock) waits in
+	// system calls before it parks through Go's scheduler again, unless it finds
+	// work ready by then: it never parks while it has work, blocking or not.
 	parkEvery   = int64(time.Millisecond)
 	readBufSize = 4 << 10
 	maxEvents   = 256
@@ -113,7 +113,7 @@ type loop struct {
 	// blocks says the loop may wait in a system call (block, loopsBlock), and
 	// the kernel has epoll_pwait2.
 	blocks bool
-	ts     unix.Timespec
+	ts     kernelTimespec
 	conns  []*rconn
 	heap   wakeHeap
 	events []unix.EpollEvent
@@ -337,16 +337,16 @@ func (l *loop) run(ctx context.Context) {
 // wait returns the ready events, waiting up to timeout ns (from now) for one.
 // It parks through the netpoller, woken by the loop's timer; or, when the loops
 // leave a P free and are paced well below what they can do (loopsBlock), it
-// waits in a system call (block) between parks at most parkEvery apart. A parked
-// goroutine gives its P to the rest of the process and polls the network for it;
-// one in a system call does not, and with every P so held the probe's replies
-// and the collector would wait for the next park.
+// waits in a system call (block), for up to parkEvery after its last park. A
+// parked goroutine gives its P to the rest of the process and polls the network
+// for it; one in a system call does not, and with every P so held the probe's
+// replies and the collector would wait for the loop's next park.
 func (l *loop) wait(now, timeout int64) int {
 	if timeout <= 0 {
 		return l.poll()
 	}
 	if l.blocks && now-l.parked < parkEvery {
-		return l.block(min(timeout, l.parked+parkEvery-now))
+		return l.block(min(now+timeout, l.parked+parkEvery))
 	}
 	if n := l.poll(); n > 0 {
 		return n
@@ -372,30 +372,37 @@ func (l *loop) wait(now, timeout int64) int {
 	return l.ready
 }
 
-// block waits up to timeout ns for events in one system call, epoll_pwait2,
-// whose timeout is in nanoseconds: no timer to arm and read, and no trip through
-// the netpoller and another thread. The call is not announced to the scheduler
-// (nbsys_linux.go): announced, a wait of more than 20 µs could lose the loop its
-// P, and on return it would queue for one. A signal ends the wait, so the
+// block waits for events until deadline (ns from the phase start) in one system
+// call, epoll_pwait2, whose timeout is in nanoseconds: no timer to arm and read,
+// and no trip through the netpoller and another thread. The call is not
+// announced to the scheduler (nbsys_linux.go), so the loop keeps its P
+// throughout (announced, it measured no different); a goroutine readied onto that
+// P is taken by the one the loops leave free, and a signal ends the wait, so the
 // runtime's preemption, and the garbage collector's stop of the world, reach the
-// loop at once. Goroutines readied meanwhile run on the P the loops leave free;
-// those queued on this loop's P, at its next park, at most parkEvery away.
-func (l *loop) block(timeout int64) int {
+// loop at once.
+func (l *loop) block(deadline int64) int {
 	// The kernel may end the wait as late as the thread's timer slack (50 µs by
 	// default) after the timeout, and that lag would reach the sends. Slack is
 	// per thread and the goroutine may have moved since its last wait, so every
-	// wait asks for none; it stays so on that thread, for Go's runtime too,
-	// whose timers then fire on time.
+	// wait asks for none; it stays so on that thread (and the threads it starts).
 	_, _, _ = unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0)
-	l.ts = unix.NsecToTimespec(timeout)
+	// Measured from now: the loop's work since wait was called is not slept.
+	timeout := deadline - l.e.now()
+	if timeout <= 0 {
+		return l.poll()
+	}
+	l.ts = kernelTimespec{sec: timeout / 1e9, nsec: timeout % 1e9}
 	n, err := epollPwait2(l.epfd, l.events, &l.ts)
 	switch err {
 	case nil:
 		return n
-	case unix.ENOSYS, unix.EPERM: // before Linux 5.11, or refused by a seccomp filter
-		l.blocks = false
+	case unix.EINTR: // a signal (Go preempts with one): the loop looks again
+		return 0
 	}
-	return 0 // EINTR: a signal (Go preempts with one); the loop looks again
+	// ENOSYS before Linux 5.11, EPERM from a seccomp filter, or anything else:
+	// the loop parks from now on, as it did before it could block.
+	l.blocks = false
+	return l.poll()
 }
 
 // poll takes the ready events without blocking.

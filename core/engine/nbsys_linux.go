@@ -7,15 +7,16 @@ import (
 )
 
 // The event loop's system calls on its non-blocking descriptors, made without
-// telling Go's scheduler (RawSyscall). None of them can block, but for one: a
-// socket, eventfd or timerfd opened O_NONBLOCK, and epoll_wait with a zero
-// timeout, return at once; epollPwait2 waits at most a millisecond (the loop's
-// parkEvery), and a signal (Go's preemption) ends it sooner. Announced system calls (unix.Read and the like) cost the loop the
-// scheduler's bookkeeping on both sides of every call, and they keep the
-// runtime's monitor thread (sysmon) waking every 20 µs to look for a processor
-// held in a system call; in a closed loop over loopback that was a tenth of the
-// plugin's CPU (bench/README.md, issue 30). The loop still parks through the
-// netpoller when nothing is ready, so the runtime's other goroutines run.
+// telling Go's scheduler (RawSyscall). All but one return at once: a socket,
+// eventfd or timerfd opened O_NONBLOCK, and epoll_wait with a zero timeout;
+// epollPwait2 waits at most a millisecond (the loop's parkEvery), and a signal
+// (Go's preemption) ends it sooner. Announced system calls (unix.Read and the
+// like) cost the loop the scheduler's bookkeeping on both sides of every call,
+// and they keep the runtime's monitor thread (sysmon) waking every 20 µs to look
+// for a processor held in a system call; in a closed loop over loopback that was
+// a tenth of the plugin's CPU (bench/README.md, issue 30). The loop still parks
+// through the netpoller when it has waited long enough, so the runtime's other
+// goroutines run.
 
 // nbRead reads from the non-blocking descriptor fd.
 func nbRead(fd int, p []byte) (int, error) {
@@ -55,9 +56,14 @@ func bufPtr(p []byte) unsafe.Pointer {
 	return unsafe.Pointer(&p[0])
 }
 
+// kernelTimespec is the kernel's __kernel_timespec, which epoll_pwait2 reads:
+// two 64-bit fields on every architecture (unix.Timespec has 32-bit ones on
+// 32-bit platforms).
+type kernelTimespec struct{ sec, nsec int64 }
+
 // epollPwait2 waits up to timeout for events of epfd (epoll_pwait2, Linux 5.11).
 // It blocks, unannounced to the scheduler: see the loop's block for why.
-func epollPwait2(epfd int, events []unix.EpollEvent, timeout *unix.Timespec) (int, error) {
+func epollPwait2(epfd int, events []unix.EpollEvent, timeout *kernelTimespec) (int, error) {
 	var p unsafe.Pointer
 	if len(events) > 0 {
 		p = unsafe.Pointer(&events[0])

@@ -320,10 +320,12 @@ func loopsFor(rate float64, cores, streams int) int {
 // blockBelow is the fixed rate per loop, in ops/s, at or under which a loop
 // waits for its next send or reply in a system call rather than parking through
 // Go's netpoller (loop.block), provided the loops leave a P to the rest of the
-// process. On 2 cores at 20,000 ops/s that used 9% less CPU and cut the send
-// lag's p99 from 150-300 µs to about 100 µs; at 50,000 ops/s, where waits are
-// short and a park often finds a timer already armed, it used 6% more
-// (bench/README.md, issue 30). What is measured does not change.
+// process. On 2 cores at 20,000 ops/s that used about 8% less CPU (medians of 40.0
+// against 43.7 CPU-s per million ops) and lowered the send lag's p99 in most
+// runs; at 50,000 ops/s, where waits are short and a park often finds a timer
+// already armed, it used 5-8% more (bench/README.md, issue 30). Only a lone loop
+// blocks in practice: loopsFor adds a second one above 50,000 ops/s. What is
+// measured does not change.
 const blockBelow = perLoopRate / 2
 
 // loopsBlock says whether the n loops of a phase at rate (0: a closed loop) may
