@@ -44,16 +44,12 @@ type lineServer struct {
 	conns []net.Conn
 }
 
-func newLineServer(t testing.TB, script func(n int64) (string, time.Duration, bool)) *lineServer {
-	return startLineServer(t, &lineServer{script: script})
-}
-
-// startLineServer starts s, its script and check set.
-func startLineServer(t testing.TB, s *lineServer) *lineServer {
-	t.Helper()
+// listen starts s on a free loopback port (its script "+" unless set), serving
+// each connection it accepts until s is closed.
+func (s *lineServer) listen() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	s.ln = ln
 	if s.script == nil {
@@ -72,6 +68,19 @@ func startLineServer(t testing.TB, s *lineServer) *lineServer {
 			go s.serve(c)
 		}
 	}()
+	return nil
+}
+
+func newLineServer(t testing.TB, script func(n int64) (string, time.Duration, bool)) *lineServer {
+	return startLineServer(t, &lineServer{script: script})
+}
+
+// startLineServer starts s, its script and check set.
+func startLineServer(t testing.TB, s *lineServer) *lineServer {
+	t.Helper()
+	if err := s.listen(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(s.close)
 	return s
 }
@@ -661,22 +670,12 @@ const lineServerEnv = "CMPBENCH_TEST_LINE_SERVER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(lineServerEnv) != "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		s := &lineServer{}
+		if err := s.listen(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		s := &lineServer{ln: ln, script: func(int64) (string, time.Duration, bool) { return "+", 0, false }}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go s.serve(c)
-			}
-		}()
-		fmt.Println(ln.Addr())
+		fmt.Println(s.addr())
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
