@@ -233,6 +233,12 @@ type PhaseInfo struct {
 	// ClientLagged: the client's own send delay was a material share of the
 	// response time (core.ClientLagged).
 	ClientLagged bool `json:"client_lagged,omitempty"`
+	// ClientStalledNs is how long the client process was not running during the
+	// phase (stopped, or starved of CPU: core.PhaseEnd.Stalled), ClientStalls the
+	// longest such spans; a closed loop's rates count the time it ran
+	// (RateWindow).
+	ClientStalledNs int64       `json:"client_stalled_ns,omitempty"`
+	ClientStalls    []core.Span `json:"client_stalls,omitempty"`
 	// Host is what the machine the client ran on did during the phase (absent in
 	// archives from before it, and for phases too short to tell).
 	// HostSaturated is Host.Saturated; a merged phase sets it when a shard's host
@@ -260,22 +266,28 @@ type PhaseInfo struct {
 
 // ShardPhase is one shard's part of a merged phase, with its own flags.
 type ShardPhase struct {
-	Shard          int              `json:"shard"`
-	Connections    int              `json:"connections"`
-	Rate           float64          `json:"rate"`
-	Ops            int64            `json:"ops"`
-	Status         core.PhaseStatus `json:"status"`
-	Error          string           `json:"error,omitempty"`
-	ScheduledStart *time.Time       `json:"scheduled_start,omitempty"`
-	Started        time.Time        `json:"started"`
-	ElapsedNs      int64            `json:"elapsed_ns"`
-	ClientCores    float64          `json:"client_cores"`
-	CoresAllowed   int              `json:"cores_allowed"`
-	ClientBound    bool             `json:"client_bound"`
-	ClientLagged   bool             `json:"client_lagged,omitempty"`
-	Host           *core.HostLoad   `json:"host,omitempty"`
-	HostSaturated  bool             `json:"host_saturated,omitempty"`
-	Notes          []string         `json:"notes,omitempty"`
+	Shard           int              `json:"shard"`
+	Connections     int              `json:"connections"`
+	Rate            float64          `json:"rate"`
+	Ops             int64            `json:"ops"`
+	Status          core.PhaseStatus `json:"status"`
+	Error           string           `json:"error,omitempty"`
+	ScheduledStart  *time.Time       `json:"scheduled_start,omitempty"`
+	Started         time.Time        `json:"started"`
+	ElapsedNs       int64            `json:"elapsed_ns"`
+	ClientCores     float64          `json:"client_cores"`
+	CoresAllowed    int              `json:"cores_allowed"`
+	ClientBound     bool             `json:"client_bound"`
+	ClientLagged    bool             `json:"client_lagged,omitempty"`
+	ClientStalledNs int64            `json:"client_stalled_ns,omitempty"`
+	Host            *core.HostLoad   `json:"host,omitempty"`
+	HostSaturated   bool             `json:"host_saturated,omitempty"`
+	Notes           []string         `json:"notes,omitempty"`
+}
+
+// RateWindow is the time the phase's rates are computed over (core.RateWindow).
+func (p PhaseInfo) RateWindow() time.Duration {
+	return core.RateWindow(time.Duration(p.ElapsedNs), time.Duration(p.ClientStalledNs), p.Rate > 0)
 }
 
 // StallThreshold is the phase's probe stall threshold: the one recorded, or the

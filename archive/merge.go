@@ -315,7 +315,7 @@ func shardPhases(m *Manifest, p *PhaseInfo) []ShardPhase {
 		Shard: m.Shard.Shards[0], Connections: p.Connections, Rate: p.Rate, Ops: p.Ops, Status: p.Status, Error: p.Error,
 		ScheduledStart: p.ScheduledStart, Started: p.Started, ElapsedNs: p.ElapsedNs,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound, ClientLagged: p.ClientLagged,
-		Host: p.Host, HostSaturated: p.HostSaturated, Notes: p.Notes,
+		ClientStalledNs: p.ClientStalledNs, Host: p.Host, HostSaturated: p.HostSaturated, Notes: p.Notes,
 	}}
 }
 
@@ -393,6 +393,7 @@ func emptyMerge(first *PhaseInfo, parts []ShardPhase) PhaseInfo {
 	m.Connections, m.Rate, m.Ops = 0, 0, 0
 	m.CPUUserNs, m.CPUSystemNs, m.HostCPUNs, m.ClientCores, m.CoresAllowed = 0, 0, 0, 0, 0
 	m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart, m.Host = nil, "", nil, nil, nil
+	m.ClientStalledNs, m.ClientStalls = 0, nil
 	m.Status = core.StatusOK
 	return m
 }
@@ -440,6 +441,10 @@ func addShardPhase(m, p *PhaseInfo) {
 	m.Partial = m.Partial || p.Partial
 	m.ElapsedNs = max(m.ElapsedNs, p.ElapsedNs)
 	m.Intervals = max(m.Intervals, p.Intervals)
+	// The shards' clients stood still apart: the phase's as long as its
+	// longest-stopped shard's, and each stop is kept.
+	m.ClientStalledNs = max(m.ClientStalledNs, p.ClientStalledNs)
+	m.ClientStalls = core.LongestSpans(append(m.ClientStalls, p.ClientStalls...), core.MaxStallSpans)
 	if p.ProbeRate > 0 {
 		m.ProbeRate, m.ProbeOp, m.ProbeStallNs = p.ProbeRate, p.ProbeOp, p.ProbeStallNs
 	}

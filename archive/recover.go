@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,6 +162,7 @@ func endedFromSummary(pi *PhaseInfo, r SummaryRow) {
 	pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
 	pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
 	pi.ClientLagged, pi.ClientBound = r.ClientLagged, r.ClientBound
+	pi.ClientStalledNs = int64(math.Round(r.ClientStalledS * 1e9))
 	pi.HostSaturated = r.HostSaturated
 	if r.HostCores > 0 {
 		pi.Host = &core.HostLoad{Cores: int(r.HostCores), BusyCores: r.HostBusyCores}

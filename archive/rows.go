@@ -94,6 +94,9 @@ type SummaryRow struct {
 	LagMax       int64   `parquet:"lag_max_ns,optional"`
 	LagHDR       []byte  `parquet:"lag_hdr,optional"`
 	ClientLagged bool    `parquet:"client_lagged,optional"` // see core.ClientLagged
+	// ClientStalledS is how long the client process was not running in the phase;
+	// a closed loop's rates count the rest of duration_s (core.RateWindow).
+	ClientStalledS float64 `parquet:"client_stalled_s,optional"`
 	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
 	// The machine the client ran on (core.HostLoad): its CPUs, how many were busy
 	// on average (every process; a hypervisor's steal is not in it), and whether
@@ -140,7 +143,7 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 	if len(totals) == 0 {
 		return nil
 	}
-	secs := float64(pi.ElapsedNs) / 1e9
+	secs, rateSecs := float64(pi.ElapsedNs)/1e9, pi.RateWindow().Seconds()
 	var ok int64
 	for _, t := range totals {
 		if t.Op.Issued() {
@@ -148,8 +151,8 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 		}
 	}
 	achieved := 0.0
-	if secs > 0 {
-		achieved = float64(ok) / secs
+	if rateSecs > 0 {
+		achieved = float64(ok) / rateSecs
 	}
 	open := pi.Rate > 0
 	var sustained *bool
@@ -171,7 +174,7 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 			RespHDR: t.Response.HDR, SvcHDR: t.Service.HDR,
 			LagP50: t.Lag.P50, LagP90: t.Lag.P90, LagP99: t.Lag.P99, LagP999: t.Lag.P999, LagP9999: t.Lag.P9999, LagMax: t.Lag.Max, LagHDR: t.Lag.HDR,
 			ClientCPUS: float64(pi.CPUUserNs+pi.CPUSystemNs) / 1e9, ClientBound: pi.ClientBound,
-			ClientLagged: pi.ClientLagged, HostCPUS: float64(pi.HostCPUNs) / 1e9,
+			ClientLagged: pi.ClientLagged, HostCPUS: float64(pi.HostCPUNs) / 1e9, ClientStalledS: float64(pi.ClientStalledNs) / 1e9,
 		}
 		if h := pi.Host; h != nil {
 			r.HostCores, r.HostBusyCores = int64(h.Cores), h.BusyCores
@@ -180,8 +183,8 @@ func summaryRows(pi *PhaseInfo, totals []core.OpInterval) []SummaryRow {
 		if !open {
 			r.SvcHDR = nil // equal to resp_hdr
 		}
-		if secs > 0 {
-			r.Throughput = float64(t.OK) / secs
+		if rateSecs > 0 {
+			r.Throughput = float64(t.OK) / rateSecs
 		}
 		rows = append(rows, r)
 	}

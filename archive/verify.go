@@ -175,6 +175,12 @@ func checkManifest(m *Manifest, vals []core.Validation) []error {
 		if p.Partial && !m.Recovered {
 			bad("%s is partial, but the archive was not recovered", describe(p))
 		}
+		if p.ElapsedNs < 0 || p.ClientStalledNs < 0 || p.ClientStalledNs > p.ElapsedNs {
+			bad("%s: client stalled %d ns of its elapsed %d ns", describe(p), p.ClientStalledNs, p.ElapsedNs)
+		}
+		if p.Status == core.StatusOK && core.ClientStalled(&core.PhaseEnd{Elapsed: time.Duration(p.ElapsedNs), Stalled: time.Duration(p.ClientStalledNs)}) != "" {
+			bad("%s ended ok, but its client was not running for %d ns of its %d ns", describe(p), p.ClientStalledNs, p.ElapsedNs)
+		}
 	}
 	for _, pl := range m.Plugins {
 		if !systems[pl.System] {
@@ -291,8 +297,8 @@ func (c *checker) summaryRow(r *SummaryRow, achieved map[phaseKey]int64) {
 		achieved[k] += r.Count
 	}
 	c.rowRepeatsManifest(ref, r, p)
-	if r.DurationS > 0 && !agree(r.Throughput, float64(r.Count)/r.DurationS) {
-		c.add("%s: %s, op %s: throughput %g, but count %d in %g s is %g", SummaryFile, ref, r.Op, r.Throughput, r.Count, r.DurationS, float64(r.Count)/r.DurationS)
+	if secs := p.RateWindow().Seconds(); secs > 0 && !agree(r.Throughput, float64(r.Count)/secs) {
+		c.add("%s: %s, op %s: throughput %g, but count %d in %g s is %g", SummaryFile, ref, r.Op, r.Throughput, r.Count, secs, float64(r.Count)/secs)
 	}
 	c.checkRowCounts(SummaryFile, ref, r.Op, &r.Counts)
 	c.checkHistograms(ref, r)
@@ -322,6 +328,9 @@ func (c *checker) rowRepeatsManifest(ref tableRef, r *SummaryRow, p *PhaseInfo) 
 			c.add("%s: %s: host_busy_cores %g, %s says %g", SummaryFile, ref, r.HostBusyCores, ManifestFile, h.BusyCores)
 		}
 	}
+	if d := math.Abs(r.ClientStalledS*1e9 - float64(p.ClientStalledNs)); d > 1000 {
+		c.add("%s: %s: client_stalled_s %g, %s says client_stalled_ns %d", SummaryFile, ref, r.ClientStalledS, ManifestFile, p.ClientStalledNs)
+	}
 	if d := math.Abs(r.DurationS*1e9 - float64(p.ElapsedNs)); d > 1000 {
 		c.add("%s: %s: duration_s %g, %s says elapsed_ns %d", SummaryFile, ref, r.DurationS, ManifestFile, p.ElapsedNs)
 	}
@@ -341,12 +350,12 @@ func (c *checker) rowRepeatsManifest(ref tableRef, r *SummaryRow, p *PhaseInfo) 
 func (c *checker) phaseRates(p *PhaseInfo, ops map[string]*SummaryRow, achieved int64) {
 	for _, op := range slices.Sorted(maps.Keys(ops)) {
 		r := ops[op]
-		want := 0.0
-		if r.DurationS > 0 {
-			want = float64(achieved) / r.DurationS
+		want, secs := 0.0, p.RateWindow().Seconds()
+		if secs > 0 {
+			want = float64(achieved) / secs
 		}
 		if !agree(r.AchievedRate, want) {
-			c.add("%s: %s, op %s: achieved_rate %g, but the phase's count %d in %g s is %g", SummaryFile, describe(p), r.Op, r.AchievedRate, achieved, r.DurationS, want)
+			c.add("%s: %s, op %s: achieved_rate %g, but the phase's count %d in %g s is %g", SummaryFile, describe(p), r.Op, r.AchievedRate, achieved, secs, want)
 		}
 		switch {
 		case p.Rate > 0:

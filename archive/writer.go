@@ -289,7 +289,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
 		HostCPUNs: int64(p.HostCPU), ClientLagged: p.ClientLagged, Host: p.Host, HostSaturated: p.Host != nil && p.Host.Saturated, Partial: p.Partial, Notes: p.End.Notes,
-		Messages: p.End.PubSub,
+		Messages: p.End.PubSub, ClientStalledNs: int64(p.End.Stalled), ClientStalls: p.End.Stalls,
 	}
 	if pr := s.Probe; pr != nil {
 		pi.ProbeRate, pi.ProbeOp, pi.ProbeStallNs = pr.Rate, pr.Op.String(), int64(pr.StallThreshold())

@@ -195,7 +195,7 @@ const (
 
 // Sustained says whether a fixed-rate phase that ended ok achieved its target rate
 // (at least SustainedFraction of it), and the rate it achieved: its successful
-// operations (issued ones: not deliveries) over its elapsed time. A closed-loop phase that ended ok is sustained.
+// operations (issued ones: not deliveries) over its RateWindow. A closed-loop phase that ended ok is sustained.
 func Sustained(p *PhaseRun) (achieved float64, ok bool) {
 	var n int64
 	for _, t := range p.Totals {
@@ -203,7 +203,7 @@ func Sustained(p *PhaseRun) (achieved float64, ok bool) {
 			n += t.OK
 		}
 	}
-	if secs := p.End.Elapsed.Seconds(); secs > 0 {
+	if secs := RateWindow(p.End.Elapsed, p.End.Stalled, p.Spec.OpenLoop()).Seconds(); secs > 0 {
 		achieved = float64(n) / secs
 	}
 	if p.End.Status != StatusOK {

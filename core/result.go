@@ -1,7 +1,9 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -140,4 +142,29 @@ type PhaseEnd struct {
 	Totals []OpInterval
 	// PubSub is what a pub/sub phase's messages did; nil for other workloads.
 	PubSub *PubSubCounts
+	// Stalls are the spans of the phase in which the client process was not
+	// running (stopped, or starved of CPU), as offsets from its start: the longest
+	// MaxStallSpans. Stalled is their total, every one counted, within Elapsed.
+	// Plugins built before capability engine.stalls do not say (see StallsKnown).
+	Stalls  []Span
+	Stalled time.Duration
+}
+
+// Span is a stretch of a phase, as offsets from its start.
+type Span struct {
+	Start time.Duration `json:"start_ns"`
+	End   time.Duration `json:"end_ns"`
+}
+
+// MaxStallSpans bounds PhaseEnd.Stalls.
+const MaxStallSpans = 100
+
+// LongestSpans is the n longest of spans, in order of their start.
+func LongestSpans(spans []Span, n int) []Span {
+	if len(spans) > n {
+		slices.SortStableFunc(spans, func(a, b Span) int { return cmp.Compare(b.End-b.Start, a.End-a.Start) })
+		spans = spans[:n]
+	}
+	slices.SortStableFunc(spans, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	return spans
 }

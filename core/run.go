@@ -170,6 +170,82 @@ func ClientLagged(totals []OpInterval) bool {
 	return false
 }
 
+// StallGap is the shortest stretch in which the client process not running is
+// counted as a stall of it (PhaseEnd.Stalls): shorter ones are a scheduler's
+// ordinary delays.
+const StallGap = 100 * time.Millisecond
+
+// ClientStalledFraction of a phase's window in which the client process was not
+// running (PhaseEnd.Stalled) fails the phase: its numbers cover a client that
+// stood still, not a system that was measured.
+const ClientStalledFraction = 0.01
+
+// RateWindow is the time a phase's rates are computed over: its elapsed time,
+// less, in a closed loop, the time the client was not running, when it sent
+// nothing (its rate is the system's while the client ran). A fixed-rate phase
+// sends what it owes late, so its rate counts over the whole of it.
+func RateWindow(elapsed, stalled time.Duration, open bool) time.Duration {
+	if open || stalled <= 0 || stalled >= elapsed {
+		return elapsed
+	}
+	return elapsed - stalled
+}
+
+// ClientStalled says why a phase whose client was not running for more than
+// ClientStalledFraction of it is not a measurement of the system, and "" for one
+// whose client ran.
+func ClientStalled(end *PhaseEnd) string {
+	if end.Stalled <= 0 || float64(end.Stalled) <= ClientStalledFraction*float64(end.Elapsed) {
+		return ""
+	}
+	return fmt.Sprintf("the client was not running for %s of the phase's %s (%s): the load-generating process was stopped or starved of CPU, "+
+		"so what it measured is not the system's; what it sent is kept", round(end.Stalled), round(end.Elapsed), DescribeStalls(end.Stalls))
+}
+
+// JudgeStalls fails an ok phase whose client was not running for more than
+// ClientStalledFraction of it (ClientStalled), and notes any shorter stall: a
+// stall the side probe saw then was the client's.
+func JudgeStalls(end *PhaseEnd) {
+	why := ClientStalled(end)
+	switch {
+	case why != "" && end.Status == StatusOK:
+		end.Status, end.Error = StatusFailed, why
+	case why != "":
+		end.Notes = append(end.Notes, why)
+	case end.Stalled > 0:
+		end.Notes = append(end.Notes, fmt.Sprintf("the client was not running for %s (%s): a stall of the side probe's then was the client's, not the server's",
+			round(end.Stalled), DescribeStalls(end.Stalls)))
+	}
+}
+
+// DescribeStalls says how many stalls there were and the longest, for a caveat.
+func DescribeStalls(spans []Span) string {
+	if len(spans) == 0 {
+		return "no stop"
+	}
+	longest := spans[0]
+	for _, s := range spans[1:] {
+		if s.End-s.Start > longest.End-longest.Start {
+			longest = s
+		}
+	}
+	what := "1 stop"
+	switch {
+	case len(spans) >= MaxStallSpans:
+		what = fmt.Sprintf("%d or more stops, the longest", len(spans))
+	case len(spans) > 1:
+		what = fmt.Sprintf("%d stops, the longest", len(spans))
+	}
+	return fmt.Sprintf("%s %s from %s into it", what, round(longest.End-longest.Start), round(longest.Start))
+}
+
+func round(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
 // ClientBoundFraction of the allowed cores, used on average, marks a phase
 // client-bound.
 const ClientBoundFraction = 0.9

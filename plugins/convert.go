@@ -251,7 +251,24 @@ func PhaseEndToProto(e core.PhaseEnd) *pluginv1.PhaseEnd {
 		StartedUnixNs: e.Started.UnixNano(), EndedUnixNs: e.Ended.UnixNano(), ElapsedNs: int64(e.Elapsed),
 		CpuUserNs: int64(e.CPUUser), CpuSystemNs: int64(e.CPUSystem), ErrorSamples: e.ErrorSamples, Notes: e.Notes,
 		Totals: opsToProto(e.Totals), Pubsub: pubSubToProto(e.PubSub),
+		Stalls: spansToProto(e.Stalls), StalledNs: int64(e.Stalled),
 	}
+}
+
+func spansToProto(spans []core.Span) []*pluginv1.Span {
+	out := make([]*pluginv1.Span, len(spans))
+	for i, s := range spans {
+		out[i] = &pluginv1.Span{StartNs: int64(s.Start), EndNs: int64(s.End)}
+	}
+	return out
+}
+
+func spansFromProto(ms []*pluginv1.Span) []core.Span {
+	var out []core.Span
+	for _, m := range ms {
+		out = append(out, core.Span{Start: time.Duration(m.GetStartNs()), End: time.Duration(m.GetEndNs())})
+	}
+	return out
 }
 
 func pubSubToProto(c *core.PubSubCounts) *pluginv1.PubSubCounts {
@@ -282,6 +299,7 @@ func PhaseEndFromProto(m *pluginv1.PhaseEnd) (core.PhaseEnd, error) {
 		Elapsed: time.Duration(m.GetElapsedNs()),
 		CPUUser: time.Duration(m.GetCpuUserNs()), CPUSystem: time.Duration(m.GetCpuSystemNs()),
 		ErrorSamples: m.GetErrorSamples(), Notes: m.GetNotes(), Totals: totals, PubSub: pubSubFromProto(m.GetPubsub()),
+		Stalls: spansFromProto(m.GetStalls()), Stalled: time.Duration(m.GetStalledNs()),
 	}, nil
 }
 

@@ -140,7 +140,8 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	fmt.Fprintf(b, "**failed** (or another status) marks a phase that did not end ok: its numbers are kept, marked, and the caveats say why. **NS** marks a fixed-rate phase that achieved less than %.0f%% of its target rate: its latencies describe an overloaded system and are not comparable. ", archive.SustainedFraction*100)
 	fmt.Fprintf(b, "**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	fmt.Fprintf(b, "**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
-	fmt.Fprintf(b, "**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server.", ms(int64(core.LagFloor)))
+	fmt.Fprintf(b, "**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server. ", ms(int64(core.LagFloor)))
+	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; above %.0f%% of the phase, the phase failed.", seconds(int64(core.StallGap)), core.ClientStalledFraction*100)
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
 	}
@@ -417,6 +418,7 @@ var phaseFlags = []struct {
 }{
 	{func(p archive.PhaseInfo) bool { return p.ClientBound }, " (client-bound)"},
 	{func(p archive.PhaseInfo) bool { return p.ClientLagged }, " (client-lagged)"},
+	{func(p archive.PhaseInfo) bool { return p.ClientStalledNs > 0 }, " (client-stalled)"},
 	{func(p archive.PhaseInfo) bool { return p.HostSaturated }, " (host-saturated)"},
 }
 
@@ -871,6 +873,10 @@ func repCaveats(where string, r rep) []string {
 			}
 		}
 		out = append(out, fmt.Sprintf("%s was client-lagged: the client's send lag p99 (%s ms) exceeded the service time p99 (%s ms); its response times describe the client as much as the server.", where, ms(lag), ms(svc)))
+	}
+	if r.info.ClientStalledNs > 0 {
+		out = append(out, fmt.Sprintf("%s was client-stalled: the client process was not running for %s of its %s (%s); the side probe's stalls then were the client's, and a closed loop's rates count the time it ran.",
+			where, seconds(r.info.ClientStalledNs), seconds(r.info.ElapsedNs), core.DescribeStalls(r.info.ClientStalls)))
 	}
 	switch h := r.info.Host; {
 	case r.info.HostSaturated && h != nil:

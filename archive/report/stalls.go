@@ -22,7 +22,15 @@ type stall struct {
 	start, end int64 // ns from the phase start: the first slow request's intended send, the last one's answer
 	requests   int   // probe requests above the threshold
 	failed     int   // of them, the ones that ended in an error (a timeout, a lost connection)
+	// client is how long of the stall the client process itself was not running
+	// (PhaseInfo.ClientStalls): the probe waited for its own process, not for
+	// the server.
+	client int64
 }
+
+// clients says whose a stall was: the client's own when its process was not
+// running during it.
+func (s stall) clients() bool { return s.client > 0 }
 
 func (s stall) duration() int64 { return s.end - s.start }
 
@@ -133,13 +141,34 @@ func (o *overTime) addProbe(r *archive.ProbeRow) {
 	o.windows[ck] = w
 }
 
-// stallsOf is the stalls of one repetition, and whether its probe sent anything.
+// stallsOf is the stalls of one repetition, each with how long of it the client
+// was not running, and whether its probe sent anything.
 func (d *data) stallsOf(system string, phase, rep int) (*stallDetector, []stall) {
-	det := d.over.stalls[repKey{system, phase, rep}]
+	k := repKey{system, phase, rep}
+	det := d.over.stalls[k]
 	if det == nil {
 		return nil, nil
 	}
-	return det, det.result()
+	stalls := det.result()
+	for i := range stalls {
+		s := &stalls[i]
+		s.client = 0
+		for _, c := range d.over.phases[k].ClientStalls {
+			s.client += max(0, min(s.end, int64(c.End))-max(s.start, int64(c.Start)))
+		}
+	}
+	return det, stalls
+}
+
+// serverStalls is the stalls that were not the client's.
+func serverStalls(stalls []stall) []stall {
+	var out []stall
+	for _, s := range stalls {
+		if !s.clients() {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // stallSection lists, for every measured phase with a side probe, each system's
@@ -206,20 +235,28 @@ func (d *data) stallSection(b *strings.Builder) {
 		if d.m.Repeat > 1 {
 			repCol, repSep = " rep |", "--:|"
 		}
-		fmt.Fprintf(b, "| system |%s start (UTC) | into the phase | duration | probe requests | failed |\n|---|%s---|--:|--:|--:|--:|\n", repCol, repSep)
+		fmt.Fprintf(b, "| system |%s start (UTC) | into the phase | duration | probe requests | failed | whose |\n|---|%s---|--:|--:|--:|--:|---|\n", repCol, repSep)
 		for _, r := range shown {
 			rep := ""
 			if d.m.Repeat > 1 {
 				rep = fmt.Sprintf(" %d |", r.rep)
 			}
-			fmt.Fprintf(b, "| %s |%s %s | %s | %s | %d | %d |\n", r.system, rep, r.at.UTC().Format("15:04:05.000"),
-				seconds(r.s.start), seconds(r.s.duration()), r.s.requests, r.s.failed)
+			fmt.Fprintf(b, "| %s |%s %s | %s | %s | %d | %d | %s |\n", r.system, rep, r.at.UTC().Format("15:04:05.000"),
+				seconds(r.s.start), seconds(r.s.duration()), r.s.requests, r.s.failed, whose(r.s))
 		}
 		if n := len(all) - len(shown); n > 0 {
 			fmt.Fprintf(b, "\nThe %d longest of %d stalls; %d shorter ones are not listed.\n", len(shown), len(all), n)
 		}
 		b.WriteString("\n")
 	}
+}
+
+// whose says whose a stall was, for the stalls table.
+func whose(s stall) string {
+	if s.clients() {
+		return fmt.Sprintf("the client's: not running for %s of it", seconds(s.client))
+	}
+	return "the server's"
 }
 
 func (d *data) systemOrder(system string) int {
@@ -257,6 +294,9 @@ func stallLine(det *stallDetector, stalls []stall, info archive.PhaseInfo) strin
 	case failed > 1:
 		line += fmt.Sprintf(" (%d probe requests in them failed)", failed)
 	}
+	if n := len(stalls) - len(serverStalls(stalls)); n > 0 {
+		line += fmt.Sprintf("; %d of them the client's own: its process was not running then (stopped or starved of CPU), so the server did not make those requests wait", n)
+	}
 	return line
 }
 
@@ -268,6 +308,8 @@ func (d *data) stallCaveats() []string {
 			c := d.cell(ph, sys)
 			for _, r := range c.reps {
 				_, stalls := d.stallsOf(sys, ph.index, r.info.Repetition)
+				// The client's own stalls are the client-stalled caveat's.
+				stalls = serverStalls(stalls)
 				if len(stalls) == 0 {
 					continue
 				}

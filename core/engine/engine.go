@@ -54,10 +54,12 @@ const (
 	CapLag   = "engine.lag"   // records send lag and encodes intervals as core.Latency
 	// CapPubSub: runs pub/sub workloads (core.PubSubSpec) and reports their counts.
 	CapPubSub = "engine.pubsub"
+	// CapStalls: says when the plugin process was not running (core.PhaseEnd.Stalls).
+	CapStalls = "engine.stalls"
 )
 
 // Capabilities are what this engine can do.
-var Capabilities = []string{CapProbe, CapLag, CapPubSub}
+var Capabilities = []string{CapProbe, CapLag, CapPubSub, CapStalls}
 
 // Defaults.
 const (

@@ -276,6 +276,7 @@ func (e *execution) measure(ctx context.Context, p *prepared) core.PhaseEnd {
 		p.close()
 		return failedEnd("event loops: %v", err)
 	}
+	stalls := e.watchStalls()
 	elapsed := e.drive(ctx, p, drivers, c)
 
 	var ru1 syscall.Rusage
@@ -289,6 +290,7 @@ func (e *execution) measure(ctx context.Context, p *prepared) core.PhaseEnd {
 		CPUSystem: time.Duration(syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime)),
 		Notes:     e.notes,
 	}
+	stalls.finish(&end)
 	issued, errs := e.counts(&end, p, drivers)
 	if end.Totals, err = c.result(); err != nil {
 		e.abort("encoding the phase's histograms: " + err.Error())
@@ -400,8 +402,31 @@ func (e *execution) drive(ctx context.Context, p *prepared, drivers []driver, c 
 		for _, d := range drivers {
 			last = max(last, d.lastEnd())
 		}
+		if e.ranToDeadline(drivers) {
+			// Its window is its duration, however early its last operation
+			// ended: a client that stood still past the deadline sent nothing
+			// after its last one, and its rate must say so.
+			last = max(last, e.deadline)
+		}
 		return last
 	})
+}
+
+// ranToDeadline says, once the drivers have ended, whether the phase ended at its
+// time bound: neither stopped nor failed, nor done with its count bound.
+func (e *execution) ranToDeadline(drivers []driver) bool {
+	if e.stop.Load() {
+		return false
+	}
+	if e.cfg.Spec.Ops <= 0 {
+		return true
+	}
+	var issued int64
+	for _, d := range drivers {
+		n, _, _ := d.counts()
+		issued += n
+	}
+	return issued < e.cfg.Spec.Ops
 }
 
 // counts adds the drivers' error samples and the pub/sub counts to end, and returns

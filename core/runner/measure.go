@@ -53,6 +53,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
 	}
 	r.noteRestart(p.ServerStats, &end)
+	core.JudgeStalls(&end)
 	if err != nil && len(end.Totals) == 0 && w.covered > 0 && w.covered < end.Elapsed {
 		// The plugin died: what it measured reaches as far as its last interval, and
 		// rates divide by that, not by the time until the host noticed.
@@ -76,6 +77,9 @@ func (r *systemRunner) runnable(st plan.Step) (core.PhaseSpec, string) {
 	if spec.Probe != nil && !slices.Contains(info.Capabilities, engine.CapProbe) {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built without the side probe; %s runs without it", st.System, info.Name, spec.Name))
 		spec.Probe = nil
+	}
+	if !slices.Contains(info.Capabilities, engine.CapStalls) {
+		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built with an engine that does not watch its own clock; in %s, a stop or starvation of its process would go unseen: rebuild it", st.System, info.Name, spec.Name))
 	}
 	if spec.OpenLoop() && !slices.Contains(info.Capabilities, engine.CapLag) {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: plugin %s was built with an engine that does not record send lag; %s cannot be checked for client lag", st.System, info.Name, spec.Name))

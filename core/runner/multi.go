@@ -263,6 +263,10 @@ func mergeEnds(ends []core.PhaseEnd, open bool) core.PhaseEnd {
 			out.Ended = e.Ended
 		}
 		out.Elapsed = max(out.Elapsed, e.Elapsed)
+		// The processes stand still apart: the phase's client stood still as long
+		// as its longest-stopped process, and each stop is kept.
+		out.Stalled = max(out.Stalled, e.Stalled)
+		out.Stalls = append(out.Stalls, e.Stalls...)
 		out.CPUUser += e.CPUUser
 		out.CPUSystem += e.CPUSystem
 		for _, n := range e.Notes {
@@ -279,6 +283,7 @@ func mergeEnds(ends []core.PhaseEnd, open bool) core.PhaseEnd {
 		}
 	}
 	out.Error = strings.Join(errs, "; ")
+	out.Stalls = core.LongestSpans(out.Stalls, core.MaxStallSpans)
 	if haveTotals {
 		// A process that sent no totals (it died) leaves them to the runner, which
 		// merges what the sink kept of the intervals.

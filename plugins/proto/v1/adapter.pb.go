@@ -1497,7 +1497,12 @@ type PhaseEnd struct {
 	// host never merges histograms.
 	Totals []*OpInterval `protobuf:"bytes,10,rep,name=totals,proto3" json:"totals,omitempty"`
 	// What a pub/sub phase's messages did (core.PubSubCounts).
-	Pubsub        *PubSubCounts `protobuf:"bytes,11,opt,name=pubsub,proto3" json:"pubsub,omitempty"`
+	Pubsub *PubSubCounts `protobuf:"bytes,11,opt,name=pubsub,proto3" json:"pubsub,omitempty"`
+	// The spans in which the plugin process was not running (stopped, or starved
+	// of CPU), the longest 100, and the total of all of them within the phase
+	// (capability "engine.stalls"; core.PhaseEnd.Stalls, Stalled).
+	Stalls        []*Span `protobuf:"bytes,12,rep,name=stalls,proto3" json:"stalls,omitempty"`
+	StalledNs     int64   `protobuf:"varint,13,opt,name=stalled_ns,json=stalledNs,proto3" json:"stalled_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1609,6 +1614,73 @@ func (x *PhaseEnd) GetPubsub() *PubSubCounts {
 	return nil
 }
 
+func (x *PhaseEnd) GetStalls() []*Span {
+	if x != nil {
+		return x.Stalls
+	}
+	return nil
+}
+
+func (x *PhaseEnd) GetStalledNs() int64 {
+	if x != nil {
+		return x.StalledNs
+	}
+	return 0
+}
+
+// Span is a stretch of a phase, as offsets from its start in nanoseconds.
+type Span struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartNs       int64                  `protobuf:"varint,1,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs         int64                  `protobuf:"varint,2,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Span) Reset() {
+	*x = Span{}
+	mi := &file_v1_adapter_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Span) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Span) ProtoMessage() {}
+
+func (x *Span) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Span.ProtoReflect.Descriptor instead.
+func (*Span) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Span) GetStartNs() int64 {
+	if x != nil {
+		return x.StartNs
+	}
+	return 0
+}
+
+func (x *Span) GetEndNs() int64 {
+	if x != nil {
+		return x.EndNs
+	}
+	return 0
+}
+
 type PubSubCounts struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Published     int64                  `protobuf:"varint,1,opt,name=published,proto3" json:"published,omitempty"`
@@ -1624,7 +1696,7 @@ type PubSubCounts struct {
 
 func (x *PubSubCounts) Reset() {
 	*x = PubSubCounts{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1708,7 @@ func (x *PubSubCounts) String() string {
 func (*PubSubCounts) ProtoMessage() {}
 
 func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1721,7 @@ func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PubSubCounts.ProtoReflect.Descriptor instead.
 func (*PubSubCounts) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PubSubCounts) GetPublished() int64 {
@@ -1714,7 +1786,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1726,7 +1798,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1739,7 +1811,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1792,7 +1864,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +1876,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +1889,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1835,7 +1907,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1919,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1932,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 type CountRequest struct {
@@ -1871,7 +1943,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1955,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +1968,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 type CountResponse struct {
@@ -1908,7 +1980,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +1992,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2005,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -1951,7 +2023,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2035,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2048,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 type FlushResponse struct {
@@ -1987,7 +2059,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2071,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2084,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 type ValidateRequest struct {
@@ -2025,7 +2097,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2109,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2122,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -2080,7 +2152,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2164,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2177,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -2155,7 +2227,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2239,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2252,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2219,7 +2291,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2303,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2316,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
 }
 
 type CloseResponse struct {
@@ -2255,7 +2327,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2339,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2352,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{34}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2422,7 +2494,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
 	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
-	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\x94\x03\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xe5\x03\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -2436,7 +2508,13 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x05notes\x18\t \x03(\tR\x05notes\x126\n" +
 	"\x06totals\x18\n" +
 	" \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x06totals\x128\n" +
-	"\x06pubsub\x18\v \x01(\v2 .cmpbench.plugin.v1.PubSubCountsR\x06pubsub\"\xcf\x01\n" +
+	"\x06pubsub\x18\v \x01(\v2 .cmpbench.plugin.v1.PubSubCountsR\x06pubsub\x120\n" +
+	"\x06stalls\x18\f \x03(\v2\x18.cmpbench.plugin.v1.SpanR\x06stalls\x12\x1d\n" +
+	"\n" +
+	"stalled_ns\x18\r \x01(\x03R\tstalledNs\"8\n" +
+	"\x04Span\x12\x19\n" +
+	"\bstart_ns\x18\x01 \x01(\x03R\astartNs\x12\x15\n" +
+	"\x06end_ns\x18\x02 \x01(\x03R\x05endNs\"\xcf\x01\n" +
 	"\fPubSubCounts\x12\x1c\n" +
 	"\tpublished\x18\x01 \x01(\x03R\tpublished\x12\x1a\n" +
 	"\bexpected\x18\x02 \x01(\x03R\bexpected\x12\x1c\n" +
@@ -2502,7 +2580,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),       // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2525,32 +2603,33 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*ProbeRecord)(nil),            // 18: cmpbench.plugin.v1.ProbeRecord
 	(*Interval)(nil),               // 19: cmpbench.plugin.v1.Interval
 	(*PhaseEnd)(nil),               // 20: cmpbench.plugin.v1.PhaseEnd
-	(*PubSubCounts)(nil),           // 21: cmpbench.plugin.v1.PubSubCounts
-	(*PhaseEvent)(nil),             // 22: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),       // 23: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil),      // 24: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),           // 25: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),          // 26: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),           // 27: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),          // 28: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),        // 29: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),            // 30: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),       // 31: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),           // 32: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),          // 33: cmpbench.plugin.v1.CloseResponse
-	nil,                            // 34: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                            // 35: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                            // 36: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*Span)(nil),                   // 21: cmpbench.plugin.v1.Span
+	(*PubSubCounts)(nil),           // 22: cmpbench.plugin.v1.PubSubCounts
+	(*PhaseEvent)(nil),             // 23: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),       // 24: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil),      // 25: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),           // 26: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),          // 27: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),           // 28: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),          // 29: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),        // 30: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),            // 31: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),       // 32: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),           // 33: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),          // 34: cmpbench.plugin.v1.CloseResponse
+	nil,                            // 35: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                            // 36: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                            // 37: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.DescribeResponse.options:type_name -> cmpbench.plugin.v1.OptionSpec
 	7,  // 1: cmpbench.plugin.v1.ValidateSystemRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
 	5,  // 2: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	6,  // 3: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	34, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	35, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	7,  // 5: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	35, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	36, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	36, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	37, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	14, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
 	16, // 9: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
 	16, // 10: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
@@ -2558,38 +2637,39 @@ var file_v1_adapter_proto_depIdxs = []int32{
 	17, // 12: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
 	18, // 13: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
 	17, // 14: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	21, // 15: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
-	19, // 16: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	20, // 17: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	14, // 18: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	30, // 19: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 20: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	8,  // 21: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	10, // 22: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	12, // 23: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	15, // 24: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	23, // 25: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	32, // 26: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	25, // 27: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	27, // 28: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	29, // 29: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	3,  // 30: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
-	1,  // 31: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	9,  // 32: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	11, // 33: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	13, // 34: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	22, // 35: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	24, // 36: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	33, // 37: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	26, // 38: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	28, // 39: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	31, // 40: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	4,  // 41: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
-	31, // [31:42] is the sub-list for method output_type
-	20, // [20:31] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	22, // 15: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	21, // 16: cmpbench.plugin.v1.PhaseEnd.stalls:type_name -> cmpbench.plugin.v1.Span
+	19, // 17: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	20, // 18: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	14, // 19: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	31, // 20: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 21: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	8,  // 22: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	10, // 23: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	12, // 24: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	15, // 25: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	24, // 26: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	33, // 27: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	26, // 28: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	28, // 29: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	30, // 30: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	3,  // 31: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
+	1,  // 32: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	9,  // 33: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	11, // 34: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	13, // 35: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	23, // 36: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	25, // 37: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	34, // 38: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	27, // 39: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	29, // 40: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	32, // 41: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	4,  // 42: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
+	32, // [32:43] is the sub-list for method output_type
+	21, // [21:32] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2597,7 +2677,7 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[22].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[23].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -2607,7 +2687,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
