@@ -363,7 +363,12 @@ func (p *phaseRun) stopOnEnd(cancelStream context.CancelFunc) func() {
 
 // receive passes the stream's intervals to onInterval until the phase's end, which
 // it returns.
+// Every number is checked as it arrives (core's Check methods): an interval a
+// plugin could not have measured fails the phase and is not passed on, so that
+// what the archive keeps is what the intervals before it said.
 func (p *phaseRun) receive(stream pluginv1.Adapter_RunPhaseClient, onInterval func(core.IntervalReport)) (core.PhaseEnd, error) {
+	sums := map[core.OpKind]*core.OpInterval{}
+	last := -1
 	for {
 		ev, err := stream.Recv()
 		if err == io.EOF {
@@ -375,18 +380,46 @@ func (p *phaseRun) receive(stream pluginv1.Adapter_RunPhaseClient, onInterval fu
 		switch e := ev.GetEvent().(type) {
 		case *pluginv1.PhaseEvent_Interval:
 			r, err := plugins.IntervalFromProto(e.Interval)
+			if err == nil {
+				err = r.Check()
+			}
+			if err == nil && r.Index <= last {
+				err = fmt.Errorf("interval %d after interval %d", r.Index, last)
+			}
 			if err != nil {
-				return p.fail(err)
+				return p.impossible(err)
+			}
+			last = r.Index
+			for i := range r.Ops {
+				o := &r.Ops[i]
+				if sums[o.Op] == nil {
+					sums[o.Op] = &core.OpInterval{Op: o.Op}
+				}
+				sums[o.Op].AddCounts(o)
 			}
 			onInterval(r)
 		case *pluginv1.PhaseEvent_End:
 			end, err := plugins.PhaseEndFromProto(e.End)
+			if err == nil {
+				err = end.Check(sums)
+			}
 			if err != nil {
-				return p.fail(err)
+				return p.impossible(err)
 			}
 			return p.judged(end), nil
 		}
 	}
+}
+
+// impossible fails the phase on numbers the plugin could not have measured,
+// naming the plugin and what it sent. The plugin is not trusted with the next
+// phase: the runner starts a new process.
+func (p *phaseRun) impossible(err error) (core.PhaseEnd, error) {
+	if p.d.client != nil {
+		p.d.client.Kill()
+	}
+	err = fmt.Errorf("plugin %s sent numbers no measurement gives (%w): the phase fails, and nothing it sent from there on is kept", p.d.info.Name, err)
+	return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: p.started, Ended: time.Now(), Elapsed: time.Since(p.started)}, err
 }
 
 // judged is the end the plugin reported, failed when the phase went past the host's

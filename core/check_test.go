@@ -1,0 +1,156 @@
+package core
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// latencyOf records n values of a distribution and summarizes it as an engine does.
+func latencyOf(t *testing.T, seed uint64, n int) Latency {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	h := NewHistogram()
+	for range n {
+		_ = h.RecordValue(max(1, int64(rng.ExpFloat64()*float64(100*time.Microsecond)*float64(1+seed%7))))
+	}
+	l, err := Summarize(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// What an engine summarizes passes the checks: the host reads percentiles from
+// the sparse form of a histogram, the engine from the dense one.
+func TestTrueLatenciesPass(t *testing.T) {
+	for seed := range uint64(50) {
+		n := 1 + int(seed*seed*37%20000)
+		l := latencyOf(t, seed, n)
+		o := OpInterval{Op: OpGet, OK: int64(n), Hits: int64(n), Response: l, Service: l}
+		if err := o.Check(); err != nil {
+			t.Fatalf("seed %d, %d values: %v", seed, n, err)
+		}
+	}
+	empty := OpInterval{Op: OpSet, Errors: [NumErrorClasses]int64{3}}
+	if err := empty.Check(); err != nil {
+		t.Errorf("an op that only failed: %v", err)
+	}
+}
+
+func TestImpossibleOps(t *testing.T) {
+	l := latencyOf(t, 3, 1000)
+	good := OpInterval{Op: OpGet, OK: 1000, Hits: 900, Misses: 100, Response: l, Service: l}
+	for _, tc := range []struct {
+		name string
+		edit func(o *OpInterval)
+		want string
+	}{
+		{"negative ok", func(o *OpInterval) { o.OK = -1 }, "ok -1 is negative"},
+		{"negative errors", func(o *OpInterval) { o.Errors[ErrClassTimeout] = -2 }, "timeout errors -2 is negative"},
+		{"hits and misses", func(o *OpInterval) { o.Misses = 101 }, "do not add up"},
+		{"a write with hits", func(o *OpInterval) { o.Op = OpSet; o.Hits, o.Misses = 1, 0 }, "SET is not a read"},
+		{"a count not the successes", func(o *OpInterval) { o.Response.Count = 999 }, "count 999, but 1000 successes"},
+		{"no distribution", func(o *OpInterval) { o.Service = Latency{} }, "service time: no distribution"},
+		{"percentiles out of order", func(o *OpInterval) { o.Response.P90 = o.Response.P50 - 1 }, "p90"},
+		{"a percentile out of range", func(o *OpInterval) { o.Response.Max = HistMax + 1 }, "outside the histogram's range"},
+		{"a histogram that does not decode", func(o *OpInterval) { o.Response.HDR = []byte("HISTFAAAnonsense") }, "does not decode"},
+		{"a histogram of other operations", func(o *OpInterval) {
+			m := latencyOf(t, 4, 1000)
+			o.Response.HDR = m.HDR
+		}, "but its histogram says"},
+		{"percentiles of nothing", func(o *OpInterval) { o.Lag = Latency{P99: 5} }, "percentiles of an empty distribution"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			tc.edit(&o)
+			err := o.Check()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if err := good.Check(); err != nil {
+		t.Errorf("the true op: %v", err)
+	}
+}
+
+func TestImpossibleEnds(t *testing.T) {
+	l := latencyOf(t, 5, 10)
+	op := OpInterval{Op: OpGet, OK: 10, Hits: 10, Response: l, Service: l}
+	sums := map[OpKind]*OpInterval{OpGet: &op}
+	good := PhaseEnd{Status: StatusOK, Elapsed: 6 * time.Second, Stalled: time.Second,
+		Stalls: []Span{{Start: time.Second, End: 2 * time.Second}}, Totals: []OpInterval{op}}
+	for _, tc := range []struct {
+		name string
+		edit func(e *PhaseEnd)
+		want string
+	}{
+		{"status", func(e *PhaseEnd) { e.Status = "running" }, `status "running"`},
+		{"negative elapsed", func(e *PhaseEnd) { e.Elapsed = -1 }, "elapsed"},
+		{"stalled beyond the phase", func(e *PhaseEnd) { e.Stalled = 7 * time.Second }, "stalled 7s of its 6s"},
+		{"a stall outside the phase", func(e *PhaseEnd) { e.Stalls[0].End = 7 * time.Second }, "a stall from 1s to 7s"},
+		{"stalls beyond their total", func(e *PhaseEnd) { e.Stalled = time.Millisecond }, "stalls of 1s in all"},
+		{"totals not the sums", func(e *PhaseEnd) { e.Totals[0].Bytes = 5 }, "but its intervals sum to"},
+		{"totals missing an op", func(e *PhaseEnd) { e.Totals = []OpInterval{{Op: OpSet}} }, "totals: no GET"},
+		{"negative pub/sub counts", func(e *PhaseEnd) { e.PubSub = &PubSubCounts{Lost: -1} }, "pub/sub counts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := good
+			e.Stalls = append([]Span(nil), good.Stalls...)
+			e.Totals = append([]OpInterval(nil), good.Totals...)
+			tc.edit(&e)
+			err := e.Check(sums)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if err := good.Check(sums); err != nil {
+		t.Errorf("the true end: %v", err)
+	}
+}
+
+func TestImpossibleIntervals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    IntervalReport
+		want string
+	}{
+		{"ends before it starts", IntervalReport{Index: 1, Start: time.Second, End: 0}, "interval 1 from 1s to 0s"},
+		{"an op twice", IntervalReport{Ops: []OpInterval{{Op: OpGet}, {Op: OpGet}}}, "GET twice"},
+		{"a probe request ending before it starts", IntervalReport{Probe: []ProbeRecord{{Intended: 5, Start: 5, End: 4}}}, "side-probe request"},
+	} {
+		if err := tc.r.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Check() = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestClientStalled(t *testing.T) {
+	for _, tc := range []struct {
+		elapsed, stalled time.Duration
+		open             bool
+		fails            bool
+		window           time.Duration
+	}{
+		{6 * time.Second, 0, false, false, 6 * time.Second},
+		{6 * time.Second, 50 * time.Millisecond, false, false, 5950 * time.Millisecond},
+		{6 * time.Second, 61 * time.Millisecond, false, true, 5939 * time.Millisecond},
+		{6 * time.Second, 3 * time.Second, true, true, 6 * time.Second},
+		{300 * time.Second, 2 * time.Second, false, false, 298 * time.Second},
+	} {
+		end := PhaseEnd{Status: StatusOK, Elapsed: tc.elapsed, Stalled: tc.stalled, Stalls: []Span{{0, tc.stalled}}}
+		if got := ClientStalled(&end) != ""; got != tc.fails {
+			t.Errorf("%s of %s: fails %v, want %v", tc.stalled, tc.elapsed, got, tc.fails)
+		}
+		if got := RateWindow(tc.elapsed, tc.stalled, tc.open); got != tc.window {
+			t.Errorf("RateWindow(%s, %s, %v) = %s, want %s", tc.elapsed, tc.stalled, tc.open, got, tc.window)
+		}
+		JudgeStalls(&end)
+		if (end.Status == StatusFailed) != tc.fails || tc.stalled > 0 && !tc.fails && len(end.Notes) != 1 {
+			t.Errorf("%s of %s: judged %s %q, notes %q", tc.stalled, tc.elapsed, end.Status, end.Error, end.Notes)
+		}
+	}
+}
