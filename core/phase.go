@@ -2,9 +2,9 @@ package core
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // PhaseKind says what a phase is for; only measured phases appear in result tables.
@@ -106,6 +106,19 @@ func (p PhaseSpec) Writes() bool {
 	return false
 }
 
+// The bounds of a phase. Beyond them a number is a mistake in a suite (1e300 for
+// 100,000), and would overflow the schedule, the names made from it (a ladder's
+// step "<name>@<rate>" names files of the report) or the client's memory.
+const (
+	MaxRate        = 1e9 // requests/s: beyond any client
+	MaxConnections = 1_000_000
+	MaxOps         = int64(1e12)
+	MaxDuration    = 7 * 24 * time.Hour
+	MinInterval    = 10 * time.Millisecond
+	MaxInterval    = time.Hour
+	MaxPhaseName   = 100 // bytes
+)
+
 // Validate reports every problem with the phase at once.
 func (p PhaseSpec) Validate() []error {
 	var errs []error
@@ -115,26 +128,29 @@ func (p PhaseSpec) Validate() []error {
 	default:
 		add("kind %q is not one of load, warmup, measured", p.Kind)
 	}
-	if p.Connections < 1 {
-		add("connections must be at least 1, got %d", p.Connections)
+	if len(p.Name) > MaxPhaseName || strings.ContainsFunc(p.Name, unicode.IsControl) {
+		add("name %q must be at most %d bytes, without control characters", cut(p.Name, 40), MaxPhaseName)
+	}
+	if p.Connections < 1 || p.Connections > MaxConnections {
+		add("connections must be between 1 and %d, got %d", MaxConnections, p.Connections)
 	}
 	if p.ConnTotal != 0 && (p.ConnBase < 0 || p.ConnBase+p.Connections > p.ConnTotal) {
 		add("shard connections %d to %d are outside the phase's %d", p.ConnBase, p.ConnBase+p.Connections-1, p.ConnTotal)
 	}
-	if p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) {
-		add("rate must be a finite number of requests/s, not negative, got %g", p.Rate)
+	if !(p.Rate >= 0 && p.Rate <= MaxRate) {
+		add("rate must be a number of requests/s from 0 to %g, got %g", MaxRate, p.Rate)
 	}
-	if p.Duration <= 0 {
-		add("duration must be positive: every phase is bounded in time")
+	if p.Duration <= 0 || p.Duration > MaxDuration {
+		add("duration must be positive and at most %s (every phase is bounded in time), got %s", MaxDuration, p.Duration)
 	}
-	if p.Ops < 0 {
-		add("ops must not be negative, got %d", p.Ops)
+	if p.Ops < 0 || p.Ops > MaxOps {
+		add("ops must be from 0 to %d, got %d", MaxOps, p.Ops)
 	}
 	if p.Kind == PhaseLoad && p.Ops == 0 {
 		add("a load phase needs an op count")
 	}
-	if p.Interval < 0 {
-		add("interval must not be negative")
+	if p.Interval != 0 && (p.Interval < MinInterval || p.Interval > MaxInterval) {
+		add("interval must be from %s to %s, got %s", MinInterval, MaxInterval, p.Interval)
 	}
 	if pr := p.Probe; pr != nil {
 		if pr.Rate <= 0 || pr.Rate > 100_000 {
@@ -165,6 +181,14 @@ func (p PhaseSpec) Validate() []error {
 	}
 	errs = append(errs, p.Workload.Validate(p.AllConnections())...)
 	return errs
+}
+
+// cut shortens s to n bytes at most, for quoting a mistake.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // Split divides n items into parts nearly equal contiguous shares and returns the

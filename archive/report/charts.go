@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"image/color"
 	"math"
@@ -29,6 +31,22 @@ func init() {
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// maxNamePart bounds the part of a file name or anchor made from a name in an
+// archive (a phase's, a ladder's): the archive may come from anywhere.
+const maxNamePart = 64
+
+// namePart makes a name of the archive's safe in a file name or an anchor: its
+// characters outside [A-Za-z0-9._-] become _, and a longer one is cut, with a
+// hash of the whole so that two long names stay apart.
+func namePart(name string) string {
+	s := unsafeName.ReplaceAllString(name, "_")
+	if len(s) <= maxNamePart {
+		return s
+	}
+	sum := sha256.Sum256([]byte(name))
+	return s[:maxNamePart-9] + "-" + hex.EncodeToString(sum[:4])
+}
 
 // charts draws, with gonum/plot: grouped bars of throughput and of p99.9 per measured
 // phase and system, and for each measured phase the latency over time of every
@@ -69,7 +87,7 @@ func (d *data) charts() ([]chart, error) {
 			return nil, err
 		}
 		if tp != nil {
-			base := chartsDir + "sweep-" + unsafeName.ReplaceAllString(name, "_")
+			base := chartsDir + "sweep-" + namePart(name)
 			out = append(out, chart{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", tp},
 				chart{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", curve})
 		}
@@ -81,7 +99,7 @@ func (d *data) charts() ([]chart, error) {
 			return nil, err
 		}
 		if svg != nil {
-			out = append(out, chart{chartsDir + "ladder-" + unsafeName.ReplaceAllString(name, "_") + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
+			out = append(out, chart{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
 		}
 	}
 	for _, ph := range d.measured {
@@ -92,7 +110,7 @@ func (d *data) charts() ([]chart, error) {
 		if svg == nil {
 			continue
 		}
-		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, unsafeName.ReplaceAllString(ph.name, "_"))
+		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, namePart(ph.name))
 		out = append(out, chart{file, "Latency over time: " + ph.name, svg})
 	}
 	for _, ph := range d.measured {

@@ -269,7 +269,7 @@ func (c cell) timedQuantile(q float64) (int64, bool) {
 }
 
 func phaseAnchor(ph phaseRef) string {
-	return fmt.Sprintf("phase-%d-%s", ph.index, unsafeName.ReplaceAllString(ph.name, "_"))
+	return fmt.Sprintf("phase-%d-%s", ph.index, namePart(ph.name))
 }
 
 // phaseView is one measured phase's section.
@@ -329,11 +329,11 @@ func (d *data) groupViews(add func(*chartSpec) *chartView) ([]groupView, error) 
 	var out []groupView
 	ladders, steps := d.ladderSteps()
 	for _, name := range ladders {
-		out = append(out, groupView{Anchor: "ladder-" + unsafeName.ReplaceAllString(name, "_"), Name: "Ladder " + name, Chart: add(d.ladderSpec(name, steps[name]))})
+		out = append(out, groupView{Anchor: "ladder-" + namePart(name), Name: "Ladder " + name, Chart: add(d.ladderSpec(name, steps[name]))})
 	}
 	sweeps, sweepSteps := d.sweepSteps()
 	for _, name := range sweeps {
-		out = append(out, groupView{Anchor: "sweep-" + unsafeName.ReplaceAllString(name, "_"), Name: "Sweep " + name, Chart: add(d.sweepSpec(name, sweepSteps[name]))})
+		out = append(out, groupView{Anchor: "sweep-" + namePart(name), Name: "Sweep " + name, Chart: add(d.sweepSpec(name, sweepSteps[name]))})
 	}
 	if len(out) == 0 {
 		return nil, nil

@@ -351,7 +351,7 @@ func (d *data) statsTimeCharts(ph phaseRef) []*chartSpec {
 func (d *data) ladderSpec(name string, steps []phaseRef) *chartSpec {
 	method := ladderCombine(steps[0].info)
 	c := &chartSpec{
-		ID:    "ladder-" + unsafeName.ReplaceAllString(name, "_"),
+		ID:    "ladder-" + namePart(name),
 		Title: "Ladder " + name + ": response time against the rate achieved",
 		X:     axisSpec{Label: "ops/s achieved (repetitions averaged)", Format: "si"},
 		Y:     axisSpec{Label: "response time, ms (log scale)", Log: true},
@@ -382,7 +382,7 @@ func (d *data) ladderSpec(name string, steps []phaseRef) *chartSpec {
 func (d *data) sweepSpec(name string, steps []phaseRef) *chartSpec {
 	first := steps[0].info
 	c := &chartSpec{
-		ID:    "sweep-" + unsafeName.ReplaceAllString(name, "_"),
+		ID:    "sweep-" + namePart(name),
 		Title: "Sweep " + name + ": p99.99 against throughput",
 		X:     axisSpec{Label: "ops/s", Format: "si"},
 		Y:     axisSpec{Label: "p99.99 ms, worst op (log scale)", Log: true},

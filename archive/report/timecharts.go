@@ -130,7 +130,7 @@ func contains(list []string, s string) bool {
 // server's timeline fields over the phase.
 func (d *data) overTimeCharts(ph phaseRef) ([]chart, error) {
 	var out []chart
-	name := unsafeName.ReplaceAllString(ph.name, "_")
+	name := namePart(ph.name)
 	if svg, err := d.windowChart(ph); err != nil {
 		return nil, err
 	} else if svg != nil {

@@ -318,23 +318,28 @@ func outputGone() bool {
 }
 
 // finishArchive writes an archive's tables, draws its report and console tables
-// from what was written, and commits it under its final name.
+// from what was written, and commits it under its final name. A report that
+// cannot be drawn loses nothing: the archive is committed without it, and the
+// error says so.
 func finishArchive(w *archive.Writer, status core.RunStatus, ended time.Time) (dir string, tables report.Console, err error) {
 	a, err := w.Finish(status, ended)
 	if err != nil {
 		return "", report.Console{}, err
 	}
-	files, tables, err := report.Render(a)
-	if err != nil {
-		return "", report.Console{}, fmt.Errorf("report: %w", err)
-	}
+	files, tables, rerr := report.Render(a)
 	for _, f := range files {
-		if err := w.AddFile(f.Name, f.Data); err != nil {
-			return "", report.Console{}, err
+		if rerr != nil {
+			break
 		}
+		rerr = w.AddFile(f.Name, f.Data)
 	}
-	dir, err = w.Commit()
-	return dir, tables, err
+	if dir, err = w.Commit(); err != nil {
+		return "", tables, errors.Join(err, rerr)
+	}
+	if rerr != nil {
+		return dir, tables, fmt.Errorf("the archive %s keeps everything measured, but its report could not be drawn: %w", dir, rerr)
+	}
+	return dir, tables, nil
 }
 
 // header is what the archive records about the run before it starts.

@@ -529,6 +529,7 @@ func TestSecretsNeverReachTheArchiveIntegration(t *testing.T) {
 func TestBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "bad.yaml", "systems:\n  x:\n    adapter: resp\n    endpont: 127.0.0.1:1\n")
+	writeFile(t, dir, "huge.yaml", "name: huge\nphases:\n  - {name: l, ladder: {rates: [1000, 1e300], step: 1s}, memtier: {key_max: 5}}\n")
 	tests := []struct {
 		args []string
 		want string
@@ -539,6 +540,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--systems", "redis", "--suite", "nosuch"}, `suite "nosuch" is not built in`},
 		{[]string{"run", "--systems", "redis", "--scale", "0"}, "--scale must be a positive number"},
 		{[]string{"run", "--systems", "redis", "--bogus"}, "unknown flag"},
+		// Issue 43, bug 4: passed --dry-run, and the run died writing a chart.
+		{[]string{"run", "--systems", "redis", "--suite", "huge.yaml", "--dry-run"}, `huge.yaml:3: phase "l": ladder.rates: 1e+300 is beyond 1e+09 requests/s`},
+		{[]string{"run", "--systems", "redis", "--scale", "1e6", "--dry-run"}, `phase "closed-1:10" after --scale 1e+06: duration must be positive and at most 168h0m0s`},
 	}
 	for _, tc := range tests {
 		r := cli(t, dir, nil, tc.args...)

@@ -216,7 +216,11 @@ func (r *suiteRun) meeting(prog *progress.Progress) runner.Meeting {
 // finish finishes the archive and prints its tables and where it is.
 func (r *suiteRun) finish(f *runFlags, status core.RunStatus, stdout io.Writer) (string, error) {
 	dir, tables, err := finishArchive(r.w, status, time.Now())
-	if err != nil {
+	switch {
+	case err != nil && dir != "":
+		fmt.Fprintf(stdout, "Run %s: %s\nArchive: %s\n", r.runID, status, dir)
+		return dir, err
+	case err != nil:
 		return "", fmt.Errorf("%w; what was measured is in %s: `cmpbench recover %s` finishes it", err, r.w.Dir(), r.w.Dir())
 	}
 	switch {

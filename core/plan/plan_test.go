@@ -237,7 +237,29 @@ phases:
   - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}
   - {name: b, duration: 1s, connections: 0, memtier: {key_max: 5}}
 `, []string{`x.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`,
-			`x.yaml:4: phase "b": connections must be at least 1, got 0`}},
+			`x.yaml:4: phase "b": connections must be between 1 and 1000000, got 0`}},
+		// Issue 43, bug 4: a ladder rate of 1e300 passed --dry-run, and the run died
+		// writing a chart named after it. Every number is bounded where it is read.
+		{"a ladder rate of 1e300", `name: x
+phases:
+  - {name: l, ladder: {rates: [1000, 1e300], step: 1s}, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: phase "l": ladder.rates: 1e+300 is beyond 1e+09 requests/s`}},
+		{"a rate, connections, ops and a duration beyond any run", `name: x
+phases:
+  - {name: a, duration: 1s, rate: 2e9, memtier: {key_max: 5}}
+  - {name: b, duration: 1s, connections: 2000000, memtier: {key_max: 5}}
+  - {name: c, duration: 1s, ops: 2000000000000, memtier: {key_max: 5}}
+  - {name: d, duration: 200h, memtier: {key_max: 5}}
+  - {name: e, duration: 1s, interval: 1ms, memtier: {key_max: 5}}
+`, []string{`x.yaml:3: phase "a": rate must be a number of requests/s from 0 to 1e+09, got 2e+09`,
+			`x.yaml:4: phase "b": connections must be between 1 and 1000000, got 2000000`,
+			`x.yaml:5: phase "c": ops must be from 0 to 1000000000000, got 2000000000000`,
+			`x.yaml:6: phase "d": duration must be positive and at most 168h0m0s`,
+			`x.yaml:7: phase "e": interval must be from 10ms to 1h0m0s, got 1ms`}},
+		{"a phase name longer than a file name", `name: x
+phases:
+  - {name: ` + strings.Repeat("n", 101) + `, duration: 1s, memtier: {key_max: 5}}
+`, []string{`must be at most 100 bytes`}},
 		{"a name that would be a path (issue 25: the run's directory went outside --out)", `description: d
 name: ../../../x
 phases:

@@ -206,8 +206,8 @@ func (l *ladderDoc) rates(file string) ([]float64, []error) {
 		if errs := config.DecodeStrict(file, n, &r); len(errs) > 0 {
 			return nil, errs
 		}
-		if r.From <= 0 || r.To < r.From || r.Factor <= 1 {
-			return nil, []error{fmt.Errorf("ladder.rates: from must be positive, to at least from and factor above 1 (got from %g, to %g, factor %g)", r.From, r.To, r.Factor)}
+		if !(r.From > 0 && r.To >= r.From && r.To <= core.MaxRate && r.Factor > 1) {
+			return nil, []error{fmt.Errorf("ladder.rates: from must be positive, to at least from and at most %g, and factor above 1 (got from %g, to %g, factor %g)", core.MaxRate, r.From, r.To, r.Factor)}
 		}
 		for v := r.From; v <= r.To*(1+1e-9) && len(out) <= maxLadderSteps; v *= r.Factor {
 			out = append(out, math.Round(v))
@@ -225,6 +225,10 @@ func (l *ladderDoc) rates(file string) ([]float64, []error) {
 		return nil, []error{fmt.Errorf("ladder.rates: %d steps, more than %d", len(out), maxLadderSteps)}
 	}
 	for i, r := range out {
+		if r > core.MaxRate || math.IsNaN(r) {
+			// Before a step is named after it ("<name>@<rate>").
+			return nil, []error{fmt.Errorf("ladder.rates: %g is beyond %g requests/s", r, core.MaxRate)}
+		}
 		if r <= 0 || i > 0 && r <= out[i-1] {
 			return nil, []error{fmt.Errorf("ladder.rates: rates must be positive and rising, got %v", out)}
 		}
