@@ -86,18 +86,18 @@ type SummaryRow struct {
 	ClientCPUS  float64 `parquet:"client_cpu_s"` // CPU of the load-generating process in the phase
 	ClientBound bool    `parquet:"client_bound"` // it used more than 90% of the cores it may use
 	// Send lag (fixed-rate phases): the client's own delay before each send.
-	LagP50       int64   `parquet:"lag_p50_ns,optional"`
-	LagP90       int64   `parquet:"lag_p90_ns,optional"`
-	LagP99       int64   `parquet:"lag_p99_ns,optional"`
-	LagP999      int64   `parquet:"lag_p999_ns,optional"`
-	LagP9999     int64   `parquet:"lag_p9999_ns,optional"`
-	LagMax       int64   `parquet:"lag_max_ns,optional"`
-	LagHDR       []byte  `parquet:"lag_hdr,optional"`
-	ClientLagged bool    `parquet:"client_lagged,optional"` // see core.ClientLagged
+	LagP50       int64  `parquet:"lag_p50_ns,optional"`
+	LagP90       int64  `parquet:"lag_p90_ns,optional"`
+	LagP99       int64  `parquet:"lag_p99_ns,optional"`
+	LagP999      int64  `parquet:"lag_p999_ns,optional"`
+	LagP9999     int64  `parquet:"lag_p9999_ns,optional"`
+	LagMax       int64  `parquet:"lag_max_ns,optional"`
+	LagHDR       []byte `parquet:"lag_hdr,optional"`
+	ClientLagged bool   `parquet:"client_lagged,optional"` // see core.ClientLagged
 	// ClientStalledS is how long the client process was not running in the phase;
 	// a closed loop's rates count the rest of duration_s (core.RateWindow).
 	ClientStalledS float64 `parquet:"client_stalled_s,optional"`
-	HostCPUS     float64 `parquet:"host_cpu_s,optional"`    // CPU of the cmpbench host process in the phase
+	HostCPUS       float64 `parquet:"host_cpu_s,optional"` // CPU of the cmpbench host process in the phase
 	// The machine the client ran on (core.HostLoad): its CPUs, how many were busy
 	// on average (every process; a hypervisor's steal is not in it), and whether
 	// that, with the steal, saturated it.
