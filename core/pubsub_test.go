@@ -81,9 +81,9 @@ func TestPubSubPhaseRules(t *testing.T) {
 		{func(p *PhaseSpec) { p.Kind, p.Ops = PhaseLoad, 10 }, "cannot be a load"},
 		{func(p *PhaseSpec) { p.Probe = &ProbeSpec{Rate: 10} }, "no side probe"},
 		{func(p *PhaseSpec) { p.Workload = nil }, "no workload"},
-		{func(p *PhaseSpec) { p.Rate = math.Inf(1) }, "rate must be a finite number"},
-		{func(p *PhaseSpec) { p.Rate = math.NaN() }, "rate must be a finite number"},
-		{func(p *PhaseSpec) { p.Rate = -1 }, "rate must be a finite number"},
+		{func(p *PhaseSpec) { p.Rate = math.Inf(1) }, "rate must be a number of requests/s from 0 to 1e+09"},
+		{func(p *PhaseSpec) { p.Rate = math.NaN() }, "rate must be a number of requests/s from 0 to 1e+09"},
+		{func(p *PhaseSpec) { p.Rate = -1 }, "rate must be a number of requests/s from 0 to 1e+09"},
 	} {
 		p := base
 		tc.edit(&p)

@@ -112,6 +112,11 @@ type HostLoad struct {
 	// each named by its process name (never its command line, which may hold a
 	// password), from 0.05 cores up.
 	Others []ProcessCPU `json:"others,omitempty"`
+	// UnseenCores is the busy time charged to no process readable at both ends of
+	// the phase: processes that came and went (a loop forking short commands),
+	// processes that could not be read, the kernel's own work. Told only from a
+	// quarter of a core up, and only of the whole machine.
+	UnseenCores float64 `json:"unseen_cores,omitempty"`
 	// Saturated: the CPUs were busy (or stolen by a hypervisor) above
 	// HostSaturatedFraction of the time, so the client and any server on the
 	// machine waited for a CPU, and the numbers describe the shared machine. (An
@@ -145,6 +150,9 @@ func (h HostLoad) String() string {
 			sep = "; other processes: "
 		}
 		fmt.Fprintf(&b, "%s%s (pid %d) %.2f", sep, o.Name, o.Pid, o.Cores)
+	}
+	if h.UnseenCores > 0 {
+		fmt.Fprintf(&b, "; %.2f cores busy in no process seen (short-lived processes, unreadable ones, the kernel)", h.UnseenCores)
 	}
 	return b.String()
 }

@@ -101,6 +101,9 @@ func init() {
 const (
 	topOthers     = 3
 	minOtherCores = 0.05
+	// minUnseenCores is the least busy time charged to no process seen that
+	// HostLoad reports.
+	minUnseenCores = 0.25
 )
 
 // HostLoad is what the machine did from h to end: how busy the CPUs the client may
@@ -134,19 +137,25 @@ func (h *Host) HostLoad(end *Host, ours, cpus []int) core.HostLoad {
 	hl.BusyCores = min(float64(hl.Cores), max(0, float64(hl.Cores)-idle/wall-hl.StealCores))
 	hl.Saturated = hl.Cores > 0 && hl.BusyCores+hl.StealCores > core.HostSaturatedFraction*float64(hl.Cores)
 	startMs := h.at.UnixMilli()
+	var seen float64 // every process's cores, ours too
 	for pid, e := range end.processes {
-		if slices.Contains(ours, int(pid)) {
-			continue
-		}
 		used := e.cpu
 		if b, ok := h.processes[pid]; ok && b.created == e.created {
 			used -= b.cpu
 		} else if e.created < startMs-1000 {
 			continue // not readable at the start: what it used before is unknown
 		}
-		if c := used / wall; c >= minOtherCores {
+		seen += used / wall
+		if c := used / wall; c >= minOtherCores && !slices.Contains(ours, int(pid)) {
 			hl.Others = append(hl.Others, core.ProcessCPU{Name: e.name, Pid: int(pid), Cores: c})
 		}
+	}
+	// The busy time no process read at both ends was charged with: processes that
+	// came and went between the readings (a loop forking short commands), ones
+	// that could not be read, the kernel's own work. Processes run anywhere, so
+	// this is only told of the whole machine.
+	if hl.Cores == len(end.cpus) && hl.BusyCores-seen >= minUnseenCores {
+		hl.UnseenCores = hl.BusyCores - seen
 	}
 	slices.SortFunc(hl.Others, func(a, b core.ProcessCPU) int {
 		return cmp.Or(cmp.Compare(b.Cores, a.Cores), cmp.Compare(a.Pid, b.Pid))

@@ -28,6 +28,7 @@ func TestHostLoad(t *testing.T) {
 		saturated  bool
 		busy       float64
 		othersPids []int
+		unseen     float64
 	}{
 		{
 			name: "a hog beside the server saturates the machine",
@@ -47,7 +48,7 @@ func TestHostLoad(t *testing.T) {
 				13: {name: "sshd", cpu: 4, created: startMs - 60_000},          // 0.2
 				15: {name: "make", cpu: 1, created: startMs + 1_000},           // 0.1
 			}),
-			saturated: true, busy: 1.97, othersPids: []int{12, 11, 13},
+			saturated: true, busy: 1.97, othersPids: []int{12, 11, 13}, unseen: 0.26, // cmpbench was not read at the end
 		},
 		{
 			name:      "a quiet machine",
@@ -57,7 +58,17 @@ func TestHostLoad(t *testing.T) {
 		{
 			name:      "hypervisor steal counts toward saturation",
 			end:       end(101, 6, nil),
-			saturated: true, busy: 1.4,
+			saturated: true, busy: 1.4, unseen: 1.4,
+		},
+		// Issue 43's weak answer: hogs that fork short commands on both cores left
+		// the machine saturated and the list naming a server at 0.07 cores.
+		{
+			name: "busy time no process seen was charged with",
+			end: end(100.3, 1, map[int32]procTime{
+				10: {name: "cmpbench", cpu: 6, created: startMs - 60_000},       // ours: 0.1
+				11: {name: "redis-server", cpu: 50.7, created: startMs - 60_000}, // 0.07
+			}),
+			saturated: true, busy: 1.97, othersPids: []int{11}, unseen: 1.8,
 		},
 		{
 			name: "a process started during the phase counts from its start; a reused pid is a new process",
@@ -72,6 +83,9 @@ func TestHostLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hl := start.HostLoad(tt.end, []int{10}, nil)
+			if diff(hl.UnseenCores, tt.unseen) > 1e-9 {
+				t.Errorf("unseen cores %.3f, want %.3f", hl.UnseenCores, tt.unseen)
+			}
 			if hl.Cores != 2 || hl.Saturated != tt.saturated || diff(hl.BusyCores, tt.busy) > 1e-9 {
 				t.Errorf("cores %d busy %.3f steal %.3f saturated %v, want busy %.3f saturated %v", hl.Cores, hl.BusyCores, hl.StealCores, hl.Saturated, tt.busy, tt.saturated)
 			}
