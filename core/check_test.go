@@ -154,3 +154,23 @@ func TestClientStalled(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		totals []OpInterval
+		want   string
+	}{
+		{"a few errors", []OpInterval{{Op: OpSet, OK: 90, Errors: [NumErrorClasses]int64{ErrClassOOM: 10}}}, ""},
+		{"half", []OpInterval{{Op: OpSet, OK: 50, Errors: [NumErrorClasses]int64{ErrClassOOM: 50}}}, ""},
+		{"most writes at stop-writes", []OpInterval{{Op: OpGet, OK: 1000, Hits: 1000}, {Op: OpSet, OK: 13, Errors: [NumErrorClasses]int64{ErrClassOverload: 80, ErrClassTimeout: 7}}},
+			"87% of its SET operations failed (87 of 100; 80 overload)"},
+		{"deliveries are not issued", []OpInterval{{Op: OpDeliver, OK: 1, Errors: [NumErrorClasses]int64{ErrClassOther: 5}}}, ""},
+	} {
+		end := PhaseEnd{Status: StatusOK}
+		JudgeErrors(&end, tc.totals)
+		if tc.want == "" && end.Status != StatusOK || tc.want != "" && (end.Status != StatusFailed || !strings.Contains(end.Error, tc.want)) {
+			t.Errorf("%s: %s %q, want %q", tc.name, end.Status, end.Error, tc.want)
+		}
+	}
+}

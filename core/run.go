@@ -226,6 +226,32 @@ func JudgeStalls(end *PhaseEnd) {
 	}
 }
 
+// JudgeErrors fails an ok phase in which most operations of some kind failed (a
+// load fails on any error already): its successes are timed, but they are the
+// few, and its mix is not the one asked for. An Aerospike namespace at
+// stop-writes failed 87% of a phase's writes, which ended ok.
+func JudgeErrors(end *PhaseEnd, totals []OpInterval) {
+	if end.Status != StatusOK {
+		return
+	}
+	for _, t := range totals {
+		errs := t.ErrorTotal()
+		if !t.Op.Issued() || errs <= t.OK {
+			continue
+		}
+		worst := ErrorClass(0)
+		for c, n := range t.Errors {
+			if n > t.Errors[worst] {
+				worst = ErrorClass(c)
+			}
+		}
+		end.Status = StatusFailed
+		end.Error = fmt.Sprintf("%.0f%% of its %s operations failed (%d of %d; %d %s): most of what the phase asked for failed, so its numbers do not describe its workload",
+			100*float64(errs)/float64(errs+t.OK), t.Op, errs, errs+t.OK, t.Errors[worst], worst)
+		return
+	}
+}
+
 // DescribeStalls says how many stalls there were and the longest, for a caveat.
 func DescribeStalls(spans []Span) string {
 	if len(spans) == 0 {

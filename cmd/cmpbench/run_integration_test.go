@@ -369,6 +369,12 @@ phases:
 	if want := float64(mixed["SET"].Count) / mixed["SET"].DurationS; math.Abs(mixed["SET"].Throughput-want) > 1e-6*want+1e-9 {
 		t.Fatalf("SET throughput %.1f counts errors (successes alone give %.1f)", mixed["SET"].Throughput, want)
 	}
+	// Issue 43's weak answer: a phase in which most writes failed was ok.
+	st, msg := phaseStatus(a, "tiny", "mixed")
+	t.Logf("mixed: %d of %d SETs failed: %s %q", mixed["SET"].Errors, mixed["SET"].Errors+mixed["SET"].Count, st, msg)
+	if set := mixed["SET"]; set.Errors > set.Count && (st != "failed" || !strings.Contains(msg, "of its SET operations failed") || !strings.Contains(msg, " oom)")) {
+		t.Fatalf("mixed, %d of %d SETs failed: %s %q", set.Errors, set.Errors+set.Count, st, msg)
+	}
 }
 
 func TestKillingTheServerFailsThePhaseIntegration(t *testing.T) {

@@ -62,6 +62,9 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	}
 	w.load(&end)
 	r.totals(p, &end)
+	if p.Spec.Kind != core.PhaseLoad {
+		core.JudgeErrors(&end, p.Totals)
+	}
 	return r.endPhase(p, end)
 }
 
