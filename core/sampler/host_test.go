@@ -65,7 +65,7 @@ func TestHostLoad(t *testing.T) {
 		{
 			name: "busy time no process seen was charged with",
 			end: end(100.3, 1, map[int32]procTime{
-				10: {name: "cmpbench", cpu: 6, created: startMs - 60_000},       // ours: 0.1
+				10: {name: "cmpbench", cpu: 6, created: startMs - 60_000},        // ours: 0.1
 				11: {name: "redis-server", cpu: 50.7, created: startMs - 60_000}, // 0.07
 			}),
 			saturated: true, busy: 1.97, othersPids: []int{11}, unseen: 1.8,
