@@ -31,11 +31,17 @@ func TestMain(m *testing.M) {
 		sdk.Serve(stuck{})
 	case "stuck-open":
 		sdk.Serve(stuckOpen{})
+	case "exit-in-open":
+		sdk.Serve(exitingOpen{})
 	case "panic-describe":
 		sdk.Serve(panicky{})
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "boom: cannot read my configuration")
 		os.Exit(3)
+	case "future-protocol":
+		fmt.Fprintln(os.Stderr, "future: built with cmpbench's SDK v9")
+		fmt.Printf("1|%d|tcp|127.0.0.1:1|grpc\n", plugins.ProtocolVersion+1)
+		time.Sleep(time.Hour)
 	case "handshake-then-sleep":
 		// A plausible handshake line naming an address that accepts
 		// connections and never speaks gRPC.
@@ -77,6 +83,16 @@ type stuckOpen struct{ fake }
 
 func (stuckOpen) Open(context.Context, core.SystemConfig) (core.Target, error) { select {} }
 
+// exitingOpen says why on its stderr and exits in Open, as a plugin that cannot
+// read its configuration does.
+type exitingOpen struct{ fake }
+
+func (exitingOpen) Open(context.Context, core.SystemConfig) (core.Target, error) {
+	fmt.Fprintln(os.Stderr, "exiting: cannot read /etc/exiting.conf: permission denied")
+	os.Exit(4)
+	return nil, nil
+}
+
 // stuck's connections never return from Do.
 type stuck struct{ fake }
 
@@ -111,6 +127,9 @@ func TestLaunchIsBounded(t *testing.T) {
 	}{
 		{"hang-describe", []string{"the plugin did not answer Describe within 1s", "its last output: thinking about who I am"}},
 		{"handshake-then-sleep", []string{"pretending to be a plugin"}},
+		// Issue 43's weak answer: said in go-plugin's words alone.
+		{"future-protocol", []string{fmt.Sprintf("the plugin speaks cmpbench's plugin protocol %d, and this cmpbench speaks %d: rebuild it", plugins.ProtocolVersion+1, plugins.ProtocolVersion),
+			"its last output: future: built with cmpbench's SDK v9"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			start := time.Now()
@@ -230,6 +249,21 @@ func TestPluginFailuresSayWhat(t *testing.T) {
 		_, err := launchAs(t, "panic-describe", 5*time.Second)
 		if err == nil || !strings.Contains(err.Error(), "its last output: panic: who am I (the stack follows in its output)") {
 			t.Fatalf("%v", err)
+		}
+	})
+	// Issue 43's weak answer: a plugin that wrote why and exited in Open was said
+	// to have exited, without its words (they went through go-plugin's stdio
+	// stream, which the exit cut).
+	t.Run("exits in Open", func(t *testing.T) {
+		for range 3 {
+			d, err := launchAs(t, "exit-in-open", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.Open(context.Background(), core.SystemConfig{Endpoint: "up"})
+			if err == nil || !strings.Contains(err.Error(), "the plugin process exited (exit status 4); its last output: exiting: cannot read /etc/exiting.conf: permission denied") {
+				t.Fatalf("%v", err)
+			}
 		}
 	})
 	t.Run("Open never answers", func(t *testing.T) {

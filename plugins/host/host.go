@@ -172,6 +172,11 @@ func (d *Driver) start(ctx context.Context, describeTimeout time.Duration) error
 	if err != nil {
 		// A plugin that exits at start is said as such, with its exit status and
 		// what it wrote, not as go-plugin's "Unrecognized remote plugin message".
+		if v := otherProtocol.FindStringSubmatch(err.Error()); v != nil {
+			// go-plugin kills such a plugin: that is not how it ended.
+			return fmt.Errorf("the plugin speaks cmpbench's plugin protocol %s, and this cmpbench speaks %d: rebuild it with this cmpbench's SDK (plugins/sdk), or run the cmpbench it was built for%s",
+				v[1], plugins.ProtocolVersion, d.lastOutput())
+		}
 		for deadline := time.Now().Add(2 * time.Second); !d.client.Exited() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -196,6 +201,10 @@ func (d *Driver) start(ctx context.Context, describeTimeout time.Duration) error
 	}
 	return err
 }
+
+// otherProtocol is go-plugin's error for a handshake of a protocol version the
+// host does not speak (it has no type of its own).
+var otherProtocol = regexp.MustCompile(`(?i)incompatible API version with plugin\. Plugin version: ([^,]+),`)
 
 // describe asks the plugin who it is.
 func (d *Driver) describe(ctx context.Context) error {

@@ -42,12 +42,27 @@ func Serve(adapter core.Adapter) {
 		stop = func() error { return nil }
 	}
 	defer stop()
+	srv := NewServer(adapter)
+	srv.stdio = directStdio(os.Stderr)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  plugins.Handshake,
-		VersionedPlugins: plugins.VersionedPlugins(NewServer(adapter)),
+		VersionedPlugins: plugins.VersionedPlugins(srv),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
 	})
+}
+
+// directStdio returns what points the process's os.Stdout and os.Stderr at
+// stderr, the file the host reads. go-plugin's Serve points them at pipes it
+// forwards over a gRPC stream; what an adapter writes just before it exits (its
+// last words: why it cannot go on) dies in that pipe with the process. Run once
+// the handshake is written (at the first call, Describe): the host reads the
+// plugin's stderr itself, and keeps its last lines for the error it reports.
+func directStdio(stderr *os.File) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() { os.Stdout, os.Stderr = stderr, stderr })
+	}
 }
 
 // traceRole names the plugin's trace file before anything is asked of the adapter
@@ -88,6 +103,7 @@ type Server struct {
 	mu        sync.Mutex
 	target    core.Target
 	stopPhase context.CancelCauseFunc // of the running phase, if any
+	stdio     func()                  // directStdio, under Serve
 }
 
 // NewServer returns the protocol server for adapter.
@@ -97,6 +113,9 @@ func NewServer(adapter core.Adapter) *Server { return &Server{adapter: adapter} 
 // features and the workloads the kinds this build registers, so that a host can
 // tell, before a run, what a plugin built with another cmpbench lacks.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	if s.stdio != nil {
+		s.stdio()
+	}
 	info := s.adapter.Info()
 	info.Capabilities = slices.Clone(engine.Capabilities)
 	info.Workloads = core.WorkloadKinds()
