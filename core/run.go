@@ -178,6 +178,11 @@ func ClientLagged(totals []OpInterval) bool {
 	return false
 }
 
+// LongCallBound bounds the control calls of a plugin that may scan a whole store
+// (Count, Flush, Validate: a Kvrocks DBSIZE SCAN, an Aerospike truncate); the
+// runner says while it waits for one.
+const LongCallBound = 30 * time.Minute
+
 // StallGap is the shortest stretch in which the client process not running is
 // counted as a stall of it (PhaseEnd.Stalls): shorter ones are a scheduler's
 // ordinary delays.

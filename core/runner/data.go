@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -83,7 +84,7 @@ func (r *systemRunner) ensureOwned(ctx context.Context, phase string) error {
 		r.owned = true
 		return nil
 	}
-	n, err := r.drv.Count(ctx)
+	n, err := r.count(ctx)
 	if errors.Is(err, core.ErrUnsupported) {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: the adapter cannot count keys, so cmpbench cannot check that %s writes only to an empty system", r.info.Name, phase))
 		r.owned = true
@@ -113,7 +114,7 @@ func (r *systemRunner) afterRestart(ctx context.Context, phase string) string {
 		// look whole: only a system shown to keep its data is given the benefit.
 		return fmt.Sprintf("the server restarted during %q (%s), and the data loaded before may be lost: this run did not show that %s keeps its data across a restart (restart: true on the load does)", phase, why, r.info.Name)
 	}
-	n, err := r.drv.Count(ctx)
+	n, err := r.count(ctx)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the server restarted during %q (%s) and cmpbench cannot count what it still holds (%v)", phase, why, err)
@@ -127,7 +128,7 @@ func (r *systemRunner) afterRestart(ctx context.Context, phase string) string {
 // ensureEmpty refuses to load into a system that holds data, unless the system is
 // marked disposable: then it is emptied first, and said so.
 func (r *systemRunner) ensureEmpty(ctx context.Context) error {
-	n, err := r.drv.Count(ctx)
+	n, err := r.count(ctx)
 	if errors.Is(err, core.ErrUnsupported) {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: the adapter cannot count keys, so cmpbench cannot check the system is empty before the load", r.info.Name))
 		return nil
@@ -142,10 +143,10 @@ func (r *systemRunner) ensureEmpty(ctx context.Context) error {
 		return fmt.Errorf("refusing to load: %s already holds %d keys; mark it disposable: true to let cmpbench empty it first", r.info.Name, n)
 	}
 	r.cfg.Observer.Note(fmt.Sprintf("%s: emptying %d keys before the load (disposable: true)", r.info.Name, n))
-	if err := r.drv.Flush(ctx); err != nil {
+	if err := r.waitFor(ctx, "empty the system (Flush)", func() error { return r.drv.Flush(ctx) }); err != nil {
 		return fmt.Errorf("empty %s before the load: %w", r.info.Name, err)
 	}
-	if n, err := r.drv.Count(ctx); err != nil || n != 0 {
+	if n, err := r.count(ctx); err != nil || n != 0 {
 		return fmt.Errorf("%s still holds %d keys after emptying it (%v)", r.info.Name, n, err)
 	}
 	return nil
@@ -283,7 +284,11 @@ func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) str
 func (r *systemRunner) validate(ctx context.Context, st plan.Step, expected int64, point string) core.Validation {
 	vctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	v, err := r.drv.Validate(vctx, st.Spec, expected)
+	var v core.Validation
+	err := r.waitFor(vctx, "check the load (Validate: counting keys, reading samples)", func() (err error) {
+		v, err = r.drv.Validate(vctx, st.Spec, expected)
+		return err
+	})
 	if err != nil {
 		v = core.Validation{Expected: expected, Counted: -1, Problems: []string{"validate: " + r.cfg.Redactor.String(err.Error())}}
 	}
@@ -312,4 +317,50 @@ func (r *systemRunner) amendValidation(f func(*core.Validation)) {
 	v := &r.res.Validations[len(r.res.Validations)-1]
 	f(v)
 	r.sinkFailed(r.cfg.Sink.AmendValidation(*v))
+}
+
+// longCallNotice is how long a control call that may take long (a count scans the
+// store) runs before the runner says it waits for it; then it says so every
+// longCallEvery. Variables for tests.
+var longCallNotice, longCallEvery = 5 * time.Second, time.Minute
+
+// count asks the plugin how many keys the system holds, saying while it waits.
+func (r *systemRunner) count(ctx context.Context) (n int64, err error) {
+	err = r.waitFor(ctx, "count the keys (Count)", func() error {
+		n, err = r.drv.Count(ctx)
+		return err
+	})
+	return n, err
+}
+
+// waitFor runs call, a control call of the plugin that may take long, saying
+// after longCallNotice and every longCallEvery that cmpbench waits for it and
+// when it gives up: a count of a large store takes minutes, and an adapter stuck
+// in one must not look like a hung run.
+func (r *systemRunner) waitFor(ctx context.Context, what string, call func() error) error {
+	plugin, start := r.drv.Info().Name, time.Now()
+	giveUp := start.Add(core.LongCallBound)
+	if d, ok := ctx.Deadline(); ok {
+		giveUp = d
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(longCallNotice)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r.cfg.Observer.Warn(fmt.Sprintf("%s: waiting for plugin %s to %s (for %s; cmpbench gives up in %s)",
+					r.info.Name, plugin, what, time.Since(start).Round(time.Second), time.Until(giveUp).Round(time.Second)))
+				t.Reset(longCallEvery)
+			}
+		}
+	})
+	err := call()
+	close(done)
+	wg.Wait()
+	return err
 }

@@ -24,21 +24,26 @@ import (
 // way, a system that holds data before the run.
 type faulty struct {
 	*plugintest.Synthetic
-	keys     int64      // what the system holds
-	failLoad string     // a load that ends failed, as on OOM replies
-	restart  string     // a phase during which the server restarts
-	keepData bool       // ... and comes back with its data
-	crash    string     // a phase whose plugin dies after two intervals
-	cancel   func()     // called when a phase of system "a" ends: Ctrl-C
-	mu       sync.Mutex // Stats runs beside RunPhase
-	instance int
-	exited   atomic.Bool
-	launches atomic.Int32 // how many times the runner launched the plugin
+	keys      int64      // what the system holds
+	failLoad  string     // a load that ends failed, as on OOM replies
+	restart   string     // a phase during which the server restarts
+	keepData  bool       // ... and comes back with its data
+	crash     string     // a phase whose plugin dies after two intervals
+	cancel    func()     // called when a phase of system "a" ends: Ctrl-C
+	mu        sync.Mutex // Stats runs beside RunPhase
+	instance  int
+	exited    atomic.Bool
+	launches  atomic.Int32  // how many times the runner launched the plugin
+	slowCount time.Duration // how long Count takes
+	obs       runner.Observer
 }
 
 func (f *faulty) Exited() bool { return f.exited.Load() }
 
-func (f *faulty) Count(context.Context) (int64, error) { return f.keys, nil }
+func (f *faulty) Count(context.Context) (int64, error) {
+	time.Sleep(f.slowCount)
+	return f.keys, nil
+}
 
 func (f *faulty) Flush(context.Context) error { f.keys = 0; return nil }
 
@@ -119,7 +124,7 @@ func runFaulty(t *testing.T, f *faulty, disposable bool, systems []string, suite
 		f.launches.Add(1)
 		f.exited.Store(false) // a new process
 		return f, core.PluginRef{Adapter: "faulty"}, nil
-	}, WorkDir: t.TempDir()})
+	}, WorkDir: t.TempDir(), Observer: f.obs})
 }
 
 const loadAndRead = `name: s
@@ -250,5 +255,40 @@ phases:
 	}
 	if len(p.End.Notes) == 0 || !strings.Contains(p.End.Notes[0], "the plugin stopped after 2.7s; its intervals cover 2s") {
 		t.Fatalf("notes %q", p.End.Notes)
+	}
+}
+
+// warnings is an Observer that keeps the warnings.
+type warnings struct {
+	mu   sync.Mutex
+	said []string
+}
+
+func (*warnings) SystemStarted(core.SystemRun, int)       {}
+func (*warnings) PhaseStarted(plan.Step, int)             {}
+func (*warnings) Interval(plan.Step, core.IntervalReport) {}
+func (*warnings) PhaseEnded(plan.Step, *core.PhaseRun)    {}
+func (*warnings) Note(string)                             {}
+func (w *warnings) Warn(m string)                         { w.mu.Lock(); w.said = append(w.said, m); w.mu.Unlock() }
+
+// Issue 43's weak answer: a plugin whose Count hangs blocked the run silently for
+// up to 30 minutes. The runner says what it waits for, for how long, and when it
+// gives up.
+func TestASlowCountIsSaid(t *testing.T) {
+	defer runner.SetLongCallNotice(100*time.Millisecond, 200*time.Millisecond)()
+	w := &warnings{}
+	f := &faulty{slowCount: 550 * time.Millisecond, obs: w}
+	runFaulty(t, f, false, []string{"a"}, loadAndRead)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var waits []string
+	for _, m := range w.said {
+		if strings.HasPrefix(m, "a: waiting for plugin ") {
+			waits = append(waits, m)
+		}
+	}
+	// The count before the load, said after 0.1 s, 0.3 s and 0.5 s.
+	if len(waits) < 2 || !strings.Contains(waits[0], "to count the keys (Count) (for 0s; cmpbench gives up in 30m0s)") {
+		t.Fatalf("warnings %q", w.said)
 	}
 }

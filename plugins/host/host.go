@@ -49,7 +49,7 @@ var (
 // truncate), so they get long bounds; the others are quick.
 var callTimeouts = map[string]time.Duration{
 	"Open": time.Minute, "Capture": time.Minute, "Stats": time.Minute, "ValidateSystem": 30 * time.Second,
-	"Count": 30 * time.Minute, "Flush": 30 * time.Minute, "Validate": 30 * time.Minute, "Close": 30 * time.Second,
+	"Count": core.LongCallBound, "Flush": core.LongCallBound, "Validate": core.LongCallBound, "Close": 30 * time.Second,
 }
 
 // bounded gives ctx the call's default deadline when it has none, and says how

@@ -64,7 +64,7 @@ func (s *Synthetic) Info() core.Info {
 	for k := range core.NumOpKinds {
 		ops = append(ops, k)
 	}
-	return core.Info{Name: "synthetic", Version: "1", Ops: ops, Capabilities: []string{"engine.probe", "engine.lag"}}
+	return core.Info{Name: "synthetic", Version: "1", Ops: ops, Capabilities: []string{"engine.probe", "engine.lag", "engine.stalls"}}
 }
 
 // Pid implements runner.Driver.
