@@ -387,12 +387,14 @@ func TestKillingTheServerFailsThePhaseIntegration(t *testing.T) {
 		t.Fatalf("exit %d", r.code)
 	}
 	a := archiveOf(t, r)
-	if st, msg := phaseStatus(a, "redis", "long"); st != "failed" || !strings.Contains(msg, "unreachable") {
+	// The phase is stopped as soon as the server it measures exits, keeping what
+	// it measured until then.
+	if st, msg := phaseStatus(a, "redis", "long"); st != "failed" || !strings.Contains(msg, "server exited during the phase (") ||
+		!strings.Contains(msg, "was killed by signal 9 (killed)") {
 		t.Fatalf("phase long: %s %s", st, msg)
 	}
-	long := rows(a, "redis", "long")
-	if long["GET"].Count == 0 || long["GET"].ErrConn+long["SET"].ErrConn == 0 {
-		t.Fatalf("want successes before the kill and connection errors after: %+v", long["GET"])
+	if long := rows(a, "redis", "long"); long["GET"].Count == 0 {
+		t.Fatalf("want the successes before the kill: %+v", long["GET"])
 	}
 	if st, msg := phaseStatus(a, "redis", "after"); st != "failed" || !strings.Contains(msg, "server exited") {
 		t.Fatalf("phase after: %s %s", st, msg)

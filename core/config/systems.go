@@ -663,6 +663,7 @@ func (c *systemCheck) checkProvision(p *Provision) {
 	} else {
 		c.checkCommandAndFiles(p)
 		c.checkDirsOffsetsLogs(p)
+		c.checkForeground(p)
 	}
 	c.checkProvisionSettings(p)
 }

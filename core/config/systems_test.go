@@ -209,6 +209,23 @@ func TestSystemErrors(t *testing.T) {
 			`cmpbench.yaml:6: system "a": provision.dirs: "/abs" must be a relative path`,
 			`cmpbench.yaml:7: system "a": provision.logs: "server.log" must be a relative path`,
 		}},
+		{"a server that daemonizes", `systems:
+  a:
+    adapter: resp
+    provision:
+      command: [redis-server, --port, "{port}", --daemonize, "yes"]
+  b:
+    adapter: resp
+    provision:
+      command: [kvrocks, -c, "{dir}/kvrocks.conf"]
+      files:
+        kvrocks.conf: |
+          port {port}
+          daemonize yes
+`, []string{
+			`cmpbench.yaml:5: system "a": provision.command has --daemonize yes: a server cmpbench starts must stay in the foreground`,
+			`cmpbench.yaml:11: system "b": provision.files.kvrocks.conf says "daemonize yes" at its line 2: a server cmpbench starts must stay in the foreground`,
+		}},
 		{"neither endpoint nor provision", `systems:
   a: {adapter: resp}
 `, []string{`needs either endpoint`}},
@@ -604,5 +621,45 @@ func TestAdapterProblems(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// What makes a server daemonize on its command line, however written; what
+// keeps it in the foreground is no problem.
+func TestDaemonizes(t *testing.T) {
+	for _, tc := range []struct {
+		command []string
+		want    string
+	}{
+		{[]string{"redis-server", "--port", "{port}", "--daemonize", "yes"}, "--daemonize yes"},
+		{[]string{"redis-server", "--daemonize", "YES", "--port", "{port}"}, "--daemonize YES"},
+		{[]string{"redis-server", "--daemonize", "no", "--port", "{port}"}, ""},
+		{[]string{"dragonfly", "--daemonize", "--port", "{port}"}, "--daemonize"},
+		{[]string{"dragonfly", "--port", "{port}", "--daemonize"}, "--daemonize"},
+		{[]string{"dragonfly", "--daemonize=true", "--port", "{port}"}, "--daemonize=true"},
+		{[]string{"dragonfly", "--daemonize=false", "--port", "{port}"}, ""},
+		{[]string{"sh", "-c", "exec redis-server --port $0 --daemonize yes", "{port}"}, "--daemonize yes"},
+		{[]string{"sh", "-c", "exec redis-server --port $0 --daemonize no", "{port}"}, ""},
+		{[]string{"redis-server", "--port", "{port}", "--dir", "/tmp/daemonize"}, ""},
+		{[]string{"asd", "--foreground", "--config-file", "{dir}/aerospike.conf"}, ""},
+	} {
+		if got := daemonizes(tc.command); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.command, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		file string
+		on   bool
+	}{
+		{"port 1\ndaemonize yes\n", true},
+		{"daemonize : yes\n", true},
+		{"  daemonize\tyes  \n", true},
+		{"daemonize no\n", false},
+		{"daemonize : no\n", false},
+		{"# daemonize yes\n", false},
+	} {
+		if on := daemonizeLine.MatchString(tc.file); on != tc.on {
+			t.Errorf("%q: daemonizes %v, want %v", tc.file, on, tc.on)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,11 +81,17 @@ type process struct {
 	argv    []string
 	logPath string   // the server's standard output and error
 	logs    []string // logPath and the log files its configuration names
+	ports   []int    // every port it was given: {port}, each {port:NAME}, and PortOffsets from {port}
 
 	cmd     *exec.Cmd
 	done    chan struct{}
 	waitErr error
 	stopped sync.Once
+	// startTicks is when it was launched, in clock ticks since boot, less a
+	// second: what it left running started later.
+	startTicks int64
+	stopping   atomic.Bool // cmpbench is stopping it: its exit is no daemon's
+	left       []Stray     // what it left running when it exited
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.
@@ -331,7 +338,15 @@ func (s *Server) newProcess(bin string, all []nodePlaces, i int) (*process, erro
 	for _, l := range s.spec.Logs {
 		logs = append(logs, filepath.Join(dir, l))
 	}
-	return &process{port: port, dir: dir, argv: argv, logPath: logs[0], logs: logs}, nil
+	var ports []int
+	for _, v := range me.ports {
+		n, _ := strconv.Atoi(v)
+		ports = append(ports, n)
+	}
+	for _, off := range s.spec.PortOffsets {
+		ports = append(ports, port+off)
+	}
+	return &process{port: port, dir: dir, argv: argv, logPath: logs[0], logs: logs, ports: ports}, nil
 }
 
 // setup waits for every node to listen and runs the setup command once.
@@ -341,15 +356,15 @@ func (s *Server) setup() error {
 		timeout = 15 * time.Second
 	}
 	deadline := time.Now().Add(timeout)
-	for _, p := range s.procs {
+	for i, p := range s.procs {
 		for {
 			c, err := net.DialTimeout("tcp", p.endpoint(), time.Second)
 			if err == nil {
 				c.Close()
 				break
 			}
-			if exited, werr := p.exited(); exited {
-				return fmt.Errorf("%s exited during start-up (%v)%s", p.endpoint(), werr, p.why())
+			if e := s.exit(i); e != nil {
+				return fmt.Errorf("%s%s", e.AtStartup(), e.Why())
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%s did not listen within %s%s", p.endpoint(), timeout, p.why())
@@ -390,13 +405,22 @@ func (p *process) launch() error {
 		Setpgid:   true,            // our own process group: Ctrl-C reaches cmpbench, which stops us in order
 		Pdeathsig: syscall.SIGKILL, // and if cmpbench is killed, the kernel ends the server
 	}
+	// The marker is taken before the start: what the command forks starts after it.
+	ticks := ticksNow() - 100
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", strings.Join(p.argv, " "), err)
 	}
-	p.cmd, p.done, p.waitErr, p.stopped = cmd, make(chan struct{}), nil, sync.Once{}
+	p.cmd, p.done, p.waitErr, p.stopped, p.startTicks, p.left = cmd, make(chan struct{}), nil, sync.Once{}, ticks, nil
+	p.stopping.Store(false)
 	done := p.done
 	go func() {
-		p.waitErr = cmd.Wait()
+		err := cmd.Wait()
+		if err == nil && !p.stopping.Load() {
+			// A server that exits 0 on its own may have daemonized: what it
+			// left running is found before anyone is told that it ended.
+			p.left = p.awaitLeft()
+		}
+		p.waitErr = err
 		close(done)
 	}()
 	return nil
@@ -416,28 +440,38 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM to the process group and SIGKILL after timeout.
+// stop sends SIGTERM to the process group and SIGKILL after timeout, then
+// stops what the command left running outside its group (endStrays).
 func (p *process) stop(name string, timeout time.Duration) error {
 	var err error
 	p.stopped.Do(func() {
 		if p.cmd == nil {
 			return
 		}
-		pgid := -p.cmd.Process.Pid
-		if exited, _ := p.exited(); exited {
-			_ = syscall.Kill(pgid, syscall.SIGKILL) // anything the server left in its group
-			return
-		}
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(timeout):
-			_ = syscall.Kill(pgid, syscall.SIGKILL)
-			<-p.done
-			err = fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", name, timeout)
-		}
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		p.stopping.Store(true)
+		err = p.stopGroup(name, timeout)
+		err = errors.Join(err, p.endStrays(name, timeout))
 	})
+	return err
+}
+
+// stopGroup ends the command's process group.
+func (p *process) stopGroup(name string, timeout time.Duration) error {
+	pgid := -p.cmd.Process.Pid
+	if exited, _ := p.exited(); exited {
+		_ = syscall.Kill(pgid, syscall.SIGKILL) // anything the server left in its group
+		return nil
+	}
+	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	var err error
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		<-p.done
+		err = fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", name, timeout)
+	}
+	_ = syscall.Kill(pgid, syscall.SIGKILL)
 	return err
 }
 
@@ -466,19 +500,6 @@ func (s *Server) Pids() []int {
 		out[i] = p.cmd.Process.Pid
 	}
 	return out
-}
-
-// Exited reports whether any server has ended, and how.
-func (s *Server) Exited() (bool, error) {
-	for _, p := range s.procs {
-		if exited, err := p.exited(); exited {
-			if err == nil {
-				err = fmt.Errorf("%s ended", p.endpoint())
-			}
-			return true, err
-		}
-	}
-	return false, nil
 }
 
 // LogTail returns the end of every server's output, and of the log files its

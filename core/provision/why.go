@@ -69,7 +69,8 @@ func (s *Server) Why() string {
 
 // tellingLines picks from the end of a log the lines that say why a server
 // stopped: fatal ones before errors, each group in the order logged, at most
-// whyLines, then the log's last line when it is not among them.
+// whyLines, then the log's last line when it is not among them; when no line
+// says why, the last whyLines lines.
 func tellingLines(path string) []string {
 	text := readEnd(path, whyReadBytes)
 	var lines []string
@@ -109,6 +110,14 @@ func tellingLines(path string) []string {
 			group = group[len(group)-max(room, 0):]
 		}
 		out = append(out, group...)
+	}
+	if len(out) == 0 {
+		// Nothing says why (a command that printed something else and exited
+		// with status 0): its last lines are what there is to quote.
+		for _, l := range lines[max(0, len(lines)-whyLines):] {
+			out = append(out, cut(l))
+		}
+		return out
 	}
 	if last := lines[len(lines)-1]; !seen[last] {
 		out = append(out, cut(last))

@@ -9,14 +9,16 @@ import (
 )
 
 // The lines a failed start quotes are those that say why, fatal before errors,
-// never info or warnings that merely contain an error word, then the last line.
+// never info or warnings that merely contain an error word, then the last line;
+// when no line says why, the last lines.
 func TestTellingLines(t *testing.T) {
 	for _, tc := range []struct {
 		name, log string
 		want      []string
 	}{
 		{"empty", "", nil},
-		{"nothing telling: the last line", "starting\nlistening on 1234\n", []string{"listening on 1234"}},
+		{"nothing telling: its last lines", "starting\nlistening on 1234\n", []string{"starting", "listening on 1234"}},
+		{"nothing telling: at most whyLines of them", "1\n2\n3\n4\n5\n6\n7\n8\n", []string{"3", "4", "5", "6", "7", "8"}},
 		{
 			// Pika with the stock maxclients: its fatal line is not its last.
 			"pika: the fatal line first",

@@ -35,7 +35,8 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "before")...)
 
 	w := r.watch(ctx, p, spec, pid)
-	end, err := r.drv.RunPhase(ctx, spec, func(rep core.IntervalReport) {
+	pctx, nodes := r.watchNodes(ctx)
+	end, err := r.drv.RunPhase(pctx, spec, func(rep core.IntervalReport) {
 		w.interval(rep)
 		r.sinkFailed(r.cfg.Sink.Interval(p, &rep))
 		r.cfg.Observer.Interval(st, rep)
@@ -49,6 +50,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 			r.drv = nil
 		}
 	}
+	nodes.judge(&end)
 	if r.drv != nil {
 		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
 	}

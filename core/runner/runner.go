@@ -225,8 +225,8 @@ func (r *systemRunner) cannotGoOn(ctx context.Context) (core.PhaseStatus, string
 		return core.StatusSkipped, "run interrupted before this phase"
 	}
 	if r.srv != nil {
-		if exited, werr := r.srv.Exited(); exited {
-			return core.StatusFailed, fmt.Sprintf("server exited (%v); the end of its log:\n%s", werr, r.srv.LogTail(logTail))
+		if e := r.srv.Lost(); e != nil {
+			return core.StatusFailed, fmt.Sprintf("server exited: %v; the end of its log:\n%s", e, e.LogTail(logTail))
 		}
 	}
 	return "", ""

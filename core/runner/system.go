@@ -65,9 +65,29 @@ func (r *systemRunner) start(ctx context.Context, name string) error {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: capture: %s", name, r.info.CaptureError))
 	}
 	r.info.Capture = redactCapture(cp, r.cfg.Redactor)
+	if err := r.startedServerRuns(); err != nil {
+		return err
+	}
 	r.sinkFailed(r.cfg.Sink.SystemStarted(*r.info))
 	r.cfg.Observer.SystemStarted(*r.info, pid)
 	return nil
+}
+
+// startedServerRuns checks, once the system has opened, that the server
+// cmpbench started still runs: one that daemonized answers while the process
+// cmpbench started is gone, and is refused before any phase runs on it.
+func (r *systemRunner) startedServerRuns() error {
+	if r.srv == nil {
+		return nil
+	}
+	switch e := r.srv.Lost(); {
+	case e == nil:
+		return nil
+	case e.Daemonized():
+		return fmt.Errorf("%s%s", e.AtStartup(), r.cfg.Redactor.String(e.Why()))
+	default:
+		return fmt.Errorf("%v during start-up, once its system had opened%s", e, r.cfg.Redactor.String(e.Why()))
+	}
 }
 
 // launch starts the plugin and opens the system.
@@ -139,8 +159,8 @@ func (r *systemRunner) open(ctx context.Context, ready time.Duration) error {
 			return nil
 		}
 		if r.srv != nil {
-			if exited, werr := r.srv.Exited(); exited {
-				return fmt.Errorf("server exited during start-up (%v)%s", werr, r.cfg.Redactor.String(r.srv.Why()))
+			if e := r.srv.Lost(); e != nil {
+				return fmt.Errorf("%s%s", e.AtStartup(), r.cfg.Redactor.String(e.Why()))
 			}
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) || drv.Exited() || errors.Is(err, core.ErrRefused) {
@@ -181,6 +201,64 @@ func (r *systemRunner) stop() {
 		r.info.ServerLog = r.cfg.Redactor.String(r.srv.LogTail(64 << 10))
 	}
 	r.sinkFailed(r.cfg.Sink.SystemEnded(*r.info))
+}
+
+// nodeWatch fails a phase during which a node of the server cmpbench started
+// ended, and stops it as soon as that happens: what it would measure past that
+// is not of the system cmpbench started (a cluster short of a node, or nothing).
+type nodeWatch struct {
+	r       *systemRunner
+	started time.Time
+	stop    context.CancelCauseFunc // nil when cmpbench started no server
+	done    chan struct{}
+	lost    *provision.Exit // the node that ended during the phase
+	at      time.Duration   // how far into the phase
+}
+
+// errNodeLost is why a phase was stopped when a node ended.
+var errNodeLost = errors.New("a server cmpbench started has exited")
+
+// watchNodes starts watching the server's nodes for a phase: the context to run
+// the phase in ends when one of them does.
+func (r *systemRunner) watchNodes(ctx context.Context) (context.Context, *nodeWatch) {
+	w := &nodeWatch{r: r, started: time.Now(), done: make(chan struct{})}
+	if r.srv == nil {
+		close(w.done)
+		return ctx, w
+	}
+	pctx, stop := context.WithCancelCause(ctx)
+	w.stop = stop
+	go func() {
+		defer close(w.done)
+		if e := r.srv.WaitLost(pctx); e != nil {
+			w.lost, w.at = e, time.Since(w.started)
+			stop(errNodeLost)
+		}
+	}()
+	return pctx, w
+}
+
+// judge fails the phase's end when a node ended during it (or was found ended
+// as it ended), naming the node, how it ended and the end of its log; what the
+// phase measured until then stays as measured.
+func (w *nodeWatch) judge(end *core.PhaseEnd) {
+	if w.stop == nil {
+		return
+	}
+	w.stop(nil)
+	<-w.done
+	lost, when := w.lost, fmt.Sprintf("%s into the phase, which was stopped then", w.at.Round(time.Millisecond))
+	if lost == nil {
+		if lost = w.r.srv.Lost(); lost == nil {
+			return
+		}
+		when = "by the phase's end"
+	}
+	msg := fmt.Sprintf("server exited during the phase (%s): %v; the end of its log:\n%s", when, lost, lost.LogTail(logTail))
+	if strings.Contains(end.Error, errNodeLost.Error()) {
+		end.Error = "" // the engine's "stopped: ..." says no more than msg
+	}
+	end.Status, end.Error = core.StatusFailed, strings.Join(nonEmpty(msg, end.Error), "; ")
 }
 
 func redactCapture(c core.Capture, red *redact.Redactor) core.Capture {
