@@ -300,3 +300,40 @@ func TestShardWaitingForAnAbsentShardSaysSo(t *testing.T) {
 		t.Errorf("the wait is not said in full:\n%s", s.stderr.String())
 	}
 }
+
+// Issue 43, bug 5: shard 0 of one run and shard 1 of another run of the same plan
+// (same suite, systems, seed and shard count; --start-at apart) used to merge into
+// a "complete" archive with only a start-skew caveat. The shards of one run share
+// their --start-at: merge refuses, naming both archives and the two starts.
+func TestMergeRefusesShardsOfTwoRunsIntegration(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	}
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	first := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	one := shardRun(t, dir, 2, first)
+	second := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	two := shardRun(t, dir, 2, second)
+	if !second.After(first) {
+		t.Fatalf("the two runs start at %s and %s", first, second)
+	}
+	r := cli(t, dir, nil, "--out", "mixed", "merge", one[0].Dir, two[1].Dir)
+	if r.code != 2 {
+		t.Fatalf("shards of two runs merged: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{one[0].Dir, two[1].Dir, "--start-at " + first.UTC().Format(time.RFC3339) + " vs " + second.UTC().Format(time.RFC3339)} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not name %q:\n%s", want, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "mixed")); len(entries) > 0 {
+		t.Errorf("a refused merge left %d entries in --out", len(entries))
+	}
+	// The shards of each run still merge.
+	if r := cli(t, dir, nil, "--out", "merged", "merge", one[0].Dir, one[1].Dir); r.code != 0 {
+		t.Errorf("the shards of one run: exit %d\n%s", r.code, r.stderr)
+	}
+}
