@@ -337,3 +337,75 @@ func TestMergeRefusesShardsOfTwoRunsIntegration(t *testing.T) {
 		t.Errorf("the shards of one run: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// Issue 43's weak answer: two shards of one plan started with different
+// --start-at into one --out each waited the full 10 minutes for the other (and
+// then failed, exit 1). They see each other's in-progress directories: both stop
+// at once, exit 2, naming both directories and both starts, and keep no archive.
+// A shard started twice is refused alike, and so are shards of two runs that
+// meet in one --sync-dir, each writing to its own --out.
+func TestShardsOfTwoRunsStopAtOnceIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	srv := provisiontest.Redis(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r: {adapter: resp, endpoint: %q, disposable: true}\n", srv.Endpoint()))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	run := func(t *testing.T, shard string, at time.Time, out string, extra ...string) *started {
+		return startCLI(t, dir, nil, "the shards meet in", append([]string{"--config", "systems.yaml", "--out", out, "run", "--systems", "r",
+			"--suite", "suite.yaml", "--shard", shard, "--start-at", at.UTC().Format(time.RFC3339)}, extra...)...)
+	}
+	// Within a bound well under the 10 minutes they used to wait.
+	within := func(t *testing.T, s *started) result {
+		done := make(chan result, 1)
+		go func() { done <- s.wait(t) }()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(3 * time.Minute):
+			s.cmd.Process.Kill()
+			t.Fatalf("still waiting after 3 minutes:\n%s", s.stderr.String())
+			return result{}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		shards   [2]string
+		starts   [2]time.Duration
+		outs     [2]string
+		extra    []string
+		saysDirs []string // besides both starts
+	}{
+		{"different --start-at", [2]string{"0/2", "1/2"}, [2]time.Duration{time.Minute, time.Minute + 34*time.Second}, [2]string{"a", "a"}, nil,
+			[]string{"are not shards of one run: they differ in --start-at", filepath.Join(dir, "a", "."), filepath.Join(dir, "a", ".")}},
+		{"one shard twice", [2]string{"0/2", "0/2"}, [2]time.Duration{time.Minute, time.Minute}, [2]string{"b", "b"}, nil,
+			[]string{"are not shards of one run: both are shard 0/2", filepath.Join(dir, "b", "."), filepath.Join(dir, "b", ".")}},
+		{"one --sync-dir, two --out", [2]string{"0/2", "1/2"}, [2]time.Duration{time.Minute, time.Minute + 34*time.Second}, [2]string{"c0", "c1"}, []string{"--sync-dir", "meet"},
+			[]string{"is the note of shard", filepath.Join(dir, "meet", "r.0.0.before")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := time.Now().Truncate(time.Second)
+			a := run(t, tc.shards[0], base.Add(tc.starts[0]), tc.outs[0], tc.extra...)
+			b := run(t, tc.shards[1], base.Add(tc.starts[1]), tc.outs[1], tc.extra...)
+			for i, r := range []result{within(t, a), within(t, b)} {
+				if r.code != 2 {
+					t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stderr)
+				}
+				wants := append([]string{base.Add(tc.starts[0]).UTC().Format(time.RFC3339), base.Add(tc.starts[1]).UTC().Format(time.RFC3339),
+					"measured nothing and keeps no archive"}, tc.saysDirs...)
+				for _, want := range wants {
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("shard %d does not say %q:\n%s", i, want, r.stderr)
+					}
+				}
+				if n := strings.Count(r.stderr, filepath.Join(dir, tc.outs[0], ".")); tc.outs[0] == tc.outs[1] && n < 2 {
+					t.Errorf("shard %d does not name both directories:\n%s", i, r.stderr)
+				}
+			}
+			for _, out := range tc.outs {
+				if left := append(archive.InProgress(filepath.Join(dir, out)), archive.Finished(filepath.Join(dir, out))...); len(left) > 0 {
+					t.Errorf("refused shards left %v", left)
+				}
+			}
+		})
+	}
+}
