@@ -238,7 +238,8 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 	h := Header{
 		RunID: runID, Cmpbench: build, Host: base.Host, CommandLine: commandLine,
 		Seed: base.Seed, Scale: base.Scale, Repeat: base.Repeat, Suite: base.Suite, Systems: base.Systems, Started: base.Started,
-		Shard: &ShardInfo{Count: base.Shard.Count, Shards: shards, PlanHash: base.Shard.PlanHash, StartAt: base.Shard.StartAt},
+		Shard:     &ShardInfo{Count: base.Shard.Count, Shards: shards, PlanHash: base.Shard.PlanHash, StartAt: base.Shard.StartAt},
+		Processes: base.Processes, // as its host is base's
 	}
 	for _, a := range archives {
 		m := &a.Manifest

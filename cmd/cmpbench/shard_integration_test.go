@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -236,6 +237,53 @@ func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
 	}
 	if r := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", "7", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "fewer than the 7 parts") {
 		t.Errorf("--processes above a phase's connections: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// Issue 43's weak answer: --processes 3 on 2 cores ran with no warning. More load
+// processes than cores measure the client's own contention: it is said at
+// --dry-run and in the run (naming the flag, the count and the CPUs), the run
+// goes on (exit 0), and the archive records it so that its report says so.
+func TestProcessesBeyondTheCoresIntegration(t *testing.T) {
+	k := runtime.NumCPU() + 1
+	if k > 8 {
+		t.Skipf("this machine has %d CPUs: the suite's 8 connections cannot be split over more processes than that", k-1)
+	}
+	provisiontest.Need(t, "redis-server")
+	srv := provisiontest.Redis(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r: {adapter: resp, endpoint: %q, disposable: true}\n", srv.Endpoint()))
+	writeFile(t, dir, "suite.yaml", `name: many
+description: more load processes than cores
+defaults:
+  memtier: {key_max: 1000, key_prefix: pr_, value_size: 64}
+phases:
+  - {name: load, kind: load, connections: 8, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: closed, kind: measured, connections: 8, duration: 2s, memtier: {ratio: "1:10", key_pattern: "R:R"}}
+`)
+	want := fmt.Sprintf("--processes %d runs %d load processes per system on %d CPUs (runtime.NumCPU)", k, k, k-1)
+	args := []string{"--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", fmt.Sprint(k)}
+	if r := cli(t, dir, nil, append(args, "--dry-run")...); r.code != 0 || !strings.Contains(r.stderr, "warning: "+want) {
+		t.Errorf("--dry-run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r := cli(t, dir, nil, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	if a.Manifest.Processes != k {
+		t.Errorf("the manifest records %d processes, want %d", a.Manifest.Processes, k)
+	}
+	md, err := os.ReadFile(filepath.Join(a.Dir, archive.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caveat := fmt.Sprintf("%d load processes per system on a client with %d CPUs", k, k-1); !strings.Contains(string(md), caveat) {
+		t.Errorf("the report does not say %q", caveat)
+	}
+	// As many processes as cores: nothing to say.
+	if r := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", fmt.Sprint(k-1), "--dry-run"); r.code != 0 || strings.Contains(r.stderr, "--processes") {
+		t.Errorf("--processes %d on %d CPUs: exit %d, stderr:\n%s", k-1, k-1, r.code, r.stderr)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -65,6 +66,8 @@ type suiteRun struct {
 	sh      *sharding // nil unless the run is a shard
 	cpus    [][]int
 	red     *redact.Redactor
+	// warnings are said at --dry-run and as the run starts.
+	warnings []string
 
 	runID   string
 	out     string // --out, absolute
@@ -104,6 +107,9 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	if r.cpus, err = processesOf(f, r.p); err != nil {
 		return nil, err
 	}
+	if w := processesWarning(f.processes, runtime.NumCPU()); w != "" {
+		r.warnings = append(r.warnings, w)
+	}
 	return r, nil
 }
 
@@ -117,7 +123,7 @@ func (r *suiteRun) printDryRun(stdout, stderr io.Writer) {
 	// temporary directory (newWorkDir).
 	es, warnings := estimates(r.p, r.systems, measureRoom(os.TempDir()))
 	printEstimates(stdout, es)
-	for _, w := range warnings {
+	for _, w := range slices.Concat(r.warnings, warnings) {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 }
@@ -131,6 +137,9 @@ func (r *suiteRun) create(g *globals, f *runFlags, stderr io.Writer) error {
 	}
 	r.runID = newRunID(time.Now(), r.suite.Name)
 	h := header(r.runID, r.p, r.systems, r.red)
+	if f.processes > 1 {
+		h.Processes = f.processes
+	}
 	if r.sh != nil {
 		if err := r.shardHeader(&h, out, f, stderr); err != nil {
 			return err
@@ -193,7 +202,7 @@ func (r *suiteRun) run(ctx context.Context, f *runFlags, work string, stderr io.
 	for _, e := range es {
 		prog.Note(fmt.Sprintf("%s: estimate: %s", e.System, e))
 	}
-	for _, w := range warnings {
+	for _, w := range slices.Concat(r.warnings, warnings) {
 		prog.Warn(w)
 	}
 	cfg := runner.Config{
