@@ -21,7 +21,7 @@ type RunningShard struct {
 }
 
 // RunningShards lists the shards' runs going on under outDir now, but the one in
-// the directory self.
+// the directory self; not merges, which run no shard.
 func RunningShards(outDir, self string) []RunningShard {
 	var out []RunningShard
 	for _, d := range InProgress(outDir) {
@@ -33,7 +33,7 @@ func RunningShards(outDir, self string) []RunningShard {
 			continue
 		}
 		m, err := readManifestFile(d)
-		if err != nil || m.Shard == nil {
+		if err != nil || m.Shard == nil || len(m.Shard.Parts) > 0 {
 			continue
 		}
 		out = append(out, RunningShard{Dir: d, Pid: pid, Manifest: m})

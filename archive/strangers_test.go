@@ -55,7 +55,8 @@ func TestShardStranger(t *testing.T) {
 }
 
 // RunningShards are the shards' runs in progress under --out whose cmpbench is
-// alive: not this one, not one that is finished, not one whose cmpbench died.
+// alive: not this one, not one whose cmpbench died, not a run of a whole plan,
+// not a merge.
 func TestRunningShards(t *testing.T) {
 	out := t.TempDir()
 	at := time.Unix(1_780_000_000, 0).UTC()
@@ -80,6 +81,13 @@ func TestRunningShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unsharded.Discard()
+	merging := shardHeader("merging", 0, 2, at, 1, "s", "127.0.0.1:1")
+	merging.Shard.Shards, merging.Shard.Parts = []int{0, 1}, []ShardPart{{Shard: 0}, {Shard: 1}}
+	merge, err := Create(out, merging, &redact.Redactor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer merge.Discard()
 
 	got := RunningShards(out, self.Dir())
 	if len(got) != 1 || got[0].Dir != other.Dir() || !strings.HasSuffix(got[0].Manifest.RunID, "other") || got[0].Pid <= 0 {
