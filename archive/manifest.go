@@ -68,6 +68,9 @@ type Manifest struct {
 	// Imported says the run was not measured by cmpbench but imported from another
 	// tool's output (`cmpbench import`); absent in the archives of cmpbench's runs.
 	Imported *ImportInfo `json:"imported,omitempty"`
+	// Processes is how many plugin processes generated each system's load
+	// together (run --processes); absent for one, and in older archives.
+	Processes int `json:"processes,omitempty"`
 }
 
 // ShardInfo places an archive among the shards of one plan.

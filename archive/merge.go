@@ -99,6 +99,21 @@ func planDifference(a, b *Manifest) string {
 	return ""
 }
 
+// RunDifference names the first thing in which two shard archives' runs differ, or
+// "": their plans (the same suite text, seed, scale, repetitions, systems and
+// shard count), then their --start-at. The start is what tells one run of a plan
+// from another: the shards of one run agree on it (they meet from it on), and
+// every shard archive records it, older ones too.
+func RunDifference(a, b *Manifest) string {
+	if d := planDifference(a, b); d != "" {
+		return d
+	}
+	if sa, sb := a.Shard.StartAt, b.Shard.StartAt; !sa.Equal(sb) {
+		return fmt.Sprintf("--start-at %s vs %s", sa.UTC().Format(time.RFC3339), sb.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
 func systemNames(ss []planKeySystem) []string {
 	names := make([]string, len(ss))
 	for i, s := range ss {
@@ -181,8 +196,8 @@ func UnfinishedShards(archives []*Archive) []ShardPart {
 	return out
 }
 
-// CheckShards checks that archives are shards of one plan, none twice, and returns
-// them in shard order with the shards they cover together.
+// CheckShards checks that archives are shards of one run (RunDifference), none
+// twice, and returns them in shard order with the shards they cover together.
 func CheckShards(archives []*Archive) ([]*Archive, []int, error) {
 	if len(archives) == 0 {
 		return nil, nil, mergeErr("no archives to merge")
@@ -200,6 +215,9 @@ func CheckShards(archives []*Archive) ([]*Archive, []int, error) {
 	for _, a := range archives {
 		if d := planDifference(first, &a.Manifest); d != "" {
 			return nil, nil, mergeErr("%s and %s are not shards of one plan: they differ in %s", archives[0].Dir, a.Dir, d)
+		}
+		if d := RunDifference(first, &a.Manifest); d != "" {
+			return nil, nil, mergeErr("%s and %s are shards of two runs of one plan, not of one run: they differ in %s (the shards of one run are started with the same --start-at)", archives[0].Dir, a.Dir, d)
 		}
 		for _, s := range a.Manifest.Shard.Shards {
 			if prev, dup := owner[s]; dup {
@@ -220,7 +238,8 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 	h := Header{
 		RunID: runID, Cmpbench: build, Host: base.Host, CommandLine: commandLine,
 		Seed: base.Seed, Scale: base.Scale, Repeat: base.Repeat, Suite: base.Suite, Systems: base.Systems, Started: base.Started,
-		Shard: &ShardInfo{Count: base.Shard.Count, Shards: shards, PlanHash: base.Shard.PlanHash, StartAt: base.Shard.StartAt},
+		Shard:     &ShardInfo{Count: base.Shard.Count, Shards: shards, PlanHash: base.Shard.PlanHash, StartAt: base.Shard.StartAt},
+		Processes: base.Processes, // as its host is base's
 	}
 	for _, a := range archives {
 		m := &a.Manifest

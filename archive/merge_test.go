@@ -19,7 +19,13 @@ import (
 // Shard 1's machine was saturated.
 func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate float64, ok int64, lat int64) string {
 	t.Helper()
-	h := Header{RunID: fmt.Sprintf("shard%dof%d-seed%d", index, count, seed), Seed: seed, Scale: 1, Repeat: 1, Started: time.Unix(1_780_000_000, 0).UTC(),
+	return shardArchiveAt(t, dir, time.Unix(1_780_000_000, 0).UTC(), index, count, seed, rate, ok, lat)
+}
+
+// shardArchiveAt is shardArchive of a run started (--start-at) at start.
+func shardArchiveAt(t *testing.T, dir string, start time.Time, index, count int, seed uint64, rate float64, ok int64, lat int64) string {
+	t.Helper()
+	h := Header{RunID: fmt.Sprintf("shard%dof%d-seed%d-%d", index, count, seed, start.Unix()), Seed: seed, Scale: 1, Repeat: 1, Started: start,
 		Suite:   SuiteInfo{Name: "s", YAML: "name: s\n"},
 		Systems: []SystemInfo{{Name: "r", Adapter: "resp", Definition: map[string]any{"endpoint": "127.0.0.1:1"}}},
 	}
@@ -155,12 +161,16 @@ func TestMergeRefusesWhatIsNotOnePlan(t *testing.T) {
 	a := shardArchive(t, dir, 0, 2, 1, 1000, 1000, 1000)
 	b := shardArchive(t, dir, 1, 2, 2, 1000, 1000, 1000) // another seed
 	c := shardArchive(t, dir, 0, 3, 1, 1000, 1000, 1000) // another shard count
+	// Issue 43, bug 5: shard 1 of another run of the same plan, 34 s later.
+	later := shardArchiveAt(t, dir, time.Unix(1_780_000_034, 0).UTC(), 1, 2, 1, 1000, 1000, 1000)
 	for _, tc := range []struct {
 		dirs []string
 		want string
 	}{
 		{[]string{a, b}, "--seed 1 vs 2"},
 		{[]string{a, c}, "shard count 2 vs 3"},
+		{[]string{a, later}, "shards of two runs of one plan, not of one run: they differ in --start-at 2026-05-28T20:26:40Z vs 2026-05-28T20:27:14Z"},
+		{[]string{later, a}, a + " and " + later + " are shards of two runs"},
 		{[]string{a, a}, "shard 0 is in both"},
 	} {
 		_, err := mergeDirs(t, t.TempDir(), tc.dirs...)

@@ -47,6 +47,9 @@ type Header struct {
 	Shard *ShardInfo
 	// Imported is set for a run imported from another tool's output.
 	Imported *ImportInfo
+	// Processes is how many plugin processes generate each system's load (0 or
+	// 1: one).
+	Processes int
 }
 
 // Writer writes one run's archive as the run goes. Its methods are the runner's
@@ -102,7 +105,7 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	w.m = Manifest{
 		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
 		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
-		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard, Imported: h.Imported,
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard, Imported: h.Imported, Processes: h.Processes,
 	}
 	for _, s := range h.Systems {
 		w.defs[s.Name] = s

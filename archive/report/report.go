@@ -760,6 +760,7 @@ func (d *data) caveats() []string {
 	out = append(out, d.stallCaveats()...)
 	out = append(out, d.pubsubCaveats()...)
 	out = append(out, d.shardCaveats()...)
+	out = append(out, d.processesCaveats()...)
 	if imp := d.m.Imported; imp != nil {
 		out = append(out, imp.Caveats...)
 	}

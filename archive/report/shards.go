@@ -39,6 +39,16 @@ func (d *data) shardLine() string {
 	return line + "\n"
 }
 
+// processesCaveats: more load processes per system (run --processes) than the
+// client's CPUs, which then measure the client's own contention.
+func (d *data) processesCaveats() []string {
+	k, cpus := d.m.Processes, d.m.Host.CPUs
+	if cpus <= 0 || k <= cpus {
+		return nil
+	}
+	return []string{fmt.Sprintf("The load came from %d load processes per system on a client with %d CPUs (--processes %d): with more load processes than cores they waited for CPUs, and the numbers measure the client's own contention as much as the systems'.", k, cpus, k)}
+}
+
 // shardCaveats: an archive that is not the whole run, how far apart the shards'
 // phase clocks started, and each shard's own client-bound, client-lagged and
 // host-saturated flags.

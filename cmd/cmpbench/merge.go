@@ -25,9 +25,9 @@ func newMergeCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge ARCHIVE|DIR...",
 		Short: "Merge the archives of the shards of a run (run --shard I/N) into one archive",
-		Long: `merge checks that the archives are shards of one plan (the same suite text, seed,
-scale, repetitions, systems and shard count; it refuses otherwise, naming what
-differs), then writes one archive under --out: counts and errors added up, latency
+		Long: `merge checks that the archives are shards of one run (the same suite text, seed,
+scale, repetitions, systems, shard count and --start-at; it refuses otherwise,
+naming both archives and what differs), then writes one archive under --out: counts and errors added up, latency
 histograms merged (never percentiles averaged), rates and NS decided on the sums
 against the whole target, each shard's client-bound, lag and host-saturated flags and machine load, host and start
 skew kept per phase. A directory that is not itself an archive stands for every

@@ -544,6 +544,20 @@ func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
 	return groups, nil
 }
 
+// processesWarning says when --processes asks for more load processes than the
+// CPUs cmpbench may run on here (cpus, runtime.NumCPU): they then wait for CPUs,
+// and the numbers measure the client's own contention as much as the systems'.
+// The run goes on (two processes on one core still split one process's work),
+// but it is said at --dry-run and in the run, and the archive records it
+// (manifest processes) so that the report says it too.
+func processesWarning(k, cpus int) string {
+	if k <= cpus {
+		return ""
+	}
+	return fmt.Sprintf("--processes %d runs %d load processes per system on %d CPUs (runtime.NumCPU): with more load processes than cores "+
+		"they wait for CPUs, and the numbers measure the client's own contention as much as the systems'; the report says so (--processes %d or fewer here)", k, k, cpus, cpus)
+}
+
 // cpuRanges writes sorted CPU numbers as a taskset list: 0-3,6.
 func cpuRanges(cpus []int) string {
 	var parts []string

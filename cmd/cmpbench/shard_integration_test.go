@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +240,53 @@ func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
 	}
 }
 
+// Issue 43's weak answer: --processes 3 on 2 cores ran with no warning. More load
+// processes than cores measure the client's own contention: it is said at
+// --dry-run and in the run (naming the flag, the count and the CPUs), the run
+// goes on (exit 0), and the archive records it so that its report says so.
+func TestProcessesBeyondTheCoresIntegration(t *testing.T) {
+	k := runtime.NumCPU() + 1
+	if k > 8 {
+		t.Skipf("this machine has %d CPUs: the suite's 8 connections cannot be split over more processes than that", k-1)
+	}
+	provisiontest.Need(t, "redis-server")
+	srv := provisiontest.Redis(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r: {adapter: resp, endpoint: %q, disposable: true}\n", srv.Endpoint()))
+	writeFile(t, dir, "suite.yaml", `name: many
+description: more load processes than cores
+defaults:
+  memtier: {key_max: 1000, key_prefix: pr_, value_size: 64}
+phases:
+  - {name: load, kind: load, connections: 8, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: closed, kind: measured, connections: 8, duration: 2s, memtier: {ratio: "1:10", key_pattern: "R:R"}}
+`)
+	want := fmt.Sprintf("--processes %d runs %d load processes per system on %d CPUs (runtime.NumCPU)", k, k, k-1)
+	args := []string{"--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", fmt.Sprint(k)}
+	if r := cli(t, dir, nil, append(args, "--dry-run")...); r.code != 0 || !strings.Contains(r.stderr, "warning: "+want) {
+		t.Errorf("--dry-run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r := cli(t, dir, nil, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("run: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	if a.Manifest.Processes != k {
+		t.Errorf("the manifest records %d processes, want %d", a.Manifest.Processes, k)
+	}
+	md, err := os.ReadFile(filepath.Join(a.Dir, archive.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caveat := fmt.Sprintf("%d load processes per system on a client with %d CPUs", k, k-1); !strings.Contains(string(md), caveat) {
+		t.Errorf("the report does not say %q", caveat)
+	}
+	// As many processes as cores: nothing to say.
+	if r := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "r", "--suite", "suite.yaml", "--processes", fmt.Sprint(k-1), "--dry-run"); r.code != 0 || strings.Contains(r.stderr, "--processes") {
+		t.Errorf("--processes %d on %d CPUs: exit %d, stderr:\n%s", k-1, k-1, r.code, r.stderr)
+	}
+}
+
 // The Kubernetes Jobs' own command lines (deploy/kubernetes), run as three local
 // shard processes and the merge, against two local redis-servers standing for
 // the cluster's systems: the exact code path the pods run.
@@ -298,5 +346,114 @@ func TestShardWaitingForAnAbsentShardSaysSo(t *testing.T) {
 		"--suite", "suite.yaml", "--shard", "0/2", "--start-at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339), "--quiet")
 	if !strings.Contains(s.stderr.String(), "it gives up in 9m") || !strings.Contains(s.stderr.String(), "--sync-dir") {
 		t.Errorf("the wait is not said in full:\n%s", s.stderr.String())
+	}
+}
+
+// Issue 43, bug 5: shard 0 of one run and shard 1 of another run of the same plan
+// (same suite, systems, seed and shard count; --start-at apart) used to merge into
+// a "complete" archive with only a start-skew caveat. The shards of one run share
+// their --start-at: merge refuses, naming both archives and the two starts.
+func TestMergeRefusesShardsOfTwoRunsIntegration(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	}
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	first := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	one := shardRun(t, dir, 2, first)
+	second := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	two := shardRun(t, dir, 2, second)
+	if !second.After(first) {
+		t.Fatalf("the two runs start at %s and %s", first, second)
+	}
+	r := cli(t, dir, nil, "--out", "mixed", "merge", one[0].Dir, two[1].Dir)
+	if r.code != 2 {
+		t.Fatalf("shards of two runs merged: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{one[0].Dir, two[1].Dir, "--start-at " + first.UTC().Format(time.RFC3339) + " vs " + second.UTC().Format(time.RFC3339)} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not name %q:\n%s", want, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "mixed")); len(entries) > 0 {
+		t.Errorf("a refused merge left %d entries in --out", len(entries))
+	}
+	// The shards of each run still merge.
+	if r := cli(t, dir, nil, "--out", "merged", "merge", one[0].Dir, one[1].Dir); r.code != 0 {
+		t.Errorf("the shards of one run: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// Issue 43's weak answer: two shards of one plan started with different
+// --start-at into one --out each waited the full 10 minutes for the other (and
+// then failed, exit 1). They see each other's in-progress directories: both stop
+// at once, exit 2, naming both directories and both starts, and keep no archive.
+// A shard started twice is refused alike, and so are shards of two runs that
+// meet in one --sync-dir, each writing to its own --out.
+func TestShardsOfTwoRunsStopAtOnceIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	srv := provisiontest.Redis(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", fmt.Sprintf("systems:\n  r: {adapter: resp, endpoint: %q, disposable: true}\n", srv.Endpoint()))
+	writeFile(t, dir, "suite.yaml", shardSuiteText)
+	run := func(t *testing.T, shard string, at time.Time, out string, extra ...string) *started {
+		return startCLI(t, dir, nil, "the shards meet in", append([]string{"--config", "systems.yaml", "--out", out, "run", "--systems", "r",
+			"--suite", "suite.yaml", "--shard", shard, "--start-at", at.UTC().Format(time.RFC3339)}, extra...)...)
+	}
+	// Within a bound well under the 10 minutes they used to wait.
+	within := func(t *testing.T, s *started) result {
+		done := make(chan result, 1)
+		go func() { done <- s.wait(t) }()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(3 * time.Minute):
+			s.cmd.Process.Kill()
+			t.Fatalf("still waiting after 3 minutes:\n%s", s.stderr.String())
+			return result{}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		shards   [2]string
+		starts   [2]time.Duration
+		outs     [2]string
+		extra    []string
+		saysDirs []string // besides both starts
+	}{
+		{"different --start-at", [2]string{"0/2", "1/2"}, [2]time.Duration{time.Minute, time.Minute + 34*time.Second}, [2]string{"a", "a"}, nil,
+			[]string{"are not shards of one run: they differ in --start-at", filepath.Join(dir, "a", "."), filepath.Join(dir, "a", ".")}},
+		{"one shard twice", [2]string{"0/2", "0/2"}, [2]time.Duration{time.Minute, time.Minute}, [2]string{"b", "b"}, nil,
+			[]string{"are not shards of one run: both are shard 0/2", filepath.Join(dir, "b", "."), filepath.Join(dir, "b", ".")}},
+		{"one --sync-dir, two --out", [2]string{"0/2", "1/2"}, [2]time.Duration{time.Minute, time.Minute + 34*time.Second}, [2]string{"c0", "c1"}, []string{"--sync-dir", "meet"},
+			[]string{"is the note of shard", filepath.Join(dir, "meet", "r.0.0.before")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := time.Now().Truncate(time.Second)
+			a := run(t, tc.shards[0], base.Add(tc.starts[0]), tc.outs[0], tc.extra...)
+			b := run(t, tc.shards[1], base.Add(tc.starts[1]), tc.outs[1], tc.extra...)
+			for i, r := range []result{within(t, a), within(t, b)} {
+				if r.code != 2 {
+					t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stderr)
+				}
+				wants := append([]string{base.Add(tc.starts[0]).UTC().Format(time.RFC3339), base.Add(tc.starts[1]).UTC().Format(time.RFC3339),
+					"measured nothing and keeps no archive"}, tc.saysDirs...)
+				for _, want := range wants {
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("shard %d does not say %q:\n%s", i, want, r.stderr)
+					}
+				}
+				if n := strings.Count(r.stderr, filepath.Join(dir, tc.outs[0], ".")); tc.outs[0] == tc.outs[1] && n < 2 {
+					t.Errorf("shard %d does not name both directories:\n%s", i, r.stderr)
+				}
+			}
+			for _, out := range tc.outs {
+				if left := append(archive.InProgress(filepath.Join(dir, out)), archive.Finished(filepath.Join(dir, out))...); len(left) > 0 {
+					t.Errorf("refused shards left %v", left)
+				}
+			}
+		})
 	}
 }

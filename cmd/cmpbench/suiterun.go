@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
-	"github.com/cmpbench/cmpbench/cmd/cmpbench/internal/progress"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
@@ -48,7 +48,11 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	if err != nil {
 		return "", err
 	}
-	return r.finish(f, status, stdout)
+	dir, err := r.finish(f, status, stdout)
+	if se := r.meet.refusal(); se != nil {
+		return dir, badInput{se}
+	}
+	return dir, err
 }
 
 // suiteRun is one run of a suite, as runSuite makes it: its plan, the adapters
@@ -62,10 +66,15 @@ type suiteRun struct {
 	sh      *sharding // nil unless the run is a shard
 	cpus    [][]int
 	red     *redact.Redactor
+	// warnings are said at --dry-run and as the run starts.
+	warnings []string
 
 	runID   string
+	out     string // --out, absolute
+	h       archive.Header
 	w       *archive.Writer
-	meetDir string // where the shards meet, for a sharded run
+	meetDir string        // where the shards meet, for a sharded run
+	meet    *shardMeeting // nil unless the run is a shard
 }
 
 // planSuite checks what the run is asked for and builds its plan, before anything
@@ -98,6 +107,9 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	if r.cpus, err = processesOf(f, r.p); err != nil {
 		return nil, err
 	}
+	if w := processesWarning(f.processes, runtime.NumCPU()); w != "" {
+		r.warnings = append(r.warnings, w)
+	}
 	return r, nil
 }
 
@@ -111,7 +123,7 @@ func (r *suiteRun) printDryRun(stdout, stderr io.Writer) {
 	// temporary directory (newWorkDir).
 	es, warnings := estimates(r.p, r.systems, measureRoom(os.TempDir()))
 	printEstimates(stdout, es)
-	for _, w := range warnings {
+	for _, w := range slices.Concat(r.warnings, warnings) {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 }
@@ -125,6 +137,9 @@ func (r *suiteRun) create(g *globals, f *runFlags, stderr io.Writer) error {
 	}
 	r.runID = newRunID(time.Now(), r.suite.Name)
 	h := header(r.runID, r.p, r.systems, r.red)
+	if f.processes > 1 {
+		h.Processes = f.processes
+	}
 	if r.sh != nil {
 		if err := r.shardHeader(&h, out, f, stderr); err != nil {
 			return err
@@ -132,6 +147,12 @@ func (r *suiteRun) create(g *globals, f *runFlags, stderr io.Writer) error {
 	}
 	if r.w, err = archive.Create(out, h, r.red); err != nil {
 		return inputErr("--out %s: cannot write the run there: %w", g.out, err)
+	}
+	r.out, r.h = out, h
+	if r.sh != nil {
+		if err := r.refuseStranger(); err != nil {
+			return err
+		}
 	}
 	for _, d := range archive.InProgress(out) {
 		if d == r.w.Dir() {
@@ -153,9 +174,13 @@ func (r *suiteRun) shardHeader(h *archive.Header, out string, f *runFlags, stder
 	h.RunID = fmt.Sprintf("%s-shard%dof%d", r.runID, p.Shard.Index, p.Shard.Count)
 	r.runID = h.RunID
 	h.Shard = &archive.ShardInfo{Count: p.Shard.Count, Shards: []int{p.Shard.Index}, PlanHash: archive.PlanHash(*h, p.Shard.Count), StartAt: startAt}
-	dir := f.syncDir
-	if dir == "" {
-		dir = filepath.Join(out, ".shards", h.Shard.PlanHash+"-"+startAt.Format("20060102T150405Z"))
+	dir := filepath.Join(out, ".shards", h.Shard.PlanHash+"-"+startAt.Format("20060102T150405Z"))
+	if f.syncDir != "" {
+		// Absolute, as every path cmpbench names: a shard's lines name it.
+		var err error
+		if dir, err = filepath.Abs(f.syncDir); err != nil {
+			return inputErr("--sync-dir %s: %w", f.syncDir, err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return inputErr("--sync-dir %s: %w", dir, err)
@@ -177,7 +202,7 @@ func (r *suiteRun) run(ctx context.Context, f *runFlags, work string, stderr io.
 	for _, e := range es {
 		prog.Note(fmt.Sprintf("%s: estimate: %s", e.System, e))
 	}
-	for _, w := range warnings {
+	for _, w := range slices.Concat(r.warnings, warnings) {
 		prog.Warn(w)
 	}
 	cfg := runner.Config{
@@ -192,25 +217,21 @@ func (r *suiteRun) run(ctx context.Context, f *runFlags, work string, stderr io.
 		StatsInterval: f.stats,
 	}
 	if r.sh != nil {
-		cfg.StartAt = r.sh.startAt
-		cfg.Meeting = r.meeting(prog)
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		r.meet = r.meeting(prog, stop)
+		cfg.StartAt, cfg.Meeting = r.sh.startAt, r.meet
 	}
 	res := runner.Run(ctx, cfg)
 	prog.Close() // what follows goes below the bars
 	if res.SinkError != "" {
 		return res.Status, fmt.Errorf("keeping the results failed (%s); what reached the disk is in %s: free space and run `cmpbench recover %s`", res.SinkError, r.w.Dir(), r.w.Dir())
 	}
+	if err := r.endRefused(res); err != nil {
+		return res.Status, err
+	}
 	return res.Status, nil
-}
-
-// meeting is where a shard meets the others. A shard waiting for another says so,
-// also under --quiet.
-func (r *suiteRun) meeting(prog *progress.Progress) runner.Meeting {
-	p, startAt, dir := r.p, r.sh.startAt, r.meetDir
-	return runner.DirMeeting{Dir: dir, Shard: p.Shard, Waiting: func(point string, missing []string, waited, left time.Duration) {
-		prog.Warn(fmt.Sprintf("shard %s waits for shard %s at %s (for %s; it gives up in %s): are they running, with --start-at %s and --sync-dir %s?",
-			p.Shard, strings.Join(missing, ", "), point, waited.Round(time.Second), left.Round(time.Second), startAt.Format(time.RFC3339), dir))
-	}}
 }
 
 // finish finishes the archive and prints its tables and where it is.

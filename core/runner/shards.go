@@ -28,6 +28,9 @@ import (
 type ShardNote struct {
 	Shard int       `json:"shard"`
 	At    time.Time `json:"at"` // when it arrived
+	// Run identifies the run the shard belongs to (DirMeeting.Run); empty in the
+	// notes of a cmpbench from before it was written.
+	Run string `json:"run,omitempty"`
 	// Problem says why the shard cannot run the step; every shard then skips it.
 	Problem string `json:"problem,omitempty"`
 	// After a step: how it ended on the shard, its successful issued operations,
@@ -56,7 +59,28 @@ type DirMeeting struct {
 	// waited WaitingAfter, and again every WaitingEvery: a shard waiting for
 	// another that may never come says so, also under --quiet.
 	Waiting func(point string, missing []string, waited, left time.Duration)
+	// Run identifies this shard's run (its plan and --start-at). Its notes carry
+	// it, and a note carrying another is a shard of another run, or a note left
+	// by an earlier run in a reused directory: the meeting ends at once with a
+	// *StrangerError instead of counting it as the shard that was awaited.
+	Run string
+	// Strangers, when set, is asked while a meeting waits (at once, then every
+	// StrangerPoll) whether a shard of another run was found where this one
+	// can see it (cmd looks in --out); its error, a *StrangerError, ends the
+	// meeting.
+	Strangers func() error
 }
+
+// StrangerError is a shard of another run found by a shard of this one where
+// they could be taken for shards of one run: started with different --start-at,
+// seeds or plans, or the same shard twice. It is bad input, and stops the run
+// at once rather than waiting out the meeting.
+type StrangerError struct{ Why string }
+
+func (e *StrangerError) Error() string { return e.Why }
+
+// StrangerPoll is how often a waiting DirMeeting asks Strangers.
+var StrangerPoll = time.Second
 
 // When a DirMeeting says what it waits for (variables for tests).
 var (
@@ -73,7 +97,7 @@ func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("shard meeting %s: %w", point, err)
 	}
-	mine.Shard = d.Shard.Index
+	mine.Shard, mine.Run = d.Shard.Index, d.Run
 	b, err := json.Marshal(mine)
 	if err != nil {
 		return nil, err
@@ -92,6 +116,7 @@ func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait
 	start := time.Now()
 	deadline := start.Add(wait)
 	tell := start.Add(WaitingAfter)
+	var asked time.Time
 	for {
 		notes, missing, err := d.read(dir)
 		if err != nil {
@@ -101,6 +126,12 @@ func (d DirMeeting) Meet(ctx context.Context, point string, mine ShardNote, wait
 			return notes, nil
 		}
 		now := time.Now()
+		if d.Strangers != nil && now.Sub(asked) >= StrangerPoll {
+			if err := d.Strangers(); err != nil {
+				return nil, fmt.Errorf("shard meeting %s: %w", point, err)
+			}
+			asked = now
+		}
 		if now.After(deadline) {
 			return nil, fmt.Errorf("shard meeting %s: shard %s did not arrive within %s (in %s)", point, strings.Join(missing, ", "), wait, d.Dir)
 		}
@@ -129,6 +160,12 @@ func (d DirMeeting) read(dir string) (notes []ShardNote, missing []string, err e
 		var n ShardNote
 		if err := json.Unmarshal(b, &n); err != nil {
 			return nil, nil, fmt.Errorf("shard %d's note: %w", i, err)
+		}
+		if n.Run != "" && d.Run != "" && n.Run != d.Run {
+			return nil, nil, &StrangerError{fmt.Sprintf("%s is the note of shard %d/%d of another run (%s), not of this shard's run (%s): "+
+				"shards started with different --start-at or plans meet in one --sync-dir, or an earlier run's notes stayed there; "+
+				"start every shard of a run with the same --start-at, and give each run its own --sync-dir (the default, under --out, is one per plan and start)",
+				filepath.Join(dir, strconv.Itoa(i)+".json"), i, d.Shard.Count, n.Run, d.Run)}
 		}
 		notes = append(notes, n)
 	}
@@ -188,7 +225,13 @@ func (r *systemRunner) runSharded(ctx context.Context, failed string) {
 			before = r.steps[i-1].Spec.Duration
 		}
 		notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait(before))
-		if err != nil {
+		var stranger *StrangerError
+		switch {
+		case errors.As(err, &stranger):
+			// The run stops on it: said once, by whoever runs the shard.
+			r.skipFrom(i, core.StatusSkipped, "this shard met a shard of another run")
+			return
+		case err != nil:
 			r.skipFrom(i, core.StatusFailed, err.Error())
 			return
 		}

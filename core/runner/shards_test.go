@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +57,58 @@ func TestDirMeeting(t *testing.T) {
 	}
 	if len(told) < 2 || len(told) > 3 || told[0] != "r.1.0.before [1] false" {
 		t.Errorf("told of the wait %q", told)
+	}
+}
+
+// Issue 43's weak answer: shards started with different --start-at waited the
+// full grace for each other. Sharing a directory, each sees the other's note and
+// stops at once, naming the note, both runs and what to do; a stranger found
+// elsewhere (Strangers) ends the wait too; a note of an older cmpbench, which
+// names no run, is taken as before.
+func TestDirMeetingStopsAtAStranger(t *testing.T) {
+	dir := t.TempDir()
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, run := range []string{"plan 94713bd4 start 2026-12-07T10:00:00Z", "plan 94713bd4 start 2026-12-07T10:00:34Z"} {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 50 * time.Millisecond)
+			m := DirMeeting{Dir: dir, Shard: plan.Shard{Index: i, Count: 2}, Poll: 5 * time.Millisecond, Run: run}
+			_, errs[i] = m.Meet(context.Background(), "r.0.0.before", ShardNote{At: time.Now()}, time.Minute)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var se *StrangerError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "10:00:00Z") || !strings.Contains(err.Error(), "10:00:34Z") ||
+			!strings.Contains(err.Error(), filepath.Join(dir, "r.0.0.before", fmt.Sprintf("%d.json", 1-i))) {
+			t.Errorf("shard %d: %v", i, err)
+		}
+	}
+
+	found := &StrangerError{"shard 1/2 of this plan runs with --start-at 10:00:34Z in /out/.x.partial"}
+	asked := 0
+	m := DirMeeting{Dir: dir, Shard: plan.Shard{Index: 0, Count: 2}, Poll: 5 * time.Millisecond, Run: "a",
+		Strangers: func() error {
+			if asked++; asked == 2 {
+				return found
+			}
+			return nil
+		}}
+	poll := StrangerPoll
+	StrangerPoll = 20 * time.Millisecond
+	t.Cleanup(func() { StrangerPoll = poll })
+	if _, err := m.Meet(context.Background(), "r.1.0.before", ShardNote{}, time.Minute); !errors.Is(err, found) || asked != 2 {
+		t.Errorf("a stranger found elsewhere: %v after %d looks", err, asked)
+	}
+
+	// A note without a run (an older cmpbench's) is a shard of this run.
+	old := DirMeeting{Dir: dir, Shard: plan.Shard{Index: 1, Count: 2}, Poll: 5 * time.Millisecond}
+	if _, err := old.Meet(context.Background(), "r.2.0.before", ShardNote{}, time.Second); err == nil {
+		t.Fatal("shard 1 met alone")
+	}
+	m.Strangers = nil
+	if notes, err := m.Meet(context.Background(), "r.2.0.before", ShardNote{}, time.Second); err != nil || len(notes) != 2 {
+		t.Errorf("an older shard's note: %v %+v", err, notes)
 	}
 }
 
