@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/plugins"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
 	"github.com/cmpbench/cmpbench/plugins/sdk"
 )
@@ -39,17 +36,7 @@ func (s lyingStream) Send(ev *pluginv1.PhaseEvent) error {
 // connection.
 func lyingDriver(t *testing.T, lie func(ev *pluginv1.PhaseEvent)) *Driver {
 	t.Helper()
-	ps := plugins.VersionedPlugins(liar{sdk.NewServer(fake{}), lie})[plugins.ProtocolVersion]
-	client, _ := plugin.TestPluginGRPCConn(t, false, ps)
-	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(plugins.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &Driver{rpc: raw.(pluginv1.AdapterClient), stderr: &tail{max: 1 << 10}}
-	if err := d.describe(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	d := connectedTo(t, liar{sdk.NewServer(fake{}), lie})
 	if err := d.Open(context.Background(), core.SystemConfig{Endpoint: "up"}); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,14 @@ func (fakeConn) Close() error                       { return nil }
 // connection: the host and the plugin side of the boundary, in one process.
 func connected(t *testing.T) *Driver {
 	t.Helper()
-	ps := plugins.VersionedPlugins(sdk.NewServer(fake{}))[plugins.ProtocolVersion]
+	return connectedTo(t, sdk.NewServer(fake{}))
+}
+
+// connectedTo is a Driver talking to server over go-plugin's in-memory gRPC
+// connection.
+func connectedTo(t *testing.T, server pluginv1.AdapterServer) *Driver {
+	t.Helper()
+	ps := plugins.VersionedPlugins(server)[plugins.ProtocolVersion]
 	client, _ := plugin.TestPluginGRPCConn(t, false, ps)
 	t.Cleanup(func() { client.Close() })
 	raw, err := client.Dispense(plugins.PluginName)
