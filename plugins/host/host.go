@@ -172,13 +172,14 @@ func (d *Driver) start(ctx context.Context, describeTimeout time.Duration) error
 	if err != nil {
 		// A plugin that exits at start is said as such, with its exit status and
 		// what it wrote, not as go-plugin's "Unrecognized remote plugin message".
-		if v := otherProtocol.FindStringSubmatch(err.Error()); v != nil {
-			// go-plugin kills such a plugin: that is not how it ended.
-			return fmt.Errorf("the plugin speaks cmpbench's plugin protocol %s, and this cmpbench speaks %d: rebuild it with this cmpbench's SDK (plugins/sdk), or run the cmpbench it was built for%s",
-				v[1], plugins.ProtocolVersion, d.lastOutput())
-		}
 		for deadline := time.Now().Add(2 * time.Second); !d.client.Exited() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
+		}
+		if v := otherProtocol.FindStringSubmatch(err.Error()); v != nil {
+			// go-plugin kills such a plugin (which is not how it ended); once it
+			// has, what it wrote has been read.
+			return fmt.Errorf("the plugin speaks cmpbench's plugin protocol %s, and this cmpbench speaks %d: rebuild it with this cmpbench's SDK (plugins/sdk), or run the cmpbench it was built for%s",
+				v[1], plugins.ProtocolVersion, d.lastOutput())
 		}
 		if d.client.Exited() {
 			return fmt.Errorf("%s before its handshake%s", d.ended(), d.lastOutput())
