@@ -104,7 +104,7 @@ func (c captures) durability() (words, class string) {
 			return "appendfsync no: the OS flushes (about 30 s); writes lost on power loss", "os"
 		}
 	case c.config["appendonly"] == "no" && c.config["save"] != "":
-		return "RDB snapshots only (save " + c.config["save"] + "): writes since the last snapshot lost on a crash", "snapshot"
+		return "RDB snapshots only (save " + literal(c.config["save"]) + "): writes since the last snapshot lost on a crash", "snapshot"
 	case c.config["appendonly"] == "no":
 		return "no persistence: every write lost on a restart", "none"
 	}
@@ -112,14 +112,14 @@ func (c captures) durability() (words, class string) {
 	if ns == nil {
 		return "—", ""
 	}
-	engine := ns["storage-engine"]
+	engine := literal(ns["storage-engine"])
 	switch {
-	case engine == "memory" && ns["storage-engine.file[0]"] == "" && ns["storage-engine.device[0]"] == "":
+	case ns["storage-engine"] == "memory" && ns["storage-engine.file[0]"] == "" && ns["storage-engine.device[0]"] == "":
 		return "storage-engine memory: every write lost on a restart", "none"
 	case ns["storage-engine.commit-to-device"] == "true":
 		return "storage-engine " + engine + ", commit-to-device true: no acknowledged write lost on power loss", "always"
 	case engine != "":
-		flush := cmp.Or(ns["storage-engine.flush-max-ms"], "1000")
+		flush := literal(cmp.Or(ns["storage-engine.flush-max-ms"], "1000"))
 		return "storage-engine " + engine + ", commit-to-device false: up to " + flush + " ms of writes lost on power loss", "1s"
 	}
 	return "—", ""
@@ -128,14 +128,14 @@ func (c captures) durability() (words, class string) {
 // replication says how many copies a system keeps.
 func (c captures) replication() (words, class string) {
 	if rf := c.asNamespace["replication-factor"]; rf != "" {
-		return "replication-factor " + rf, rf
+		return "replication-factor " + literal(rf), rf
 	}
 	if role := c.info["role"]; role != "" {
 		n := cmp.Or(c.info["connected_slaves"], "0")
 		if n == "0" {
-			return role + ", no replica", "1"
+			return literal(role) + ", no replica", "1"
 		}
-		return role + ", " + n + " replica(s)", strconv.Itoa(atoi(n) + 1)
+		return literal(role) + ", " + literal(n) + " replica(s)", strconv.Itoa(atoi(n) + 1)
 	}
 	return "—", ""
 }
@@ -143,7 +143,7 @@ func (c captures) replication() (words, class string) {
 // memory says a system's memory limit and what it does at the limit.
 func (c captures) memory() (words, class string) {
 	if mm, ok := c.config["maxmemory"]; ok {
-		policy := c.config["maxmemory-policy"]
+		policy := literal(c.config["maxmemory-policy"])
 		if mm == "0" {
 			return "no limit (" + policy + ")", "unlimited"
 		}
@@ -151,7 +151,7 @@ func (c captures) memory() (words, class string) {
 	}
 	for _, k := range []string{"indexes-memory-budget", "storage-engine.data-size", "memory-size"} {
 		if v := c.asNamespace[k]; v != "" && v != "0" {
-			return k + " " + bytesWords(v) + ", evict at " + cmp.Or(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"], "—") + "%", "limit"
+			return k + " " + bytesWords(v) + ", evict at " + dash(literal(cmp.Or(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"]))) + "%", "limit"
 		}
 	}
 	return "—", ""
@@ -160,13 +160,13 @@ func (c captures) memory() (words, class string) {
 // threads says how many threads a system serves requests with.
 func (c captures) threads() string {
 	if n := c.config["io-threads"]; n != "" {
-		return "io-threads " + n
+		return "io-threads " + literal(n)
 	}
 	if n := c.config["server-threads"]; n != "" {
-		return "server-threads " + n // KeyDB
+		return "server-threads " + literal(n) // KeyDB
 	}
 	if n := c.asService["service-threads"]; n != "" {
-		return "service-threads " + n
+		return "service-threads " + literal(n)
 	}
 	return "—"
 }
@@ -174,7 +174,7 @@ func (c captures) threads() string {
 func bytesWords(s string) string {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return s
+		return literal(s)
 	}
 	return bytesIEC(n)
 }
@@ -296,7 +296,7 @@ func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []stri
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s |", r.name)
 		for _, v := range r.values {
-			fmt.Fprintf(b, " %s |", oneLine(v))
+			fmt.Fprintf(b, " %s |", v)
 		}
 		b.WriteString("\n")
 	}
@@ -307,7 +307,7 @@ func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []stri
 	}
 	b.WriteString("**Unfair comparison:**\n\n")
 	for _, f := range found {
-		fmt.Fprintf(b, "- %s\n", oneLine(f))
+		fmt.Fprintf(b, "- %s\n", f)
 	}
 	b.WriteString("\n")
 	return found
