@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,162 +25,6 @@ type setting struct {
 	classes []string
 	// compare is whether differing classes make the comparison unfair.
 	compare bool
-}
-
-// captures are a system's configuration as its captures say: CONFIG GET *
-// (config.txt), INFO (info.txt), and Aerospike's service and namespace
-// configuration (get-config), each a map of key to value; a cluster's first node.
-type captures struct {
-	config, info, asService, asNamespace map[string]string
-}
-
-// readCaptures reads the captures the audit needs of every system.
-func readCaptures(a *archive.Archive, systems []archive.SystemInfo) (map[string]captures, error) {
-	out := map[string]captures{}
-	for _, s := range systems {
-		var c captures
-		for _, f := range s.Files {
-			var parse func(string) map[string]string
-			var into *map[string]string
-			switch {
-			case f == "config.txt":
-				parse, into = pairs(" "), &c.config
-			case f == "info.txt":
-				parse, into = pairs(":"), &c.info
-			case f == "get-config:context=service.txt":
-				parse, into = fields, &c.asService
-			case strings.HasPrefix(f, "get-config:context=namespace;") && !strings.Contains(f, "@"):
-				parse, into = fields, &c.asNamespace
-			default:
-				continue
-			}
-			b, err := a.ReadFile(archive.SystemsDir + "/" + s.Name + "/" + f)
-			if err != nil {
-				return nil, err
-			}
-			*into = parse(string(b))
-		}
-		out[s.Name] = c
-	}
-	return out, nil
-}
-
-// pairs parses lines of "key<sep>value".
-func pairs(sep string) func(string) map[string]string {
-	return func(text string) map[string]string {
-		m := map[string]string{}
-		for _, line := range strings.Split(text, "\n") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), sep); ok && !strings.HasPrefix(k, "#") {
-				m[k] = strings.TrimSpace(v)
-			}
-		}
-		return m
-	}
-}
-
-// fields parses an info answer of "key=value;key=value".
-func fields(text string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range strings.Split(strings.TrimSpace(text), ";") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// durability says in words what a system loses on a crash or power loss, and
-// its class: "none", "snapshot", "os", "1s", "always" ("" when unknown).
-func (c captures) durability() (words, class string) {
-	switch {
-	case c.config["appendonly"] == "yes":
-		switch c.config["appendfsync"] {
-		case "always":
-			return "appendfsync always: no acknowledged write lost on power loss", "always"
-		case "everysec":
-			return "appendfsync everysec: up to 1 s of writes lost on power loss", "1s"
-		default:
-			return "appendfsync no: the OS flushes (about 30 s); writes lost on power loss", "os"
-		}
-	case c.config["appendonly"] == "no" && c.config["save"] != "":
-		return "RDB snapshots only (save " + literal(c.config["save"]) + "): writes since the last snapshot lost on a crash", "snapshot"
-	case c.config["appendonly"] == "no":
-		return "no persistence: every write lost on a restart", "none"
-	}
-	ns := c.asNamespace
-	if ns == nil {
-		return "—", ""
-	}
-	engine := literal(ns["storage-engine"])
-	switch {
-	case ns["storage-engine"] == "memory" && ns["storage-engine.file[0]"] == "" && ns["storage-engine.device[0]"] == "":
-		return "storage-engine memory: every write lost on a restart", "none"
-	case ns["storage-engine.commit-to-device"] == "true":
-		return "storage-engine " + engine + ", commit-to-device true: no acknowledged write lost on power loss", "always"
-	case engine != "":
-		flush := literal(cmp.Or(ns["storage-engine.flush-max-ms"], "1000"))
-		return "storage-engine " + engine + ", commit-to-device false: up to " + flush + " ms of writes lost on power loss", "1s"
-	}
-	return "—", ""
-}
-
-// replication says how many copies a system keeps.
-func (c captures) replication() (words, class string) {
-	if rf := c.asNamespace["replication-factor"]; rf != "" {
-		return "replication-factor " + literal(rf), rf
-	}
-	if role := c.info["role"]; role != "" {
-		n := cmp.Or(c.info["connected_slaves"], "0")
-		if n == "0" {
-			return literal(role) + ", no replica", "1"
-		}
-		return literal(role) + ", " + literal(n) + " replica(s)", strconv.Itoa(atoi(n) + 1)
-	}
-	return "—", ""
-}
-
-// memory says a system's memory limit and what it does at the limit.
-func (c captures) memory() (words, class string) {
-	if mm, ok := c.config["maxmemory"]; ok {
-		policy := literal(c.config["maxmemory-policy"])
-		if mm == "0" {
-			return "no limit (" + policy + ")", "unlimited"
-		}
-		return "maxmemory " + bytesWords(mm) + ", " + policy, "limit " + policy
-	}
-	for _, k := range []string{"indexes-memory-budget", "storage-engine.data-size", "memory-size"} {
-		if v := c.asNamespace[k]; v != "" && v != "0" {
-			return k + " " + bytesWords(v) + ", evict at " + dash(literal(cmp.Or(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"]))) + "%", "limit"
-		}
-	}
-	return "—", ""
-}
-
-// threads says how many threads a system serves requests with.
-func (c captures) threads() string {
-	if n := c.config["io-threads"]; n != "" {
-		return "io-threads " + literal(n)
-	}
-	if n := c.config["server-threads"]; n != "" {
-		return "server-threads " + literal(n) // KeyDB
-	}
-	if n := c.asService["service-threads"]; n != "" {
-		return "service-threads " + literal(n)
-	}
-	return "—"
-}
-
-func bytesWords(s string) string {
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return literal(s)
-	}
-	return bytesIEC(n)
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
 
 // cpus is where a system's server ran: the CPU list it was pinned to, or
@@ -237,12 +80,16 @@ func (d *data) auditSettings(caps map[string]captures) []setting {
 		{name: "threads"}, {name: "CPU placement", compare: true}, {name: "warm-up", compare: true}, {name: "data size", compare: true}, {name: "TLS", compare: true}}
 	for _, s := range d.m.Systems {
 		c := caps[s.Name]
+		durability := func() (string, string) {
+			words, class := c.durability()
+			return withEvidence(words, class, d.restartEvidence(s.Name))
+		}
 		tls, tlsClass := "off", "off"
 		if s.TLS != "" {
 			tls, tlsClass = s.TLS, "on"
 		}
 		vals := [][2]string{}
-		for _, f := range []func() (string, string){c.durability, c.replication, c.memory,
+		for _, f := range []func() (string, string){durability, c.replication, c.memory,
 			func() (string, string) { return c.threads(), "" },
 			func() (string, string) { return d.cpus(s) },
 			func() (string, string) { return d.warmup(s.Name) },
@@ -260,18 +107,12 @@ func (d *data) auditSettings(caps map[string]captures) []setting {
 }
 
 // findings are the mismatches that make the comparison unfair, in words: for
-// each setting whose known classes differ between systems, what each system
+// each compared setting whose classes differ between systems, what each system
 // does.
 func (d *data) findings(rows []setting) []string {
 	var out []string
 	for _, r := range rows {
-		known := map[string]bool{}
-		for _, c := range r.classes {
-			if c != "" {
-				known[c] = true
-			}
-		}
-		if !r.compare || len(known) < 2 {
+		if differs, _ := compareClasses(r.classes); !r.compare || !differs {
 			continue
 		}
 		var parts []string
@@ -281,6 +122,38 @@ func (d *data) findings(rows []setting) []string {
 		out = append(out, fmt.Sprintf("%s differs — %s.", r.name, strings.Join(parts, "; ")))
 	}
 	return out
+}
+
+// compareClasses says whether the classes of a setting, one per system, are
+// proven to differ, and which systems' classes are unknown for the comparison:
+// "" (the archive does not tell), or "kept" (kept across a restart, what a
+// crash loses unknown) against a class other than "none", which it provably
+// differs from.
+func compareClasses(classes []string) (differs bool, unknown []int) {
+	unknownAt := map[int]bool{}
+	for i, a := range classes {
+		for j := i + 1; j < len(classes); j++ {
+			b := classes[j]
+			switch {
+			case a == "" || b == "":
+				unknownAt[i] = unknownAt[i] || a == ""
+				unknownAt[j] = unknownAt[j] || b == ""
+			case a == b:
+			case a == "kept" && b != "none":
+				unknownAt[i] = true
+			case b == "kept" && a != "none":
+				unknownAt[j] = true
+			default:
+				differs = true
+			}
+		}
+	}
+	for i := range classes {
+		if unknownAt[i] {
+			unknown = append(unknown, i)
+		}
+	}
+	return differs, unknown
 }
 
 // auditSection writes the audit: the settings side by side, then the
