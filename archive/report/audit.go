@@ -46,14 +46,27 @@ func (d *data) cpus(s archive.SystemInfo) (words, class string) {
 }
 
 // dataSize is how many records a system's load inserted, as its validation
-// after the load counted them.
+// after the load counted them; without a validation (a suite that asks none),
+// the inserts its loads' first repetitions made, as the load counted them (a
+// reload after a restart that lost the data is a repetition after it).
 func (d *data) dataSize(system string) (words, class string) {
 	for _, v := range d.validations {
 		if v.System == system && v.Point == "after load" {
 			return thousands(v.Expected) + " records", strconv.FormatInt(v.Expected, 10)
 		}
 	}
-	return "—", ""
+	var inserted int64
+	loads := 0
+	for _, p := range d.m.Phases {
+		if p.System == system && p.Kind == core.PhaseLoad && p.Repetition == 0 && p.Status == core.StatusOK {
+			ok, _ := d.phaseTotals(p)
+			inserted, loads = inserted+ok, loads+1
+		}
+	}
+	if loads == 0 {
+		return "—", ""
+	}
+	return thousands(inserted) + " records inserted by the load (not validated)", strconv.FormatInt(inserted, 10)
 }
 
 // warmup is what a system ran before its measured phases: its warm-up phases'
@@ -156,14 +169,49 @@ func compareClasses(classes []string) (differs bool, unknown []int) {
 	return differs, unknown
 }
 
+// unknowns are the compared settings that cannot be compared for want of a
+// fact, in words ("cannot compare durability: unknown for aerospike."): an
+// unknown fact is never taken as the same.
+func (d *data) unknowns(rows []setting) []string {
+	var out []string
+	for _, r := range rows {
+		_, unknown := compareClasses(r.classes)
+		if !r.compare || len(unknown) == 0 {
+			continue
+		}
+		var names []string
+		for _, i := range unknown {
+			names = append(names, d.m.Systems[i].Name)
+		}
+		who := strings.Join(names, ", ")
+		if len(names) == len(d.m.Systems) {
+			who = "every system"
+		}
+		out = append(out, fmt.Sprintf("cannot compare %s: unknown for %s.", r.name, who))
+	}
+	return out
+}
+
+// alike are the compared settings known for every system and alike.
+func alike(rows []setting) []string {
+	var out []string
+	for _, r := range rows {
+		if differs, unknown := compareClasses(r.classes); r.compare && !differs && len(unknown) == 0 {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
 // auditSection writes the audit: the settings side by side, then the
-// mismatches, or that none was found among what the archive records.
+// mismatches and the settings that cannot be compared, or that no mismatch
+// was found when every compared setting is known. It returns the mismatches.
 func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []string {
 	if len(d.m.Systems) == 0 {
 		return nil
 	}
 	rows := d.auditSettings(caps)
-	found := d.findings(rows)
+	found, unknown := d.findings(rows), d.unknowns(rows)
 	b.WriteString("## Fairness audit\n\nThe settings that decide a comparison, per system, from what the archive captured (CONFIG GET \\*, INFO, asinfo, the provision, the phases and the load's validation); — where it does not tell.\n\n")
 	b.WriteString("| setting | " + strings.Join(d.systems, " | ") + " |\n|---|" + strings.Repeat("---|", len(d.systems)) + "\n")
 	for _, r := range rows {
@@ -174,15 +222,26 @@ func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []stri
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	if len(found) == 0 {
+	if len(found) == 0 && len(unknown) == 0 {
 		b.WriteString("No mismatch found: the systems ran with the same durability, replication, memory limit, CPU placement, warm-up, data size and TLS, as far as the archive tells.\n\n")
 		return nil
 	}
-	b.WriteString("**Unfair comparison:**\n\n")
-	for _, f := range found {
-		fmt.Fprintf(b, "- %s\n", f)
+	list := func(head string, lines []string) {
+		b.WriteString(head + "\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(b, "- %s\n", l)
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	if len(found) > 0 {
+		list("**Unfair comparison:**", found)
+	}
+	if len(unknown) > 0 {
+		list("**Not shown fair:** what the archive does not tell cannot be compared; it is never taken as alike.", unknown)
+		if same := alike(rows); len(found) == 0 && len(same) > 0 {
+			fmt.Fprintf(b, "Known for every system and alike: %s.\n\n", strings.Join(same, ", "))
+		}
+	}
 	return found
 }
 

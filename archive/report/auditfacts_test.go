@@ -192,3 +192,47 @@ func TestCaptureFileOfACluster(t *testing.T) {
 		}
 	}
 }
+
+// An unknown fact is never "the same": redis, whose restart check lost every
+// key, beside a system whose durability the archive does not tell is not
+// "No mismatch found … same durability" but "cannot compare durability:
+// unknown for …"; `cmpbench audit` still exits 0 for it (no mismatch proven),
+// and lists it.
+func TestAuditUnknownIsNeverTheSame(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		systems []string
+		unfair  bool
+		want    []string
+		mustNot []string
+	}{
+		{"redis beside a system the archive does not tell", []string{"redis", "other"}, false,
+			[]string{"- cannot compare durability: unknown for other.", "- cannot compare replication: unknown for other.", "- cannot compare memory limit and eviction: unknown for other."},
+			[]string{"No mismatch", "same"}},
+		{"a mismatch and an unknown", []string{"redis", "redis-aof", "other"}, true,
+			[]string{"**Unfair comparison:**", "- durability differs — redis:", "- cannot compare durability: unknown for other."},
+			[]string{"No mismatch", "same"}},
+		{"alike and known", []string{"redis", "valkey"}, false,
+			[]string{"No mismatch found: the systems ran with the same durability"}, []string{"cannot compare"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, unfair, err := Audit(auditArchive(t, tc.systems...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(unfair) > 0) != tc.unfair {
+				t.Errorf("unfair %q, want %v", unfair, tc.unfair)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("no %q in\n%s", w, text)
+				}
+			}
+			for _, w := range tc.mustNot {
+				if strings.Contains(text, w) {
+					t.Errorf("%q in\n%s", w, text)
+				}
+			}
+		})
+	}
+}
