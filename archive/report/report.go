@@ -760,7 +760,7 @@ func (d *data) caveats() []string {
 	out = append(out, d.shardCaveats()...)
 	if imp := d.m.Imported; imp != nil {
 		for _, c := range imp.Caveats {
-			out = append(out, oneLine(core.Printable(c))) // the importer's words
+			out = append(out, prose(c)) // the importer's words, with what its source said
 		}
 	}
 	return out

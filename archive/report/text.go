@@ -75,3 +75,35 @@ func opGroup(group string) string {
 	}
 	return group
 }
+
+// markdownPunct are the characters with which Markdown starts emphasis, code,
+// a link or an image, an autolink or HTML, an entity, strikethrough, a table's
+// cell or a heading, and the backslash that escapes them.
+const markdownPunct = "\\`*_[]<>!|&~#"
+
+// prose is a sentence that mixes cmpbench's words with another tool's (an
+// import's caveat naming the commands or paths its source holds) as report.md
+// writes it: on one line, its control characters made visible, each character
+// that could make Markdown of it escaped with a backslash — but an underscore
+// inside a word ("memtier_benchmark"), which never does — so that it reads as
+// written and is never markup.
+func prose(s string) string {
+	s = strings.ReplaceAll(core.Printable(s), "\n", " ")
+	var b strings.Builder
+	for i, r := range s {
+		if r == '_' && i > 0 && i+1 < len(s) && wordByte(s[i-1]) && wordByte(s[i+1]) {
+			b.WriteRune(r)
+			continue
+		}
+		if strings.ContainsRune(markdownPunct, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// wordByte reports whether c is an ASCII letter or digit.
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

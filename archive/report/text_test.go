@@ -41,6 +41,9 @@ var actsRe = regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u061c\u200
 // links to the page's parts and report.md's charts).
 var markupRe = regexp.MustCompile(`(?i)<[a-z]+[^>]*\s(src|href)="?http|<img src="[^c]|<a href="[^#]|<script>alert|<strong>bold|<em>em|<h1>heading|<li>item`)
 
+// Text from a server (literal) and a sentence holding another tool's words
+// (prose) show as written in any Markdown reader, in a list and in a table's
+// cell: no emphasis, code, link, image, HTML, entity or heading made of them.
 func TestLiteralIsInertMarkdown(t *testing.T) {
 	for _, tc := range []struct{ name, in, show string }{
 		{"plain", "OOM command not allowed", "OOM command not allowed"},
@@ -56,15 +59,27 @@ func TestLiteralIsInertMarkdown(t *testing.T) {
 		{"trailing backslash", `a\`, `a\`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lit := literal(tc.in)
-			for _, md := range []string{"- " + lit + "\n", "| h |\n|---|\n| " + lit + " |\n"} {
-				var b bytes.Buffer
-				if err := gfm.Convert([]byte(md), &b); err != nil {
-					t.Fatal(err)
-				}
-				got := textOf(cellOf(b.String()))
-				if got != tc.show {
-					t.Errorf("%q as %q renders %q, shows %q, want %q", tc.in, md, b.String(), got, tc.show)
+			for _, f := range []struct {
+				name  string
+				quote func(string) string
+			}{{"literal", literal}, {"prose", prose}} {
+				q := f.quote(tc.in)
+				for _, md := range []string{"- " + q + "\n", "| h |\n|---|\n| " + q + " |\n"} {
+					var b bytes.Buffer
+					if err := gfm.Convert([]byte(md), &b); err != nil {
+						t.Fatal(err)
+					}
+					got, want := textOf(cellOf(b.String())), tc.show
+					if f.name == "prose" {
+						got, want = strings.TrimSpace(got), strings.TrimSpace(want) // a sentence's ends
+					}
+					if got != want {
+						t.Errorf("%s(%q) as %q renders %q, shows %q, want %q", f.name, tc.in, md, b.String(), got, want)
+					}
+					// GitHub links a bare URL in a sentence (prose), never in a code span.
+					if m := regexp.MustCompile(`<img|<a |<script|<strong|<em|<h1`).FindString(b.String()); m != "" && (f.name == "literal" || m != "<a ") {
+						t.Errorf("%s(%q) renders %s: %q", f.name, tc.in, m, b.String())
+					}
 				}
 			}
 		})
