@@ -54,8 +54,9 @@ type Options struct {
 	// the first system's version, a refused capture, its plugin's version, a
 	// configured value (its first line), the problem its load's validation
 	// found; its closed-loop phase ends failed as a server that exited, its log
-	// quoted; the second system's error samples, and the name of a busy process
-	// beside it (its host saturated).
+	// quoted; the second system's error samples, the name of a busy process
+	// beside it (its host saturated), and with Soak the name of a server field
+	// it charts.
 	Hostile string
 }
 
@@ -470,8 +471,12 @@ func (g *phaseGen) serverStats(gets, sets int64) {
 		smp.At = g.start.Add(time.Duration(5*k) * time.Second)
 		smp.Stats["memory.used_memory"] = fmt.Sprint(1048576 + k*102400*int64(g.si+1))
 		if g.si == 1 {
-			smp.Stats["rocksdb.num_running_compactions"] = fmt.Sprint(k % 3)
-			smp.Stats[core.StatTimeline] = "memory.used_memory,rocksdb.num_running_compactions"
+			field := "rocksdb.num_running_compactions"
+			if first, _, _ := strings.Cut(g.opt.Hostile, "\n"); first != "" {
+				field = "rocksdb." + strings.ReplaceAll(first, ",", " ") // a field the adapter names so
+			}
+			smp.Stats[field] = fmt.Sprint(k % 3)
+			smp.Stats[core.StatTimeline] = "memory.used_memory," + field
 		}
 		g.p.ServerStats = append(g.p.ServerStats, smp)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/xml"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +37,9 @@ var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRend
 // actsRe matches what text from a server must never bring into an output: a
 // control character other than a line feed or a tab, a bidirectional control.
 var actsRe = regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+// jsonActsRe matches such a character escaped in the page's chart data (JSON).
+var jsonActsRe = regexp.MustCompile(`\\u00(0[0-8bcef]|1[0-9a-f]|7f)`)
 
 // Markup that came from the text rather than from the report (whose own are
 // links to the page's parts and report.md's charts).
@@ -109,12 +113,18 @@ func textOf(fragment string) string {
 // visible, and is never markup.
 func TestTextFromServersIsData(t *testing.T) {
 	text := hostile("http://127.0.0.1:18999")
-	_, files, tables := renderRun(t, archivetest.Options{Hostile: text})
+	_, files, tables := renderRun(t, archivetest.Options{Hostile: text, Soak: true})
 	outputs := map[string][]byte{"console": tables.Compact, "console --wide": tables.Wide}
 	for _, f := range files {
-		if f.Name == archive.ReportFile || f.Name == HTMLFile {
-			outputs[f.Name] = f.Data
+		outputs[f.Name] = f.Data // report.md, report.html, charts/*.svg
+		if strings.HasSuffix(f.Name, ".svg") {
+			if err := xml.Unmarshal(f.Data, new(struct{})); err != nil {
+				t.Errorf("%s is not XML: %v", f.Name, err)
+			}
 		}
+	}
+	if !bytes.Contains(outputs["charts/server-3-soak.svg"], []byte("␛[31mERROR")) {
+		t.Errorf("the server field's chart does not name it, its ESC made visible")
 	}
 	var md bytes.Buffer
 	if err := gfm.Convert(outputs[archive.ReportFile], &md); err != nil {
@@ -122,10 +132,14 @@ func TestTextFromServersIsData(t *testing.T) {
 	}
 	outputs["report.md rendered"] = md.Bytes()
 	for name, out := range outputs {
-		if loc := actsRe.FindIndex(out); loc != nil {
+		loc := actsRe.FindIndex(out)
+		if loc == nil && name == HTMLFile {
+			loc = jsonActsRe.FindIndex(out)
+		}
+		if loc != nil {
 			t.Errorf("%s holds a control character %q at %d: %q", name, out[loc[0]:loc[1]], loc[0], around(out, loc[0]))
 		}
-		if name != archive.ReportFile {
+		if name != archive.ReportFile && !strings.HasSuffix(name, ".svg") {
 			if loc := markupRe.FindIndex(out); loc != nil {
 				t.Errorf("%s made markup of a server's text: %q", name, around(out, loc[0]))
 			}
