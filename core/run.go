@@ -134,7 +134,11 @@ type ProcessCPU struct {
 // String says how busy the machine was and who kept it busy, for a caveat:
 // "1.98 of 2 cores busy (0.05 stolen by the hypervisor); other processes: bash
 // (pid 4711) 0.91, redis-server (pid 4702) 0.44".
-func (h HostLoad) String() string {
+func (h HostLoad) String() string { return h.Format(func(name string) string { return name }) }
+
+// Format is String with each other process's name as name makes it: report.md
+// quotes it, the name being what the process calls itself.
+func (h HostLoad) Format(name func(string) string) string {
 	var b strings.Builder
 	unit := "cores"
 	if h.Cores == 1 {
@@ -149,7 +153,7 @@ func (h HostLoad) String() string {
 		if i == 0 {
 			sep = "; other processes: "
 		}
-		fmt.Fprintf(&b, "%s%s (pid %d) %.2f", sep, o.Name, o.Pid, o.Cores)
+		fmt.Fprintf(&b, "%s%s (pid %d) %.2f", sep, name(o.Name), o.Pid, o.Cores)
 	}
 	if h.UnseenCores > 0 {
 		fmt.Fprintf(&b, "; %.2f cores busy in no process seen (short-lived processes, unreadable ones, the kernel)", h.UnseenCores)

@@ -50,6 +50,14 @@ type Options struct {
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
 	Soak bool
+	// Hostile, when set, is what every text a server or a plugin writes says:
+	// the first system's version, a refused capture, its plugin's version, a
+	// configured value (its first line), the problem its load's validation
+	// found; its closed-loop phase ends failed as a server that exited, its log
+	// quoted; the second system's error samples, the name of a busy process
+	// beside it (its host saturated), and with Soak the name of a server field
+	// it charts.
+	Hostile string
 }
 
 // RunID is the run id of every generated run.
@@ -119,6 +127,12 @@ func Feed(w *archive.Writer, opt Options, stopAfter int) error {
 			p.ClientLagged = core.ClientLagged(p.Totals)
 			if err := w.PhaseEnded(&p); err != nil {
 				return err
+			}
+			if opt.Hostile != "" && p.Spec.Kind == core.PhaseLoad && sys.Name == res.Systems[0].Name {
+				if err := w.Validation(core.Validation{System: sys.Name, Point: "after load", Expected: 1000, Counted: 1000,
+					Samples: []core.SampleCheck{}, Problems: []string{opt.Hostile}, Note: opt.Hostile}); err != nil {
+					return err
+				}
 			}
 			n++
 		}
@@ -220,6 +234,12 @@ func system(si int, sys string, opt Options) (core.SystemRun, archive.SystemInfo
 	if si == 0 {
 		run.Capture.Sections["info"] += opt.InfoExtra
 	}
+	if si == 0 && opt.Hostile != "" {
+		first, _, _ := strings.Cut(opt.Hostile, "\n")
+		run.Capture.Version, run.Plugin.Version = opt.Hostile, opt.Hostile
+		run.Capture.Refused = []string{"CONFIG GET *: " + opt.Hostile}
+		run.Capture.Sections["config"] = "appendonly no\nsave \nmaxmemory 0\nmaxmemory-policy " + first + "\n"
+	}
 	if si == 1 {
 		run.Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
 	}
@@ -291,6 +311,14 @@ func (g *phaseGen) end() {
 	}
 	if g.pi == 1 && g.si == 1 {
 		g.p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
+	}
+	if h := g.opt.Hostile; h != "" && g.pi == 1 {
+		if g.si == 0 {
+			g.p.End.Status, g.p.End.Error = core.StatusFailed, "server exited (exit status 1); the end of its log:\n"+h
+			g.p.End.Notes = []string{h}
+		} else {
+			g.p.End.ErrorSamples = []string{h}
+		}
 	}
 }
 
@@ -398,9 +426,12 @@ func (g *phaseGen) samples(intervals []core.IntervalReport) {
 	g.serverStats(gets, sets)
 	g.p.ClientStats = []core.ProcessSample{{At: g.start, Process: "plugin", Pid: 100 + g.si, CPUPercent: 50, RSSBytes: 64 << 20}}
 	g.p.ClientCores, g.p.CoresAllowed = 0.5, 2
-	if g.opt.HostSaturated && g.si == 1 {
+	if (g.opt.HostSaturated || g.opt.Hostile != "") && g.si == 1 {
 		g.p.Host = &core.HostLoad{Cores: 2, BusyCores: 1.97, Saturated: true, Others: []core.ProcessCPU{
 			{Name: "bash", Pid: 4711, Cores: 0.88}, {Name: "redis-server", Pid: 4702, Cores: 0.55}}}
+		if g.opt.Hostile != "" {
+			g.p.Host.Others[0].Name = g.opt.Hostile
+		}
 	}
 }
 
@@ -440,8 +471,12 @@ func (g *phaseGen) serverStats(gets, sets int64) {
 		smp.At = g.start.Add(time.Duration(5*k) * time.Second)
 		smp.Stats["memory.used_memory"] = fmt.Sprint(1048576 + k*102400*int64(g.si+1))
 		if g.si == 1 {
-			smp.Stats["rocksdb.num_running_compactions"] = fmt.Sprint(k % 3)
-			smp.Stats[core.StatTimeline] = "memory.used_memory,rocksdb.num_running_compactions"
+			field := "rocksdb.num_running_compactions"
+			if first, _, _ := strings.Cut(g.opt.Hostile, "\n"); first != "" {
+				field = "rocksdb." + strings.ReplaceAll(first, ",", " ") // a field the adapter names so
+			}
+			smp.Stats[field] = fmt.Sprint(k % 3)
+			smp.Stats[core.StatTimeline] = "memory.used_memory," + field
 		}
 		g.p.ServerStats = append(g.p.ServerStats, smp)
 	}

@@ -304,7 +304,7 @@ func TestMemtierInterrupted(t *testing.T) {
 	caveatsInclude(t, r, "memtier counted 3 connection errors")
 	a := writeArchive(t, r)
 	md, _ := a.ReadFile("report.md")
-	if !strings.Contains(string(md), "memtier ended interrupted: memtier_benchmark was interrupted") {
+	if !strings.Contains(string(md), "memtier ended interrupted: `memtier_benchmark was interrupted") {
 		t.Errorf("report.md does not say the run was interrupted:\n%s", md)
 	}
 }

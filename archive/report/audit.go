@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,162 +27,6 @@ type setting struct {
 	compare bool
 }
 
-// captures are a system's configuration as its captures say: CONFIG GET *
-// (config.txt), INFO (info.txt), and Aerospike's service and namespace
-// configuration (get-config), each a map of key to value; a cluster's first node.
-type captures struct {
-	config, info, asService, asNamespace map[string]string
-}
-
-// readCaptures reads the captures the audit needs of every system.
-func readCaptures(a *archive.Archive, systems []archive.SystemInfo) (map[string]captures, error) {
-	out := map[string]captures{}
-	for _, s := range systems {
-		var c captures
-		for _, f := range s.Files {
-			var parse func(string) map[string]string
-			var into *map[string]string
-			switch {
-			case f == "config.txt":
-				parse, into = pairs(" "), &c.config
-			case f == "info.txt":
-				parse, into = pairs(":"), &c.info
-			case f == "get-config:context=service.txt":
-				parse, into = fields, &c.asService
-			case strings.HasPrefix(f, "get-config:context=namespace;") && !strings.Contains(f, "@"):
-				parse, into = fields, &c.asNamespace
-			default:
-				continue
-			}
-			b, err := a.ReadFile(archive.SystemsDir + "/" + s.Name + "/" + f)
-			if err != nil {
-				return nil, err
-			}
-			*into = parse(string(b))
-		}
-		out[s.Name] = c
-	}
-	return out, nil
-}
-
-// pairs parses lines of "key<sep>value".
-func pairs(sep string) func(string) map[string]string {
-	return func(text string) map[string]string {
-		m := map[string]string{}
-		for _, line := range strings.Split(text, "\n") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), sep); ok && !strings.HasPrefix(k, "#") {
-				m[k] = strings.TrimSpace(v)
-			}
-		}
-		return m
-	}
-}
-
-// fields parses an info answer of "key=value;key=value".
-func fields(text string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range strings.Split(strings.TrimSpace(text), ";") {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// durability says in words what a system loses on a crash or power loss, and
-// its class: "none", "snapshot", "os", "1s", "always" ("" when unknown).
-func (c captures) durability() (words, class string) {
-	switch {
-	case c.config["appendonly"] == "yes":
-		switch c.config["appendfsync"] {
-		case "always":
-			return "appendfsync always: no acknowledged write lost on power loss", "always"
-		case "everysec":
-			return "appendfsync everysec: up to 1 s of writes lost on power loss", "1s"
-		default:
-			return "appendfsync no: the OS flushes (about 30 s); writes lost on power loss", "os"
-		}
-	case c.config["appendonly"] == "no" && c.config["save"] != "":
-		return "RDB snapshots only (save " + c.config["save"] + "): writes since the last snapshot lost on a crash", "snapshot"
-	case c.config["appendonly"] == "no":
-		return "no persistence: every write lost on a restart", "none"
-	}
-	ns := c.asNamespace
-	if ns == nil {
-		return "—", ""
-	}
-	engine := ns["storage-engine"]
-	switch {
-	case engine == "memory" && ns["storage-engine.file[0]"] == "" && ns["storage-engine.device[0]"] == "":
-		return "storage-engine memory: every write lost on a restart", "none"
-	case ns["storage-engine.commit-to-device"] == "true":
-		return "storage-engine " + engine + ", commit-to-device true: no acknowledged write lost on power loss", "always"
-	case engine != "":
-		flush := cmp.Or(ns["storage-engine.flush-max-ms"], "1000")
-		return "storage-engine " + engine + ", commit-to-device false: up to " + flush + " ms of writes lost on power loss", "1s"
-	}
-	return "—", ""
-}
-
-// replication says how many copies a system keeps.
-func (c captures) replication() (words, class string) {
-	if rf := c.asNamespace["replication-factor"]; rf != "" {
-		return "replication-factor " + rf, rf
-	}
-	if role := c.info["role"]; role != "" {
-		n := cmp.Or(c.info["connected_slaves"], "0")
-		if n == "0" {
-			return role + ", no replica", "1"
-		}
-		return role + ", " + n + " replica(s)", strconv.Itoa(atoi(n) + 1)
-	}
-	return "—", ""
-}
-
-// memory says a system's memory limit and what it does at the limit.
-func (c captures) memory() (words, class string) {
-	if mm, ok := c.config["maxmemory"]; ok {
-		policy := c.config["maxmemory-policy"]
-		if mm == "0" {
-			return "no limit (" + policy + ")", "unlimited"
-		}
-		return "maxmemory " + bytesWords(mm) + ", " + policy, "limit " + policy
-	}
-	for _, k := range []string{"indexes-memory-budget", "storage-engine.data-size", "memory-size"} {
-		if v := c.asNamespace[k]; v != "" && v != "0" {
-			return k + " " + bytesWords(v) + ", evict at " + cmp.Or(c.asNamespace["evict-used-pct"], c.asNamespace["high-water-memory-pct"], "—") + "%", "limit"
-		}
-	}
-	return "—", ""
-}
-
-// threads says how many threads a system serves requests with.
-func (c captures) threads() string {
-	if n := c.config["io-threads"]; n != "" {
-		return "io-threads " + n
-	}
-	if n := c.config["server-threads"]; n != "" {
-		return "server-threads " + n // KeyDB
-	}
-	if n := c.asService["service-threads"]; n != "" {
-		return "service-threads " + n
-	}
-	return "—"
-}
-
-func bytesWords(s string) string {
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return s
-	}
-	return bytesIEC(n)
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
 // cpus is where a system's server ran: the CPU list it was pinned to, or
 // unpinned, and whether it shared the client's host.
 func (d *data) cpus(s archive.SystemInfo) (words, class string) {
@@ -203,14 +46,27 @@ func (d *data) cpus(s archive.SystemInfo) (words, class string) {
 }
 
 // dataSize is how many records a system's load inserted, as its validation
-// after the load counted them.
+// after the load counted them; without a validation (a suite that asks none),
+// the inserts its loads' first repetitions made, as the load counted them (a
+// reload after a restart that lost the data is a repetition after it).
 func (d *data) dataSize(system string) (words, class string) {
 	for _, v := range d.validations {
 		if v.System == system && v.Point == "after load" {
 			return thousands(v.Expected) + " records", strconv.FormatInt(v.Expected, 10)
 		}
 	}
-	return "—", ""
+	var inserted int64
+	loads := 0
+	for _, p := range d.m.Phases {
+		if p.System == system && p.Kind == core.PhaseLoad && p.Repetition == 0 && p.Status == core.StatusOK {
+			ok, _ := d.phaseTotals(p)
+			inserted, loads = inserted+ok, loads+1
+		}
+	}
+	if loads == 0 {
+		return "—", ""
+	}
+	return thousands(inserted) + " records inserted by the load (not validated)", strconv.FormatInt(inserted, 10)
 }
 
 // warmup is what a system ran before its measured phases: its warm-up phases'
@@ -237,12 +93,16 @@ func (d *data) auditSettings(caps map[string]captures) []setting {
 		{name: "threads"}, {name: "CPU placement", compare: true}, {name: "warm-up", compare: true}, {name: "data size", compare: true}, {name: "TLS", compare: true}}
 	for _, s := range d.m.Systems {
 		c := caps[s.Name]
+		durability := func() (string, string) {
+			words, class := c.durability()
+			return withEvidence(words, class, d.restartEvidence(s.Name))
+		}
 		tls, tlsClass := "off", "off"
 		if s.TLS != "" {
 			tls, tlsClass = s.TLS, "on"
 		}
 		vals := [][2]string{}
-		for _, f := range []func() (string, string){c.durability, c.replication, c.memory,
+		for _, f := range []func() (string, string){durability, c.replication, c.memory,
 			func() (string, string) { return c.threads(), "" },
 			func() (string, string) { return d.cpus(s) },
 			func() (string, string) { return d.warmup(s.Name) },
@@ -260,18 +120,12 @@ func (d *data) auditSettings(caps map[string]captures) []setting {
 }
 
 // findings are the mismatches that make the comparison unfair, in words: for
-// each setting whose known classes differ between systems, what each system
+// each compared setting whose classes differ between systems, what each system
 // does.
 func (d *data) findings(rows []setting) []string {
 	var out []string
 	for _, r := range rows {
-		known := map[string]bool{}
-		for _, c := range r.classes {
-			if c != "" {
-				known[c] = true
-			}
-		}
-		if !r.compare || len(known) < 2 {
+		if differs, _ := compareClasses(r.classes); !r.compare || !differs {
 			continue
 		}
 		var parts []string
@@ -283,33 +137,111 @@ func (d *data) findings(rows []setting) []string {
 	return out
 }
 
+// compareClasses says whether the classes of a setting, one per system, are
+// proven to differ, and which systems' classes are unknown for the comparison:
+// "" (the archive does not tell), or "kept" (kept across a restart, what a
+// crash loses unknown) against a class other than "none", which it provably
+// differs from.
+func compareClasses(classes []string) (differs bool, unknown []int) {
+	unknownAt := map[int]bool{}
+	for i, a := range classes {
+		for j := i + 1; j < len(classes); j++ {
+			b := classes[j]
+			switch {
+			case a == "" || b == "":
+				unknownAt[i] = unknownAt[i] || a == ""
+				unknownAt[j] = unknownAt[j] || b == ""
+			case a == b:
+			case a == "kept" && b != "none":
+				unknownAt[i] = true
+			case b == "kept" && a != "none":
+				unknownAt[j] = true
+			default:
+				differs = true
+			}
+		}
+	}
+	for i := range classes {
+		if unknownAt[i] {
+			unknown = append(unknown, i)
+		}
+	}
+	return differs, unknown
+}
+
+// unknowns are the compared settings that cannot be compared for want of a
+// fact, in words ("cannot compare durability: unknown for aerospike."): an
+// unknown fact is never taken as the same.
+func (d *data) unknowns(rows []setting) []string {
+	var out []string
+	for _, r := range rows {
+		_, unknown := compareClasses(r.classes)
+		if !r.compare || len(unknown) == 0 {
+			continue
+		}
+		var names []string
+		for _, i := range unknown {
+			names = append(names, d.m.Systems[i].Name)
+		}
+		who := strings.Join(names, ", ")
+		if len(names) == len(d.m.Systems) {
+			who = "every system"
+		}
+		out = append(out, fmt.Sprintf("cannot compare %s: unknown for %s.", r.name, who))
+	}
+	return out
+}
+
+// alike are the compared settings known for every system and alike.
+func alike(rows []setting) []string {
+	var out []string
+	for _, r := range rows {
+		if differs, unknown := compareClasses(r.classes); r.compare && !differs && len(unknown) == 0 {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
 // auditSection writes the audit: the settings side by side, then the
-// mismatches, or that none was found among what the archive records.
+// mismatches and the settings that cannot be compared, or that no mismatch
+// was found when every compared setting is known. It returns the mismatches.
 func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []string {
 	if len(d.m.Systems) == 0 {
 		return nil
 	}
 	rows := d.auditSettings(caps)
-	found := d.findings(rows)
+	found, unknown := d.findings(rows), d.unknowns(rows)
 	b.WriteString("## Fairness audit\n\nThe settings that decide a comparison, per system, from what the archive captured (CONFIG GET \\*, INFO, asinfo, the provision, the phases and the load's validation); — where it does not tell.\n\n")
 	b.WriteString("| setting | " + strings.Join(d.systems, " | ") + " |\n|---|" + strings.Repeat("---|", len(d.systems)) + "\n")
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s |", r.name)
 		for _, v := range r.values {
-			fmt.Fprintf(b, " %s |", oneLine(v))
+			fmt.Fprintf(b, " %s |", v)
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	if len(found) == 0 {
+	if len(found) == 0 && len(unknown) == 0 {
 		b.WriteString("No mismatch found: the systems ran with the same durability, replication, memory limit, CPU placement, warm-up, data size and TLS, as far as the archive tells.\n\n")
 		return nil
 	}
-	b.WriteString("**Unfair comparison:**\n\n")
-	for _, f := range found {
-		fmt.Fprintf(b, "- %s\n", oneLine(f))
+	list := func(head string, lines []string) {
+		b.WriteString(head + "\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(b, "- %s\n", l)
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	if len(found) > 0 {
+		list("**Unfair comparison:**", found)
+	}
+	if len(unknown) > 0 {
+		list("**Not shown fair:** what the archive does not tell cannot be compared; it is never taken as alike.", unknown)
+		if same := alike(rows); len(found) == 0 && len(same) > 0 {
+			fmt.Fprintf(b, "Known for every system and alike: %s.\n\n", strings.Join(same, ", "))
+		}
+	}
 	return found
 }
 

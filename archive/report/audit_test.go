@@ -28,13 +28,13 @@ func TestCapturesSettings(t *testing.T) {
 		class, word string
 	}{
 		{"redis without persistence", redis("appendonly", "no", "save", ""), "none", "every write lost on a restart"},
-		{"redis RDB", redis("appendonly", "no", "save", "3600 1"), "snapshot", "save 3600 1"},
+		{"redis RDB", redis("appendonly", "no", "save", "3600 1"), "snapshot", "save `3600 1`"},
 		{"redis AOF everysec", redis("appendonly", "yes", "appendfsync", "everysec"), "1s", "up to 1 s"},
 		{"redis AOF always", redis("appendonly", "yes", "appendfsync", "always"), "always", "no acknowledged write lost"},
 		{"redis AOF no", redis("appendonly", "yes", "appendfsync", "no"), "os", "the OS flushes"},
 		{"aerospike in memory", aero("storage-engine", "memory"), "none", "storage-engine memory"},
 		{"aerospike commit-to-device", aero("storage-engine", "device", "storage-engine.commit-to-device", "true"), "always", "commit-to-device true"},
-		{"aerospike buffered", aero("storage-engine", "device", "storage-engine.commit-to-device", "false"), "1s", "up to 1000 ms"},
+		{"aerospike buffered", aero("storage-engine", "device", "storage-engine.commit-to-device", "false"), "1s", "up to `1000` ms"},
 		{"nothing captured", captures{}, "", "—"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mitchellh/go-wordwrap"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // Console is what a run prints when its archive is written: each measured
@@ -36,7 +38,9 @@ func (d *data) console() Console {
 	if len(d.measured) > 0 {
 		compact.WriteString("Every op and percentile: --wide, report.md and report.html.\n\n")
 	}
-	return Console{Compact: []byte(compact.String()), Wide: []byte(wide.String())}
+	// What a terminal shows acts on it: any text from a server shows, its
+	// control characters made visible.
+	return Console{Compact: []byte(core.Printable(compact.String())), Wide: []byte(core.Printable(wide.String()))}
 }
 
 // compactTable is one phase's table as the console shows it by default: per

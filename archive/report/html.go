@@ -12,8 +12,11 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // HTMLFile is the name of the report page in an archive, beside report.md.
@@ -27,12 +30,34 @@ const uplotVersion = "1.6.32"
 var assets embed.FS
 
 // pageTemplate holds report.html's template and compare's, which shares its
-// charts and marks.
-var pageTemplate = template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl", "assets/compare.html.tmpl"))
+// charts and marks. html/template escapes every field; the fields that hold
+// text from servers and plugins (a system's version, its error, the facts) are
+// shown through printable (core.Printable), their control characters made
+// visible.
+var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{"printable": core.Printable}).
+	ParseFS(assets, "assets/report.html.tmpl", "assets/compare.html.tmpl"))
 
 // markdownToHTML renders the report's own Markdown (its tables among it) for the
-// page's detail sections; raw HTML in it is escaped, never passed through.
-var markdownToHTML = goldmark.New(goldmark.WithExtensions(extension.Table))
+// page's sections. It reads headings, lists, tables, emphasis and code spans,
+// and nothing that links, loads or passes HTML through: no link, image,
+// autolink, link reference or raw HTML, inline or as a block, whatever the
+// Markdown holds (text from servers is inert in it already: literal). So the
+// page opens offline and holds no element the report did not make.
+var markdownToHTML = goldmark.New(goldmark.WithParser(parser.NewParser(
+	parser.WithBlockParsers(
+		util.Prioritized(parser.NewSetextHeadingParser(), 100),
+		util.Prioritized(parser.NewThematicBreakParser(), 200),
+		util.Prioritized(parser.NewListParser(), 300),
+		util.Prioritized(parser.NewListItemParser(), 400),
+		util.Prioritized(parser.NewCodeBlockParser(), 500),
+		util.Prioritized(parser.NewATXHeadingParser(), 600),
+		util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+		util.Prioritized(parser.NewBlockquoteParser(), 800),
+		util.Prioritized(parser.NewParagraphParser(), 1000)),
+	parser.WithInlineParsers(
+		util.Prioritized(parser.NewCodeSpanParser(), 100),
+		util.Prioritized(parser.NewEmphasisParser(), 500)))),
+	goldmark.WithExtensions(extension.Table))
 
 // page is what report.html shows: a summary first, then each measured phase with
 // a compact table, its full table one click away and its charts, the ladders
@@ -384,14 +409,6 @@ func (d *data) details() ([]detailView, error) {
 // renderMarkdown renders the report's Markdown to HTML, its headings one level
 // down so that they sit under the page's own.
 func renderMarkdown(md string) (template.HTML, error) {
-	// Text such as a server's "<nil>" is text: outside code spans a "<" is
-	// written as an entity, so that goldmark shows it rather than omit it as raw
-	// HTML (inside them it is shown as it is).
-	parts := strings.Split(md, "`")
-	for i := 0; i < len(parts); i += 2 {
-		parts[i] = strings.ReplaceAll(parts[i], "<", "&lt;")
-	}
-	md = strings.Join(parts, "`")
 	var b bytes.Buffer
 	if err := markdownToHTML.Convert([]byte(md), &b); err != nil {
 		return "", err
@@ -402,5 +419,5 @@ func renderMarkdown(md string) (template.HTML, error) {
 		s = strings.ReplaceAll(s, "<"+h+">", "<"+next+">")
 		s = strings.ReplaceAll(s, "</"+h+">", "</"+next+">")
 	}
-	return template.HTML(s), nil // goldmark passes no raw HTML: the Markdown's text is never markup
+	return template.HTML(s), nil // markdownToHTML reads no raw HTML: the Markdown's text is never markup
 }

@@ -327,9 +327,9 @@ func (d *data) statsTimeCharts(ph phaseRef) []*chartSpec {
 	for j, f := range fields {
 		c := &chartSpec{
 			ID:      fmt.Sprintf("server-%d-%d", ph.index, j),
-			Title:   "Server: " + f,
+			Title:   "Server: " + core.Printable(f), // the adapter's name of the field
 			X:       axisSpec{Label: "seconds since the phase started"},
-			Y:       axisSpec{Label: f, Format: "si"},
+			Y:       axisSpec{Label: core.Printable(f), Format: "si"},
 			Caption: "What the server said in the samples taken during the phase (a cluster's nodes summed). First repetition.",
 		}
 		var series []xySeries

@@ -13,13 +13,13 @@ func (d *data) importedHeader(b *strings.Builder) {
 	m, imp := d.m, d.m.Imported
 	tool := imp.Tool
 	if imp.Version != "" {
-		tool += " " + imp.Version
+		tool += " " + literal(imp.Version) // as the tool's output says
 	}
-	fmt.Fprintf(b, "- Imported from %s's output `%s` (SHA-256 `%s`)", tool, imp.Source, short(imp.SourceSHA256, 16))
+	fmt.Fprintf(b, "- Imported from %s's output %s (SHA-256 `%s`)", tool, literal(imp.Source), short(imp.SourceSHA256, 16))
 	if len(imp.Files) > 0 {
 		var names []string
 		for _, f := range imp.Files {
-			names = append(names, "`"+f.Name+"`")
+			names = append(names, literal(f.Name))
 		}
 		fmt.Fprintf(b, " and %s", strings.Join(names, ", "))
 	}

@@ -102,7 +102,7 @@ func (d *data) systemsSection(b *strings.Builder) {
 	b.WriteString("## Systems\n\n")
 	b.WriteString("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
 	for _, s := range d.m.Systems {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.Name, dash(s.Product), dash(s.Version), howRan(s), code(short(s.BinarySHA256, 16)))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.Name, dash(literal(s.Product)), dash(literal(s.Version)), howRan(s), code(short(s.BinarySHA256, 16)))
 	}
 	b.WriteString("\n")
 }
@@ -110,15 +110,15 @@ func (d *data) systemsSection(b *strings.Builder) {
 // howRan says how a system ran: at which endpoint or started how, on which nodes,
 // over which API and TLS, and why it did not run if it did not.
 func howRan(s archive.SystemInfo) string {
-	how := "endpoint `" + s.Endpoint + "`"
+	how := "endpoint " + literal(s.Endpoint)
 	if s.Endpoint == "" {
 		how = "endpoint not recorded" // an imported run whose source does not say
 	}
 	if s.Provisioned {
-		how = "started by cmpbench: `" + core.ShellQuote(s.Launch) + "`"
+		how = "started by cmpbench: " + literal(core.ShellQuote(s.Launch))
 	}
 	if len(s.Nodes) > 1 {
-		how += fmt.Sprintf(" (%d nodes: %s)", len(s.Nodes), strings.Join(s.Nodes, ", "))
+		how += fmt.Sprintf(" (%d nodes: %s)", len(s.Nodes), literals(s.Nodes, ", "))
 	}
 	if s.Cluster {
 		how += ", cluster API"
@@ -127,7 +127,7 @@ func howRan(s archive.SystemInfo) string {
 		how += ", TLS " + s.TLS
 	}
 	if s.Error != "" {
-		how += " — **not run: " + oneLine(s.Error) + "**"
+		how += " — **not run: " + literal(s.Error) + "**"
 	}
 	return how
 }
@@ -189,7 +189,7 @@ func (d *data) allPhases(b *strings.Builder) {
 			conns = thousands(n)
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.System, p.Index, p.Name, p.Repetition, p.Kind, p.Shape, p.Status,
-			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, conns, oneLine(strings.Join(nonEmpty(append([]string{p.Error}, p.Notes...)), "; ")))
+			time.Duration(p.ElapsedNs).Round(time.Millisecond), thousands(ok), thousands(errs), cores, conns, literals(append([]string{p.Error}, p.Notes...), "; "))
 	}
 	b.WriteString("\n")
 }
@@ -205,7 +205,7 @@ func (d *data) pluginsSection(b *strings.Builder) {
 		if p.Builtin {
 			kind = "built in"
 		}
-		fmt.Fprintf(b, "| %s | %s (%s) | `%s` | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, p.Path, code(short(p.SHA256, 16)), p.Version, p.SDKVersion, p.Protocol)
+		fmt.Fprintf(b, "| %s | %s (%s) | %s | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, literal(p.Path), code(short(p.SHA256, 16)), literal(p.Version), literal(p.SDKVersion), p.Protocol)
 	}
 	b.WriteString("\n")
 }
@@ -291,10 +291,10 @@ func (d *data) validation(b *strings.Builder) {
 		}
 		result := "ok"
 		if !v.OK() {
-			result = "**" + oneLine(strings.Join(v.Problems, "; ")) + "**"
+			result = "**" + literals(v.Problems, "; ") + "**"
 		}
 		if v.Note != "" {
-			result += " — " + oneLine(v.Note)
+			result += " — " + literal(v.Note)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s |\n", v.System, v.Point, thousands(v.Expected), counted, len(v.Samples), result)
 	}
@@ -700,7 +700,7 @@ func (d *data) commandLines(ph phaseRef, sys string, r rep) []reconLine {
 // reconSources says where each system's server counts come from.
 func (d *data) reconSources(b *strings.Builder, lines []reconLine) {
 	for _, sys := range d.systems {
-		src := d.callsSource[sys]
+		src := literal(d.callsSource[sys]) // the adapter's words
 		if src == "" && slices.ContainsFunc(lines, func(l reconLine) bool { return l.sys == sys }) {
 			src = "INFO commandstats, by command name (an archive written before adapters said)"
 		}
@@ -715,7 +715,7 @@ func (d *data) reconSources(b *strings.Builder, lines []reconLine) {
 // and timeouts do not account for it, and no comparison across a restart.
 func (l reconLine) row(b *strings.Builder) {
 	if l.restarted != "" {
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | — | not comparable: the server restarted during the phase (%s) |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), l.restarted)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | — | not comparable: the server restarted during the phase (%s) |\n", l.sys, l.phase, l.rep, opGroup(l.op), thousands(l.client), literal(l.restarted))
 		return
 	}
 	diff := thousands(l.server - l.client)
@@ -726,7 +726,7 @@ func (l reconLine) row(b *strings.Builder) {
 			diff += " (within connection errors and timeouts)"
 		}
 	}
-	fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", l.sys, l.phase, l.rep, l.op, thousands(l.client), thousands(l.server), diff)
+	fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", l.sys, l.phase, l.rep, opGroup(l.op), thousands(l.client), thousands(l.server), diff)
 }
 
 func abs(n int64) int64 {
@@ -762,7 +762,9 @@ func (d *data) caveats() []string {
 	out = append(out, d.shardCaveats()...)
 	out = append(out, d.processesCaveats()...)
 	if imp := d.m.Imported; imp != nil {
-		out = append(out, imp.Caveats...)
+		for _, c := range imp.Caveats {
+			out = append(out, prose(c)) // the importer's words, with what its source said
+		}
 	}
 	return out
 }
@@ -776,10 +778,10 @@ func (d *data) systemCaveats() []string {
 			out = append(out, fmt.Sprintf("%s was reached over TLS without verifying its certificate (insecure_skip_verify): the connection was encrypted but the server not authenticated.", s.Name))
 		}
 		if len(s.Refused) > 0 {
-			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, strings.TrimRight(oneLine(strings.Join(s.Refused, "; ")), ".")))
+			out = append(out, fmt.Sprintf("%s's capture is incomplete: %s.", s.Name, literals(s.Refused, "; ")))
 		}
 		if c := d.captureCaveats[s.Name]; c != "" && d.ranOp(s.Name, core.OpUpdate) {
-			out = append(out, fmt.Sprintf("%s: %s", s.Name, oneLine(c)))
+			out = append(out, fmt.Sprintf("%s: %s", s.Name, literal(c)))
 		}
 	}
 	return out
@@ -825,7 +827,7 @@ func (d *data) validationCaveats() []string {
 	var out []string
 	for _, v := range d.validations {
 		if !v.OK() {
-			out = append(out, fmt.Sprintf("%s failed validation %s: %s", v.System, v.Point, oneLine(v.Problems[0])))
+			out = append(out, fmt.Sprintf("%s failed validation %s: %s", v.System, v.Point, literal(v.Problems[0])))
 		}
 		if strings.HasPrefix(v.Note, "not restart-durable") {
 			out = append(out, fmt.Sprintf("%s is not restart-durable: it lost its data across a clean restart.", v.System))
@@ -857,7 +859,7 @@ func (d *data) cellCaveats(ph phaseRef, sys string) []string {
 func repCaveats(where string, r rep) []string {
 	var out []string
 	if r.info.Status != core.StatusOK {
-		out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, oneLine(r.info.Error)))
+		out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, literal(r.info.Error)))
 	}
 	if !r.sustained() && len(r.rows) > 0 {
 		out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,
@@ -881,7 +883,7 @@ func repCaveats(where string, r rep) []string {
 	}
 	switch h := r.info.Host; {
 	case r.info.HostSaturated && h != nil:
-		out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, h, r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
+		out = append(out, fmt.Sprintf("%s ran on a saturated host: %s. The client itself used %.2f cores.", where, h.Format(literal), r.info.ClientCores+float64(r.info.HostCPUNs)/float64(max(r.info.ElapsedNs, 1))))
 	case r.info.HostSaturated:
 		out = append(out, fmt.Sprintf("%s ran on a saturated host (of a shard, whose caveat says how busy it was, or recorded only as a flag).", where))
 	}
@@ -905,7 +907,7 @@ func errorCaveat(where string, r rep) string {
 		return ""
 	}
 	if len(r.info.ErrorSamples) > 0 {
-		return fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), strings.TrimRight(oneLine(strings.Join(r.info.ErrorSamples, "; ")), "."))
+		return fmt.Sprintf("%s had %s errors, first: %s.", where, thousands(errs), literals(r.info.ErrorSamples, "; "))
 	}
 	return fmt.Sprintf("%s had %s errors.", where, thousands(errs))
 }
@@ -992,14 +994,4 @@ func ifStr(c bool, s string) string {
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	return strings.ReplaceAll(s, "|", "\\|")
-}
-
-func nonEmpty(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

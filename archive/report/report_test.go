@@ -188,7 +188,7 @@ func TestPhaseFlagsAreShownAndExplained(t *testing.T) {
 		}, "fast, rate-5000 was client-lagged"},
 		{"host-saturated", archivetest.Options{HostSaturated: true}, []string{
 			"| slow | **NS** 4,498 of 5,000 (host-saturated) |",
-			"slow, rate-5000 ran on a saturated host: 1.97 of 2 cores busy; other processes: bash (pid 4711) 0.88, redis-server (pid 4702) 0.55. The client itself used 0.50 cores.",
+			"slow, rate-5000 ran on a saturated host: 1.97 of 2 cores busy; other processes: `bash` (pid 4711) 0.88, `redis-server` (pid 4702) 0.55. The client itself used 0.50 cores.",
 			"**host-saturated** marks a phase",
 		}, "fast, rate-5000 ran on a saturated host"},
 	} {
@@ -252,8 +252,8 @@ func TestServerRestartIsNotANegativeCount(t *testing.T) {
 	_, files, _ := renderRun(t, archivetest.Options{RestartPhase: "closed-1:10"})
 	md := string(files[0].Data)
 	for _, want := range []string{
-		"| fast | closed-1:10 | 0 | GET | 3,600 | — | not comparable: the server restarted during the phase (instance run-a became run-b) |",
-		"fast, closed-1:10 ended failed: the server restarted during the phase",
+		"| fast | closed-1:10 | 0 | GET | 3,600 | — | not comparable: the server restarted during the phase (`instance run-a became run-b`) |",
+		"fast, closed-1:10 ended failed: `the server restarted during the phase",
 		"| closed-1:10 | total ops/s | **failed** 2,000 | 2,000 |",
 	} {
 		if !strings.Contains(md, want) {

@@ -75,7 +75,7 @@ func (d *data) shardCaveats() []string {
 				out = append(out, fmt.Sprintf("%s, %s: shard %d was client-lagged.", p.System, p.Name, sp.Shard))
 			}
 			if sp.HostSaturated && sp.Host != nil {
-				out = append(out, fmt.Sprintf("%s, %s: shard %d ran on a saturated host: %s.", p.System, p.Name, sp.Shard, sp.Host))
+				out = append(out, fmt.Sprintf("%s, %s: shard %d ran on a saturated host: %s.", p.System, p.Name, sp.Shard, sp.Host.Format(literal)))
 			}
 		}
 	}

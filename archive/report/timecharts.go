@@ -209,9 +209,9 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 	plots := make([][]*plot.Plot, len(fields))
 	for j, f := range fields {
 		p := plot.New()
-		p.Title.Text = f
+		p.Title.Text = core.Printable(f) // the adapter's name of the field
 		if j == 0 {
-			p.Title.Text = fmt.Sprintf("Server stats over time: %s (first repetition)\nsamples taken during the phase, a cluster's nodes summed\n%s", ph.name, f)
+			p.Title.Text = fmt.Sprintf("Server stats over time: %s (first repetition)\nsamples taken during the phase, a cluster's nodes summed\n%s", ph.name, p.Title.Text)
 		}
 		if j == len(fields)-1 {
 			p.X.Label.Text = "seconds since the phase started"

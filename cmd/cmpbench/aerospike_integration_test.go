@@ -107,6 +107,16 @@ func TestHeadlineOnRealAerospikeIntegration(t *testing.T) {
 		t.Errorf("D INSERT (CREATE_ONLY of new records): %+v", in.Counts)
 	}
 	checkDriver(t, a, "aerospike", "driver=wire (the engine drives a socket per connection")
+	// The audit reads Aerospike's namespace, and redis' restart check lost every
+	// key: a proven durability mismatch, never "No mismatch found … same
+	// durability" beside a row of —.
+	audit := cli(t, dir, nil, "audit", a.Dir)
+	for _, want := range []string{"- durability differs — redis: no persistence: every write lost on a restart; aerospike: storage-engine `device`, commit-to-device false",
+		"| replication | `master`, no replica | replication-factor `1` |"} {
+		if audit.code != 1 || !strings.Contains(audit.stdout, want) || strings.Contains(audit.stdout, "No mismatch") {
+			t.Errorf("audit: exit %d, want 1 and %q:\n%s%s", audit.code, want, audit.stdout, audit.stderr)
+		}
+	}
 	// The run removes what it started: no asd of this run is left.
 	assertNoServerOf(t, dir)
 }
@@ -138,6 +148,10 @@ func TestClusterOnRealAerospikeIntegration(t *testing.T) {
 		t.Errorf("nodes %v", s.Nodes)
 	}
 	checkDriver(t, a, "aerospike-cluster", "driver=wire (the engine drives a socket per connection to each of the 3 nodes")
+	// The audit reads the first node's configuration.
+	if audit := cli(t, dir, nil, "audit", a.Dir); !strings.Contains(audit.stdout, "| replication | replication-factor `2` |") || !strings.Contains(audit.stdout, "| durability | storage-engine `device`") {
+		t.Errorf("audit of the cluster: exit %d\n%s%s", audit.code, audit.stdout, audit.stderr)
+	}
 	assertNoServerOf(t, dir)
 }
 

@@ -315,7 +315,7 @@ func newAdaptersCmd(g *globals) *cobra.Command {
 				}
 			}
 			for _, p := range cat.Problems {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", p)
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", core.Printable(p)) // a plugin's own words among them
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "plugin directories searched: %s\n", strings.Join(dirs, ", "))
 			return nil

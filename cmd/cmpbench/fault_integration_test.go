@@ -108,13 +108,13 @@ phases:
 			},
 			phases: map[string]phase{"load": {"ok", ""}, "long": {"failed", "the server restarted during the phase (instance "},
 				"after": {"skipped", `the server restarted during "long" (instance `}},
-			caveat: `r, after ended skipped: the server restarted during "long" (instance `,
-			report: "| — | not comparable: the server restarted during the phase (instance ",
+			caveat: "r, after ended skipped: `the server restarted during \"long\" (instance ",
+			report: "| — | not comparable: the server restarted during the phase (`instance ",
 		},
 		{
 			name: "OOM during the load", suite: slowLoad, oom: true,
 			phases: map[string]phase{"load": {"failed", "writes failed"}, "long": {"skipped", `the load "load" failed`}},
-			caveat: `r, long ended skipped: the load "load" failed`,
+			caveat: "r, long ended skipped: `the load \"load\" failed",
 		},
 		{
 			name: "plugin killed during the load", suite: slowLoad, during: "r: load (",
@@ -123,7 +123,7 @@ phases:
 				_ = syscall.Kill(child(t, run.cmd.Process.Pid, "plugin serve resp"), syscall.SIGKILL)
 			},
 			phases: map[string]phase{"load": {"failed", "plugin process exited"}, "long": {"skipped", `the load "load" failed`}},
-			caveat: `r, long ended skipped: the load "load" failed`,
+			caveat: "r, long ended skipped: `the load \"load\" failed",
 		},
 		{
 			name: "a target holding data not the run's", suite: `name: sets
@@ -135,7 +135,7 @@ phases:
 				redisDo(t, port, "SET precious:1 one", "SET precious:2 two", "SET precious:3 three", "SET precious:4 four", "SET precious:5 five")
 			},
 			phases: map[string]phase{"sets": {"failed", "refusing to write: r holds 5 keys this run did not write"}},
-			caveat: "r, sets ended failed: refusing to write",
+			caveat: "r, sets ended failed: `refusing to write",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

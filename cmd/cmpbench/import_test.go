@@ -22,7 +22,7 @@ func TestImportArchivesWorkWithEveryCommand(t *testing.T) {
 		{"memtier at a fixed rate, two runs", []string{"memtier", filepath.Join(importFixtures, "memtier", "rate.json"), "--system", "redis", "--phase", "rate-1000"},
 			[]string{"| imported |", "response — / —", "Response time is unknown"}},
 		{"YCSB with status lines", []string{"ycsb", filepath.Join(importFixtures, "ycsb", "go-redis-server-workloada.txt")},
-			[]string{"Imported from ycsb 0.17.0's output `go-redis-server-workloada.txt`", "Intervals are YCSB's status lines"}},
+			[]string{"Imported from ycsb `0.17.0`'s output `go-redis-server-workloada.txt`", "Intervals are YCSB's status lines"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mitchellh/go-wordwrap"
 	"golang.org/x/term"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // termWidth is the width listings wrap to: the terminal's when w is one, else
@@ -45,10 +47,11 @@ func (f *fitted) Write(p []byte) (int, error) { return f.buf.Write(p) }
 // two or more spaces.
 var lastColumn = regexp.MustCompile(`\S {2,}(\S)`)
 
-// Close writes the listing, wrapped.
+// Close writes the listing, wrapped, its control characters shown (a listing
+// quotes what plugins say of themselves, and their errors).
 func (f *fitted) Close() error {
 	var out strings.Builder
-	for _, line := range strings.SplitAfter(f.buf.String(), "\n") {
+	for _, line := range strings.SplitAfter(core.Printable(f.buf.String()), "\n") {
 		body := strings.TrimSuffix(line, "\n")
 		if len([]rune(body)) <= f.width {
 			out.WriteString(line)

@@ -17,6 +17,9 @@ func TestFittedWrapsToWidth(t *testing.T) {
 		{"a text line wraps two columns in",
 			"  cluster_size (int): the nodes the cluster must have before a run starts (cluster-stable with this size)\n",
 			"  cluster_size (int): the nodes the cluster must have before a run starts\n    (cluster-stable with this size)\n"},
+		{"what a plugin says of itself acts on no terminal",
+			"memcached  third-party  error: plugin exited: \x1b[2J\x1b[31mpwned\rok\a\u202e\n",
+			"memcached  third-party  error: plugin exited: ␛[2J␛[31mpwned␍ok␇[U+202E]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -76,12 +76,19 @@ func run(args []string) int {
 	case errors.Is(err, errFailed):
 		return exitFailed
 	case errors.As(err, &bi):
-		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		printErr(err)
 		return exitBadInput
 	default:
-		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		printErr(err)
 		return exitFailed
 	}
+}
+
+// printErr says why cmpbench stopped, on stderr. An error may quote a server's
+// log or a plugin's words: their control characters are shown, never acted on
+// by the terminal (core.Printable).
+func printErr(err error) {
+	fmt.Fprintln(os.Stderr, "cmpbench:", core.Printable(err.Error()))
 }
 
 func newRoot() *cobra.Command {

@@ -69,7 +69,7 @@ func TestProductsIntegration(t *testing.T) {
 	a = archiveOf(t, r)
 	// What Pika cannot tell (an UPDATE of every field of a missing record) is
 	// among the report's caveats.
-	if rep, _ := a.ReadFile(archive.ReportFile); !strings.Contains(string(rep), "- pika: An UPDATE of every field (write_all_fields) with HMSET cannot tell a missing record") {
+	if rep, _ := a.ReadFile(archive.ReportFile); !strings.Contains(string(rep), "- pika: `An UPDATE of every field (write_all_fields) with HMSET cannot tell a missing record") {
 		t.Errorf("the report does not say what Pika's UPDATE cannot tell")
 	}
 	checkRealRun(t, a, 10_000, map[string]struct{ binary, product, version string }{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
+	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/runner"
@@ -125,7 +126,8 @@ func serverChanges(was, now archive.Manifest) []string {
 			out = append(out, fmt.Sprintf("%s: the server binary differs (SHA-256 %s then, %s now)", n.Name, orNone(o.BinarySHA256), orNone(n.BinarySHA256)))
 		}
 		if o.Product != n.Product || o.Version != n.Version {
-			out = append(out, fmt.Sprintf("%s: the server was %s %s then, %s %s now", n.Name, o.Product, o.Version, n.Product, n.Version))
+			// What the servers said of themselves: shown, never acted on by the terminal.
+			out = append(out, core.Printable(fmt.Sprintf("%s: the server was %s %s then, %s %s now", n.Name, o.Product, o.Version, n.Product, n.Version)))
 		}
 	}
 	return out

@@ -21,6 +21,8 @@ func TestServerChanges(t *testing.T) {
 		{"other version", []archive.SystemInfo{sys("r", "", "7.0.15")}, []archive.SystemInfo{sys("r", "", "7.2.4")}, []string{"r: the server was redis 7.0.15 then, redis 7.2.4 now"}},
 		{"endpoint now started", []archive.SystemInfo{sys("r", "", "7.0.15")}, []archive.SystemInfo{sys("r", "cc", "7.0.15")}, []string{"SHA-256 none recorded then, cc now"}},
 		{"not in the archive", nil, []archive.SystemInfo{sys("r", "cc", "7.0.15")}, nil},
+		{"a version with control characters", []archive.SystemInfo{sys("r", "", "7.0.15")}, []archive.SystemInfo{sys("r", "", "7\x1b[2J\r\u202e")},
+			[]string{"r: the server was redis 7.0.15 then, redis 7␛[2J␍[U+202E] now"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := serverChanges(archive.Manifest{Systems: tc.was}, archive.Manifest{Systems: tc.now})

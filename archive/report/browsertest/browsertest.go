@@ -43,6 +43,10 @@ type Page struct {
 	Errors   []string // console errors and uncaught exceptions
 	Requests []string // requests other than the page's own file
 	Charts   []Chart
+	// Outside are the page's elements that load or lead outside it (an image,
+	// a frame, a script or style from elsewhere, a link that is not to a part
+	// of the page), as HTML: a report makes none.
+	Outside []string
 	// ScrollWidth is how wide the page is laid out at Width: wider means it
 	// scrolls sideways on a laptop.
 	ScrollWidth int
@@ -109,6 +113,10 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
 	}
+	outside, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](outsideElements))
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
 	var shot []byte
 	if screenshot != "" {
 		if shot, err = chromedp.Run(ctx, chromedp.Screenshot(summary, chromedp.NodeVisible)); err != nil {
@@ -122,7 +130,7 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	p.Charts, p.ScrollWidth = charts, width
+	p.Charts, p.ScrollWidth, p.Outside = charts, width, outside
 	return p
 }
 
@@ -202,6 +210,12 @@ func (p *Page) record(ev any, url string) {
 	}
 }
 
+// outsideElements lists the page's elements that load or lead outside it, as
+// HTML cut to 200 characters.
+const outsideElements = `Array.from(document.querySelectorAll(
+  "img, picture, image, iframe, frame, object, embed, video, audio, source, track, link, script[src], form, base, meta[http-equiv], a[href]:not([href^='#']), [srcset], [background]"
+)).map(function (e) { return e.outerHTML.slice(0, 200); })`
+
 // inspect reads, from the page, each chart's canvas: how many of its pixels
 // are inked, and how many series its legend names.
 const inspect = `Array.from(document.querySelectorAll("figure.chart")).map(function (fig) {
@@ -229,7 +243,8 @@ func args(list []*runtime.RemoteObject) string {
 }
 
 // Check fails t for what a reader must never meet in a report page: an error on
-// the console, a request beyond the page, a chart that did not draw, a page
+// the console, a request beyond the page, an element that loads or leads
+// outside it, a chart that did not draw, a page
 // wider than a laptop screen.
 func (p Page) Check(t testing.TB, file string) {
 	t.Helper()
@@ -238,6 +253,9 @@ func (p Page) Check(t testing.TB, file string) {
 	}
 	for _, r := range p.Requests {
 		t.Errorf("%s requested %s: a report must open offline", file, r)
+	}
+	for _, e := range p.Outside {
+		t.Errorf("%s has an element that loads or leads outside it: %s", file, e)
 	}
 	for _, c := range p.Charts {
 		if !c.Canvas || c.Inked == 0 || c.Series == 0 {

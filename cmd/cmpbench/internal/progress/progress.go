@@ -135,8 +135,12 @@ func (p *Progress) position(st plan.Step) int {
 	return -1
 }
 
-// line prints one line of text: above the bars, or timestamped.
+// line prints one line of text: above the bars, or timestamped. Every line
+// goes through it, so that text from servers and plugins in it (an error, a
+// log, a note) never acts on the terminal: its control characters are shown
+// (core.Printable).
 func (p *Progress) line(text string) {
+	text = core.Printable(text)
 	if p.bars != nil && p.bars.write(text) {
 		return
 	}

@@ -326,3 +326,30 @@ func TestAchievedRate(t *testing.T) {
 		})
 	}
 }
+
+// A server's log quoted in a phase's error, its error replies, a plugin's note
+// and a warning reach the terminal as text: an escape sequence, a CR that would
+// overwrite the line, BEL, NUL and a right-to-left override are shown, never
+// acted on; each line stays one line per line of text.
+func TestProgressShowsControlCharacters(t *testing.T) {
+	const log = "\x1b[2J\x1b[31mERR\x1b[0m done\rFAKE ok\a\x00 \u202Eevil"
+	const shown = "␛[2J␛[31mERR␛[0m done␍FAKE ok␇␀ [U+202E]evil"
+	pl := testPlan(t)
+	c := &clock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
+	var buf bytes.Buffer
+	p := New(&buf, Options{Plan: pl, Redactor: redact.New(), Now: c.now, Quiet: true})
+	load := pl.Steps[0]
+	end := core.PhaseEnd{Status: core.StatusFailed, Elapsed: time.Second, Error: "server exited (exit status 1); the end of its log:\n" + log,
+		ErrorSamples: []string{log}, Notes: []string{log}}
+	p.PhaseEnded(load, &core.PhaseRun{System: "redis", Spec: load.Spec, End: end, Intervals: 1,
+		Totals: []core.OpInterval{{Op: core.OpSet, OK: 1, Response: core.Latency{Count: 1, P99: 400_000}}}})
+	p.Warn(log)
+	p.Prompt(log)
+	out := buf.String()
+	if loc := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u202e]").FindStringIndex(out); loc != nil {
+		t.Errorf("a control character reached the terminal at %d: %q", loc[0], out)
+	}
+	if n := strings.Count(out, shown); n != 5 {
+		t.Errorf("the log shown %d times, want 5 (error, sample, note, warning, prompt):\n%s", n, out)
+	}
+}
