@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,9 +32,6 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outsideArchives(out); err != nil {
-				return err
-			}
 			a, err := archive.Open(args[0])
 			if err != nil {
 				return badInput{err}
@@ -69,26 +65,8 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the regenerated files into this directory")
+	writes(cmd, "out", true)
 	return cmd
-}
-
-// outsideArchives refuses an output directory that is or lies inside an archive:
-// an archive is never changed, so that it still verifies.
-func outsideArchives(out string) error {
-	if out == "" {
-		return nil
-	}
-	dir, ok := archive.Enclosing(out)
-	if !ok {
-		return nil
-	}
-	where := "is inside the archive"
-	if abs, err := filepath.Abs(out); err == nil {
-		if real, err := filepath.EvalSymlinks(abs); err == nil && real == dir {
-			where = "is the archive"
-		}
-	}
-	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
 }
 
 func newAuditCmd(g *globals) *cobra.Command {
@@ -389,6 +367,7 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
 	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed, or a phase that ended ok in A did not in B")
 	f.StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
+	writes(cmd, "html", false)
 	return cmd
 }
 
@@ -411,10 +390,11 @@ func newExportCmd(g *globals) *cobra.Command {
 		func(cmd *cobra.Command, a *archive.Archive) error {
 			dir := out
 			if dir == "" {
+				// Derived, so checked here; a given --out was checked before.
 				dir = a.Manifest.RunID + "-hlog"
-			}
-			if err := outsideArchives(dir); err != nil {
-				return err
+				if err := (output{name: "--out (default)", path: dir, dir: true}).check(); err != nil {
+					return err
+				}
 			}
 			files, err := a.WriteHlogs(dir)
 			for _, f := range files {
@@ -423,6 +403,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			return err
 		})
 	hlog.Flags().StringVar(&out, "out", "", "directory for the logs (default ./<run-id>-hlog)")
+	writes(hlog, "out", true)
 	cmd.AddCommand(hlog)
 	cmd.AddCommand(exportCmd(g, "csv DIR", "Write summary.parquet as CSV to stdout",
 		func(cmd *cobra.Command, a *archive.Archive) error {

@@ -53,6 +53,10 @@ func traced(args []string) int {
 	if len(args) > 0 && args[0] == "plugin" {
 		return run(args)
 	}
+	if err := (output{name: gotrace.EnvVar, path: os.Getenv(gotrace.EnvVar), dir: true}).check(); err != nil {
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		return exitBadInput
+	}
 	stop, err := gotrace.Start("host")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmpbench:", err)
@@ -93,6 +97,8 @@ func newRoot() *cobra.Command {
 		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What a command writes is checked before it runs (outputs.go).
+		PersistentPreRunE: checkOutputs,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput{err} })
 	pf := root.PersistentFlags()

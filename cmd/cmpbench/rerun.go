@@ -36,6 +36,7 @@ differs from the archived one, and ends with the compare of the two archives.`,
 	}
 	cmd.Flags().StringSliceVar(&systems, "systems", nil, "only these of the archived systems (default: all, in the archived order)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress and no tables of the run: only warnings, errors, the lines naming the new archive and the compare")
+	writes(cmd, "out", true)
 	return cmd
 }
 

@@ -78,6 +78,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.syncDir, "sync-dir", "", "with --shard: a directory all shards share, where they meet before and after every phase (default: under --out)")
 	completeFlag(cmd, "systems", completeSystems(g))
 	completeFlag(cmd, "suite", completeSuite)
+	writes(cmd, "out", true)
+	writes(cmd, "sync-dir", true)
 	return cmd
 }
 
