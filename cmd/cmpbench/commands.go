@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,9 +33,9 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := archive.Open(args[0])
+			a, err := openJudged(args[0], "its report is not regenerated")
 			if err != nil {
-				return badInput{err}
+				return err
 			}
 			files, err := report.Generate(a)
 			if err != nil {
@@ -69,6 +70,21 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 	return cmd
 }
 
+// openJudged opens an archive for a command that judges it (audit, compare,
+// report, rerun): one that is not an archive is bad input (exit 2); one that
+// does not verify is refused, saying refused and what verify finds (exit 1).
+func openJudged(dir, refused string) (*archive.Archive, error) {
+	a, err := archive.OpenVerified(dir, refused)
+	var unverified *archive.UnverifiedError
+	switch {
+	case errors.As(err, &unverified):
+		return nil, err
+	case err != nil:
+		return nil, badInput{err}
+	}
+	return a, nil
+}
+
 func newAuditCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "audit DIR",
@@ -83,9 +99,9 @@ same section.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := archive.Open(args[0])
+			a, err := openJudged(args[0], "it is not audited")
 			if err != nil {
-				return badInput{err}
+				return err
 			}
 			text, unfair, err := report.Audit(a)
 			if err != nil {
@@ -328,9 +344,9 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 			}
 			var archives [2]*archive.Archive
 			for i, dir := range args {
-				a, err := archive.Open(dir)
+				a, err := openJudged(dir, "it is not compared")
 				if err != nil {
-					return badInput{err}
+					return err
 				}
 				archives[i] = a
 			}

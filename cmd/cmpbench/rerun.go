@@ -41,19 +41,12 @@ differs from the archived one, and ends with the compare of the two archives.`,
 }
 
 func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet bool, stdout, stderr io.Writer) error {
-	a, err := archive.Open(dir)
-	if err != nil {
-		return badInput{err}
-	}
 	// What a rerun starts, connects to and may empty comes from the manifest: an
 	// archive that does not verify may have been edited (another endpoint, another
 	// password reference), so it is refused before anything is touched.
-	if errs := archive.Verify(dir); len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = "  " + e.Error()
-		}
-		return fmt.Errorf("%s does not verify, so it is not run again (its systems and suite may not be what was run):\n%s", dir, strings.Join(msgs, "\n"))
+	a, err := openJudged(dir, "it is not run again")
+	if err != nil {
+		return err
 	}
 	m := a.Manifest
 	if imp := m.Imported; imp != nil {
