@@ -91,10 +91,14 @@ func run(args []string) int {
 func newRoot() *cobra.Command {
 	g := &globals{}
 	version, commit := core.BuildVersion()
+	full := fmt.Sprintf("%s (commit %s)", version, commit)
+	if commit == "unknown" {
+		full += "; this build records no commit: `make build` stamps it, as does `go build` in a clone (not a linked git worktree) without -buildvcs=false"
+	}
 	root := &cobra.Command{
 		Use:           "cmpbench",
 		Short:         "Benchmark key-value systems side by side and archive every run",
-		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
+		Version:       full,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// What a command writes is checked before it runs (outputs.go).
