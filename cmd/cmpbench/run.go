@@ -355,7 +355,8 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 	}
 	for _, n := range p.Systems {
 		s, _ := systems.Get(n)
-		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster}
+		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster,
+			Profile: red.String(string(s.ProfileData))}
 		if t := s.TLS; t != nil && t.Enabled {
 			si.TLS = t.Summary()
 		}
