@@ -29,7 +29,8 @@ func newReportCmd(g *globals) *cobra.Command {
 		Long: `Regenerates report.md, report.html and charts/*.svg from the archive's manifest and tables and
 compares them with the archived files. With --out, the regenerated files are written
 there; an archive is never changed, so that it still verifies: an --out that is or
-lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
+lies inside an archive (a directory with a manifest.json) is refused (exit 2). An
+archive that does not verify is refused too (exit 1), naming each disagreement.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,7 +96,8 @@ system, its durability, replication, memory limit and eviction, threads, CPU
 placement, warm-up, data size and TLS, then the mismatches that make the
 comparison unfair, in words. Exit 1 when there is one (for CI), 0 when the
 systems match as far as the archive tells. report.md and report.html hold the
-same section.`,
+same section. An archive that does not verify is not audited (exit 1): its
+captures may not be what the run saw.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -332,7 +334,8 @@ threshold a regression or improvement; in between minor. UNSTABLE marks metrics 
 repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-rate
 phases not sustained. A phase that did not end ok on a side is shown with its status
 (failed, interrupted, skipped) and not compared; a latency of an op with no successful
-operation is absent (—). Archives with nothing to compare are bad input (exit 2).
+operation is absent (—). Archives with nothing to compare are bad input (exit 2);
+an archive that does not verify is not compared (exit 1).
 With --html FILE, also writes the comparison as one self-contained page: the
 verdicts per phase and each system's percentile spectrum, A solid and B dashed.`,
 		Args:              cobra.ExactArgs(2),

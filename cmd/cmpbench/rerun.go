@@ -26,9 +26,12 @@ func newRerunCmd(g *globals) *cobra.Command {
 		Short: "Run an archived run again: same suite text, seed, scale, repetitions and system definitions; then compare",
 		Long: `Runs the suite text, seed, scale and repetitions an archive's manifest records,
 against the system definitions it records (secrets from the environment, as their
-${VAR} references say; profiles defined in the original systems file are not in the
-archive), writes a new archive, warns where a server's binary SHA-256 or version
-differs from the archived one, and ends with the compare of the two archives.`,
+${VAR} references say) with the profiles their systems file defined, writes a new
+archive, warns where a server's binary SHA-256 or version differs from the archived
+one, and ends with the compare of the two archives. An archive that does not verify
+is refused (exit 1). A system that cannot be run again from what the archive holds
+(a profile an older archive lacks) is left out with a warning saying why, the others
+run, and the rerun exits 1; naming it in --systems is bad input (exit 2).`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
