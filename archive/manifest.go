@@ -163,6 +163,10 @@ type SystemInfo struct {
 	CostPerMonth float64        `json:"cost_usd_per_month,omitempty"`
 	// Files are the captures under systems/<name>/.
 	Files []string `json:"files"`
+	// Profile is the profile (YAML) the systems file defined under the
+	// system's profile name, adding to or overriding its adapter's built-in
+	// ones: what rerun needs that cmpbench itself does not hold.
+	Profile string `json:"profile_definition,omitempty"`
 }
 
 // PluginInfo is a plugin binary that drove a system.

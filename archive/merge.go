@@ -163,19 +163,12 @@ func ShardArchives(args []string) ([]*Archive, error) {
 	}
 	var out []*Archive
 	for _, d := range dirs {
-		a, err := Open(d)
-		if err != nil {
-			return nil, mergeErr("%v", err)
-		}
 		// Every input is checked whole before anything is written: a shard cut
 		// short used to fail the merge half-way and leave an in-progress
 		// directory behind.
-		if errs := Verify(d); len(errs) > 0 {
-			more := ""
-			if len(errs) > 1 {
-				more = fmt.Sprintf(" (and %d more problems: cmpbench verify %s)", len(errs)-1, d)
-			}
-			return nil, mergeErr("%s does not verify, so it is not merged: %v%s", d, errs[0], more)
+		a, err := OpenVerified(d, "it is not merged")
+		if err != nil {
+			return nil, &MergeError{err}
 		}
 		out = append(out, a)
 	}

@@ -61,36 +61,64 @@ func parseManifest(b []byte, path string) (Manifest, error) {
 }
 
 // Enclosing returns the archive directory that path is or lies inside: the
-// nearest of path (symbolic links resolved) and its parents that holds a cmpbench
-// manifest.json, finished or not. It is how writers of generated files keep out of
-// archives, which are never changed.
+// nearest of path (symbolic links resolved, a dangling one too: writing through
+// it would create its target) and its parents that is an archive, finished or
+// not, damaged or not: it holds a cmpbench manifest.json, or a manifest.json and
+// a SHA256SUMS. It is how every command that writes keeps out of archives, which
+// are never changed.
 func Enclosing(path string) (dir string, ok bool) {
 	p, err := filepath.Abs(path)
 	if err != nil {
 		return "", false
 	}
-	// Resolve the links of the part of path that exists.
-	var rest []string
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = filepath.Join(append([]string{r}, rest...)...)
-			break
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			break
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = parent
-	}
+	p = resolveLinks(p)
 	for d := p; ; d = filepath.Dir(d) {
-		if _, err := readManifestFile(d); err == nil {
+		if isArchiveDir(d) {
 			return d, true
 		}
 		if filepath.Dir(d) == d {
 			return "", false
 		}
 	}
+}
+
+// resolveLinks resolves the links of the part of the absolute path p that
+// exists, following a dangling link at its end to where it points.
+func resolveLinks(p string) string {
+	var rest []string
+	for hops := 0; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if to, err := os.Readlink(p); err == nil && hops < 40 {
+			hops++
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(p), to)
+			}
+			p = to
+			continue
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// isArchiveDir says whether dir is an archive or an archive's in-progress
+// directory, even one whose manifest was damaged.
+func isArchiveDir(dir string) bool {
+	if _, err := readManifestFile(dir); err == nil {
+		return true
+	}
+	for _, f := range []string{ManifestFile, SumsFile} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Open reads an archive's manifest and summary.

@@ -17,6 +17,47 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
+// UnverifiedError refuses an archive that does not verify to a command that
+// judges it or takes what it records (audit, compare, report, rerun, merge): an
+// edited or damaged archive may no longer say what was run, so nothing is drawn
+// from it.
+type UnverifiedError struct {
+	Dir string
+	// Refused says what is not done with it: "it is not audited".
+	Refused  string
+	Problems []error
+}
+
+// maxProblemsShown is how many of Verify's problems a refusal lists.
+const maxProblemsShown = 10
+
+func (e *UnverifiedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s does not verify, so %s (an archive changed after its run may not say what was run):", e.Dir, e.Refused)
+	for i, p := range e.Problems {
+		if i == maxProblemsShown {
+			fmt.Fprintf(&b, "\n  and %d more: cmpbench verify %s", len(e.Problems)-i, e.Dir)
+			break
+		}
+		b.WriteString("\n  " + p.Error())
+	}
+	return b.String()
+}
+
+// OpenVerified opens an archive for a command that judges it or takes what it
+// records, once it verifies; one that does not is an *UnverifiedError saying
+// refused ("it is not audited") and every problem Verify found.
+func OpenVerified(dir, refused string) (*Archive, error) {
+	a, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if errs := Verify(dir); len(errs) > 0 {
+		return nil, &UnverifiedError{Dir: dir, Refused: refused, Problems: errs}
+	}
+	return a, nil
+}
+
 // Verify checks an archive: every file listed in SHA256SUMS exists and matches, no
 // file is unlisted, the manifest is readable and not newer than this code, the
 // tables belong to the manifest's run, and what the manifest, the tables and

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"regexp"
 	"runtime/debug"
+	"strings"
 )
 
 // Version and Commit are set at build time with
@@ -14,8 +16,25 @@ var (
 // BuildVersion returns the cmpbench version and commit, falling back to what the Go
 // toolchain recorded when the linker flags were not given.
 func BuildVersion() (version, commit string) {
-	version, commit = Version, Commit
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersionOf(Version, Commit, bi)
+}
+
+// pseudoRev is the commit at the end of a Go pseudo-version
+// (v0.0.0-20261206074050-c98a9678bf17, v1.2.4-0.20261206074050-c98a9678bf17+dirty).
+var pseudoRev = regexp.MustCompile(`[-.]\d{14}-([0-9a-f]{12})(\+[0-9A-Za-z.-]*)?$`)
+
+// buildVersionOf is BuildVersion from the linker flags' values and the build
+// information bi (nil when the binary has none). What Go records depends on how
+// cmpbench was built: `go build` in a clone stamps vcs.revision and, since Go
+// 1.24, a pseudo-version as the main module's version (+dirty with uncommitted
+// changes); `go install module@version` records the module version alone, whose
+// pseudo-version still names the commit; `go build` with -buildvcs=false, or in
+// a linked git worktree (whose .git is a file: golang/go#58218), records neither,
+// and only the linker flags (`make build`) give them then.
+func buildVersionOf(ldVersion, ldCommit string, bi *debug.BuildInfo) (version, commit string) {
+	version, commit = ldVersion, ldCommit
+	if bi != nil {
 		if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			version = bi.Main.Version
 		}
@@ -23,6 +42,10 @@ func BuildVersion() (version, commit string) {
 			if s.Key == "vcs.revision" && commit == "" {
 				commit = s.Value
 			}
+		}
+		// (The zero pseudo-version of a replaced module names no commit.)
+		if m := pseudoRev.FindStringSubmatch(bi.Main.Version); m != nil && commit == "" && strings.Trim(m[1], "0") != "" {
+			commit = m[1]
 		}
 	}
 	if commit == "" {

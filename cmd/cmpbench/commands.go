@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,16 +29,14 @@ func newReportCmd(g *globals) *cobra.Command {
 		Long: `Regenerates report.md, report.html and charts/*.svg from the archive's manifest and tables and
 compares them with the archived files. With --out, the regenerated files are written
 there; an archive is never changed, so that it still verifies: an --out that is or
-lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
+lies inside an archive (a directory with a manifest.json) is refused (exit 2). An
+archive that does not verify is refused too (exit 1), naming each disagreement.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outsideArchives(out); err != nil {
-				return err
-			}
-			a, err := archive.Open(args[0])
+			a, err := openJudged(args[0], "its report is not regenerated")
 			if err != nil {
-				return badInput{err}
+				return err
 			}
 			files, err := report.Generate(a)
 			if err != nil {
@@ -69,26 +67,23 @@ lies inside an archive (a directory with a manifest.json) is refused (exit 2).`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the regenerated files into this directory")
+	writes(cmd, "out", true)
 	return cmd
 }
 
-// outsideArchives refuses an output directory that is or lies inside an archive:
-// an archive is never changed, so that it still verifies.
-func outsideArchives(out string) error {
-	if out == "" {
-		return nil
+// openJudged opens an archive for a command that judges it (audit, compare,
+// report, rerun): one that is not an archive is bad input (exit 2); one that
+// does not verify is refused, saying refused and what verify finds (exit 1).
+func openJudged(dir, refused string) (*archive.Archive, error) {
+	a, err := archive.OpenVerified(dir, refused)
+	var unverified *archive.UnverifiedError
+	switch {
+	case errors.As(err, &unverified):
+		return nil, err
+	case err != nil:
+		return nil, badInput{err}
 	}
-	dir, ok := archive.Enclosing(out)
-	if !ok {
-		return nil
-	}
-	where := "is inside the archive"
-	if abs, err := filepath.Abs(out); err == nil {
-		if real, err := filepath.EvalSymlinks(abs); err == nil && real == dir {
-			where = "is the archive"
-		}
-	}
-	return inputErr("--out %s %s %s: an archive is never changed, so that it still verifies; give a directory outside it", out, where, dir)
+	return a, nil
 }
 
 func newAuditCmd(g *globals) *cobra.Command {
@@ -101,13 +96,14 @@ system, its durability, replication, memory limit and eviction, threads, CPU
 placement, warm-up, data size and TLS, then the mismatches that make the
 comparison unfair, in words. Exit 1 when there is one (for CI), 0 when the
 systems match as far as the archive tells. report.md and report.html hold the
-same section.`,
+same section. An archive that does not verify is not audited (exit 1): its
+captures may not be what the run saw.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeArchives(g, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := archive.Open(args[0])
+			a, err := openJudged(args[0], "it is not audited")
 			if err != nil {
-				return badInput{err}
+				return err
 			}
 			text, unfair, err := report.Audit(a)
 			if err != nil {
@@ -338,7 +334,8 @@ threshold a regression or improvement; in between minor. UNSTABLE marks metrics 
 repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-rate
 phases not sustained. A phase that did not end ok on a side is shown with its status
 (failed, interrupted, skipped) and not compared; a latency of an op with no successful
-operation is absent (—). Archives with nothing to compare are bad input (exit 2).
+operation is absent (—). Archives with nothing to compare are bad input (exit 2);
+an archive that does not verify is not compared (exit 1).
 With --html FILE, also writes the comparison as one self-contained page: the
 verdicts per phase and each system's percentile spectrum, A solid and B dashed.`,
 		Args:              cobra.ExactArgs(2),
@@ -350,9 +347,9 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 			}
 			var archives [2]*archive.Archive
 			for i, dir := range args {
-				a, err := archive.Open(dir)
+				a, err := openJudged(dir, "it is not compared")
 				if err != nil {
-					return badInput{err}
+					return err
 				}
 				archives[i] = a
 			}
@@ -389,6 +386,7 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
 	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed, or a phase that ended ok in A did not in B")
 	f.StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")
+	writes(cmd, "html", false)
 	return cmd
 }
 
@@ -411,10 +409,11 @@ func newExportCmd(g *globals) *cobra.Command {
 		func(cmd *cobra.Command, a *archive.Archive) error {
 			dir := out
 			if dir == "" {
+				// Derived, so checked here; a given --out was checked before.
 				dir = a.Manifest.RunID + "-hlog"
-			}
-			if err := outsideArchives(dir); err != nil {
-				return err
+				if err := (output{name: "--out (default)", path: dir, dir: true}).check(); err != nil {
+					return err
+				}
 			}
 			files, err := a.WriteHlogs(dir)
 			for _, f := range files {
@@ -423,6 +422,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			return err
 		})
 	hlog.Flags().StringVar(&out, "out", "", "directory for the logs (default ./<run-id>-hlog)")
+	writes(hlog, "out", true)
 	cmd.AddCommand(hlog)
 	cmd.AddCommand(exportCmd(g, "csv DIR", "Write summary.parquet as CSV to stdout",
 		func(cmd *cobra.Command, a *archive.Archive) error {

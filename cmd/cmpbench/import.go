@@ -68,6 +68,7 @@ for an operation that ran.`,
 		f.StringVar(&o.HDRPrefix, "hdr-prefix", "", "prefix of the tool's HdrHistogram files")
 		f.StringVar(&o.System, "system", importer.DefaultSystem, "name of the system the results are of (compare matches archives by system, phase and op)")
 		f.StringVar(&o.Phase, "phase", "", "name of the phase (default "+t.phase+")")
+		writes(c, "out", true)
 		cmd.AddCommand(c)
 	}
 	return cmd

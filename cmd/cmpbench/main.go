@@ -53,6 +53,10 @@ func traced(args []string) int {
 	if len(args) > 0 && args[0] == "plugin" {
 		return run(args)
 	}
+	if err := (output{name: gotrace.EnvVar, path: os.Getenv(gotrace.EnvVar), dir: true}).check(); err != nil {
+		fmt.Fprintln(os.Stderr, "cmpbench:", err)
+		return exitBadInput
+	}
 	stop, err := gotrace.Start("host")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmpbench:", err)
@@ -94,12 +98,18 @@ func printErr(err error) {
 func newRoot() *cobra.Command {
 	g := &globals{}
 	version, commit := core.BuildVersion()
+	full := fmt.Sprintf("%s (commit %s)", version, commit)
+	if commit == "unknown" {
+		full += "; this build records no commit: `make build` stamps it, as does `go build` in a clone (not a linked git worktree) without -buildvcs=false"
+	}
 	root := &cobra.Command{
 		Use:           "cmpbench",
 		Short:         "Benchmark key-value systems side by side and archive every run",
-		Version:       fmt.Sprintf("%s (commit %s)", version, commit),
+		Version:       full,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What a command writes is checked before it runs (outputs.go).
+		PersistentPreRunE: checkOutputs,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput{err} })
 	pf := root.PersistentFlags()

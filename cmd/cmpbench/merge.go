@@ -40,6 +40,7 @@ and export accept the result; it is complete when it holds every shard.`,
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until the archives found cover every shard, or one says its shard ended interrupted or failed (for a merge started beside the shards, before they made their directory)")
+	writes(cmd, "out", true)
 	return cmd
 }
 

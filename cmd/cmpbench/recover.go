@@ -35,6 +35,12 @@ the disk. verify, report, compare and export then accept it.`,
 			if s, err := loadSystems(g); err == nil {
 				red = s.Redactor()
 			}
+			// The archive is made beside the directory, in its parent.
+			parent := output{name: "recover " + args[0] + ": its directory", path: filepath.Dir(filepath.Clean(args[0])), dir: true,
+				advice: "move " + args[0] + " out of it and recover it there"}
+			if err := parent.check(); err != nil {
+				return err
+			}
 			w, err := archive.Recover(args[0], red)
 			if err != nil {
 				if environmentFault(err) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +98,80 @@ phases:
 	}
 	if got := redisDo(t, other.Port(), "GET theirs", "DBSIZE"); got[0] != "keep" || got[1] != ":1" {
 		t.Errorf("the other server was touched: %v", got)
+	}
+}
+
+// Issue 43, weak answer: a profile a systems file defined for one system used to
+// block `rerun` for every system, the archive not holding it. The archive now
+// holds it, so the rerun runs that system too; an archive without it (written
+// before) leaves out that system alone, saying which and why, runs the others and
+// exits 1; naming that system in --systems is bad input.
+func TestRerunWithAFileProfileIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	dir := t.TempDir()
+	writeFile(t, dir, "systems.yaml", `systems:
+  kv:
+    adapter: resp
+    profile: mykv
+    provision:
+      command: [redis-server, --port, "{port}", --bind, 127.0.0.1, --save, ""]
+profiles:
+  mykv:
+    commands: {update: [HMSET]}
+    capture:
+      - [CONFIG, GET, maxmemory]
+`)
+	writeFile(t, dir, "s.yaml", `name: tiny
+phases:
+  - {name: mixed, duration: 60s, ops: 400, connections: 2, memtier: {ratio: "1:1", key_max: 100, key_prefix: kv_, value_size: 64}}
+`)
+	first := cli(t, dir, nil, "--config", "systems.yaml", "run", "--systems", "redis,kv", "--suite", "s.yaml")
+	if first.code != 0 {
+		t.Fatalf("run: exit %d\n%s", first.code, first.stderr)
+	}
+	a := archiveOf(t, first)
+	profileOf := func(m archive.Manifest, name string) string {
+		for _, s := range m.Systems {
+			if s.Name == name {
+				return s.Profile
+			}
+		}
+		return "(no system " + name + ")"
+	}
+	if p := profileOf(a.Manifest, "kv"); !strings.Contains(p, "HMSET") {
+		t.Fatalf("the archive holds kv's profile as %q", p)
+	}
+	r := cli(t, dir, nil, "rerun", a.Dir, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("rerun: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b := archiveOf(t, r); profileOf(b.Manifest, "kv") != profileOf(a.Manifest, "kv") || len(b.Manifest.Systems) != 2 {
+		t.Errorf("the rerun's kv profile %q, systems %d", profileOf(b.Manifest, "kv"), len(b.Manifest.Systems))
+	}
+
+	// An archive written before profiles were archived.
+	old := filepath.Join(dir, "old")
+	if err := os.CopyFS(old, os.DirFS(a.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	systems := slices.Clone(a.Manifest.Systems)
+	for i := range systems {
+		systems[i].Profile = ""
+	}
+	editManifest(t, old, "systems", systems)
+	why := `system kv (defined in systems.yaml:2, profile mykv) is not run again: the definition of system kv in ` + a.Manifest.RunID + `:4: system "kv": profile "mykv" is neither built in`
+	r = cli(t, dir, nil, "rerun", old, "--quiet")
+	if r.code != 1 || !strings.Contains(r.stderr, "warning: "+why) || !strings.Contains(r.stderr, "not the whole run: kv not run again") {
+		t.Fatalf("rerun of an archive without the profile: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b := archiveOf(t, r); len(b.Manifest.Systems) != 1 || b.Manifest.Systems[0].Name != "redis" || !strings.Contains(r.stdout, "Compared with the archived run") {
+		t.Errorf("the others were not run again: %+v\n%s", b.Manifest.Systems, r.stdout)
+	}
+	if r := cli(t, dir, nil, "rerun", old, "--quiet", "--systems", "redis"); r.code != 0 {
+		t.Errorf("rerun --systems redis of an archive without kv's profile: exit %d\n%s", r.code, r.stderr)
+	}
+	r = cli(t, dir, nil, "rerun", old, "--systems", "kv")
+	if r.code != 2 || !strings.Contains(r.stderr, why) || strings.Contains(r.stdout, "Archive:") {
+		t.Errorf("rerun --systems kv: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

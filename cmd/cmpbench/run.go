@@ -78,6 +78,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.syncDir, "sync-dir", "", "with --shard: a directory all shards share, where they meet before and after every phase (default: under --out)")
 	completeFlag(cmd, "systems", completeSystems(g))
 	completeFlag(cmd, "suite", completeSuite)
+	writes(cmd, "out", true)
+	writes(cmd, "sync-dir", true)
 	return cmd
 }
 
@@ -358,7 +360,8 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 	}
 	for _, n := range p.Systems {
 		s, _ := systems.Get(n)
-		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster}
+		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster,
+			Profile: red.String(string(s.ProfileData))}
 		if t := s.TLS; t != nil && t.Enabled {
 			si.TLS = t.Summary()
 		}

@@ -24,6 +24,11 @@ import (
 // runSuite runs suite against f.systems of systems and returns the archive's
 // directory ("" when nothing was archived: a dry run, bad input).
 func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, systems *config.Systems, stdout, stderr io.Writer) (string, error) {
+	// The servers cmpbench starts keep their data under the temporary directory
+	// (newWorkDir).
+	if err := (output{name: "TMPDIR", path: os.TempDir(), dir: true}).check(); err != nil {
+		return "", err
+	}
 	r, err := planSuite(ctx, g, f, suite, systems)
 	if err != nil {
 		return "", err
