@@ -94,8 +94,9 @@ func newAuditCmd(g *globals) *cobra.Command {
 asinfo, the provision, the phases and the load's validation) and prints, per
 system, its durability, replication, memory limit and eviction, threads, CPU
 placement, warm-up, data size and TLS, then the mismatches that make the
-comparison unfair, in words. Exit 1 when there is one (for CI), 0 when the
-systems match as far as the archive tells. report.md and report.html hold the
+comparison unfair, in words, and what it cannot compare because the archive does
+not tell it (never called the same). Exit 1 when a mismatch is proven (for CI), 0
+otherwise: what it cannot compare is said, not failed. report.md and report.html hold the
 same section. An archive that does not verify is not audited (exit 1): its
 captures may not be what the run saw.`,
 		Args:              cobra.ExactArgs(1),
