@@ -405,7 +405,6 @@ func emptyMerge(first *PhaseInfo, parts []ShardPhase) PhaseInfo {
 	m.Connections, m.Rate, m.Ops = 0, 0, 0
 	m.CPUUserNs, m.CPUSystemNs, m.HostCPUNs, m.ClientCores, m.CoresAllowed = 0, 0, 0, 0, 0
 	m.Notes, m.Error, m.ErrorSamples, m.ScheduledStart, m.Host = nil, "", nil, nil, nil
-	m.ClientStalledNs, m.ClientStalls = 0, nil
 	m.Status = core.StatusOK
 	return m
 }
@@ -431,6 +430,12 @@ func sumShardPhases(m *PhaseInfo, ps []*PhaseInfo) error {
 	if first.IsZero() {
 		m.Started = ps[0].Started
 	}
+	stalled, spans := make([]time.Duration, len(ps)), make([][]core.Span, len(ps))
+	for i, p := range ps {
+		stalled[i], spans[i] = time.Duration(p.ClientStalledNs), p.ClientStalls
+	}
+	s, sp := core.CombinedStalls(stalled, spans)
+	m.ClientStalledNs, m.ClientStalls = int64(s), sp
 	return nil
 }
 
@@ -453,10 +458,6 @@ func addShardPhase(m, p *PhaseInfo) {
 	m.Partial = m.Partial || p.Partial
 	m.ElapsedNs = max(m.ElapsedNs, p.ElapsedNs)
 	m.Intervals = max(m.Intervals, p.Intervals)
-	// The shards' clients stood still apart: the phase's as long as its
-	// longest-stopped shard's, and each stop is kept.
-	m.ClientStalledNs = max(m.ClientStalledNs, p.ClientStalledNs)
-	m.ClientStalls = core.LongestSpans(append(m.ClientStalls, p.ClientStalls...), core.MaxStallSpans)
 	if p.ProbeRate > 0 {
 		m.ProbeRate, m.ProbeOp, m.ProbeStallNs = p.ProbeRate, p.ProbeOp, p.ProbeStallNs
 	}

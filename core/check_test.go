@@ -2,6 +2,7 @@ package core
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,21 @@ func TestTrueLatenciesPass(t *testing.T) {
 			t.Fatalf("seed %d, %d values: %v", seed, n, err)
 		}
 	}
+	// A stall of a minute and more, clamped to the histogram's top as an
+	// engine clamps it, is a true latency.
+	h := NewHistogram()
+	_ = h.RecordValue(100_000)
+	_ = h.RecordValue(HistMax)
+	l, err := Summarize(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Max <= HistMax {
+		t.Fatalf("the top of HistMax's bucket is %d, not above HistMax", l.Max)
+	}
+	if o := (OpInterval{Op: OpSet, OK: 2, Response: l, Service: l}); o.Check() != nil {
+		t.Errorf("a latency of a minute: %v", o.Check())
+	}
 	empty := OpInterval{Op: OpSet, Errors: [NumErrorClasses]int64{3}}
 	if err := empty.Check(); err != nil {
 		t.Errorf("an op that only failed: %v", err)
@@ -54,7 +70,7 @@ func TestImpossibleOps(t *testing.T) {
 		{"a count not the successes", func(o *OpInterval) { o.Response.Count = 999 }, "count 999, but 1000 successes"},
 		{"no distribution", func(o *OpInterval) { o.Service = Latency{} }, "service time: no distribution"},
 		{"percentiles out of order", func(o *OpInterval) { o.Response.P90 = o.Response.P50 - 1 }, "p90"},
-		{"a percentile out of range", func(o *OpInterval) { o.Response.Max = HistMax + 1 }, "outside the histogram's range"},
+		{"a percentile out of range", func(o *OpInterval) { o.Response.Max = histTop + 1 }, "outside the histogram's range"},
 		{"a histogram that does not decode", func(o *OpInterval) { o.Response.HDR = []byte("HISTFAAAnonsense") }, "does not decode"},
 		{"a histogram of other operations", func(o *OpInterval) {
 			m := latencyOf(t, 4, 1000)
@@ -172,5 +188,41 @@ func TestJudgeErrors(t *testing.T) {
 		if tc.want == "" && end.Status != StatusOK || tc.want != "" && (end.Status != StatusFailed || !strings.Contains(end.Error, tc.want)) {
 			t.Errorf("%s: %s %q, want %q", tc.name, end.Status, end.Error, tc.want)
 		}
+	}
+}
+
+// Stalls of several processes combine into their mean (the share of the client
+// that stood still) and their spans, merged where they overlap: one process of
+// four stopped for half the window does not make the rate of all four twice what
+// they sent (the review of issue 43).
+func TestCombinedStalls(t *testing.T) {
+	const s = time.Second
+	got, spans := CombinedStalls([]time.Duration{3 * s, 0, 0, 0},
+		[][]Span{{{Start: 1 * s, End: 4 * s}}, nil, {{Start: 3 * s, End: 5 * s}}, {{Start: 7 * s, End: 8 * s}}})
+	if got != 750*time.Millisecond {
+		t.Errorf("stalled %s, want the mean 750ms", got)
+	}
+	if want := []Span{{Start: 1 * s, End: 5 * s}, {Start: 7 * s, End: 8 * s}}; !slices.Equal(spans, want) {
+		t.Errorf("spans %v, want %v", spans, want)
+	}
+	end := PhaseEnd{Status: StatusOK, Elapsed: 6 * s, Stalled: got}
+	if JudgeStalls(&end); end.Status != StatusFailed {
+		t.Errorf("one process of four stopped for half the phase: %s", end.Status)
+	}
+	if got, spans := CombinedStalls(nil, nil); got != 0 || spans != nil {
+		t.Errorf("no process: %s %v", got, spans)
+	}
+}
+
+// A phase cut to what its intervals cover keeps only the stalls within it.
+func TestCutTo(t *testing.T) {
+	const s = time.Second
+	e := PhaseEnd{Status: StatusOK, Elapsed: 10 * s, Stalled: 5 * s, Stalls: []Span{{Start: 1 * s, End: 3 * s}, {Start: 6 * s, End: 8 * s}}}
+	e.CutTo(7 * s)
+	if want := []Span{{Start: 1 * s, End: 3 * s}, {Start: 6 * s, End: 7 * s}}; e.Elapsed != 7*s || !slices.Equal(e.Stalls, want) || e.Stalled != 4*s {
+		t.Errorf("cut to 7s: elapsed %s, stalled %s in %v", e.Elapsed, e.Stalled, e.Stalls)
+	}
+	if err := e.Check(nil); err != nil {
+		t.Errorf("the cut end does not check: %v", err)
 	}
 }

@@ -129,7 +129,7 @@ func (p PhaseSpec) Validate() []error {
 		add("kind %q is not one of load, warmup, measured", p.Kind)
 	}
 	if len(p.Name) > MaxPhaseName || strings.ContainsFunc(p.Name, unicode.IsControl) {
-		add("name %q must be at most %d bytes, without control characters", cut(p.Name, 40), MaxPhaseName)
+		add("name %q must be at most %d bytes, without control characters", Shorten(p.Name, 40), MaxPhaseName)
 	}
 	if p.Connections < 1 || p.Connections > MaxConnections {
 		add("connections must be between 1 and %d, got %d", MaxConnections, p.Connections)
@@ -181,14 +181,6 @@ func (p PhaseSpec) Validate() []error {
 	}
 	errs = append(errs, p.Workload.Validate(p.AllConnections())...)
 	return errs
-}
-
-// cut shortens s to n bytes at most, for quoting a mistake.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Split divides n items into parts nearly equal contiguous shares and returns the

@@ -29,6 +29,17 @@ func CutErrorSample(msg string) string {
 	return fmt.Sprintf("%s… (%d bytes more)", msg[:cut], len(msg)-cut)
 }
 
+// Shorten cuts s to at most n bytes, at a rune, marking the cut with "…".
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // OpInterval is what one op kind did in one interval (or a whole phase).
 type OpInterval struct {
 	Op     OpKind
@@ -150,6 +161,28 @@ type PhaseEnd struct {
 	Stalled time.Duration
 }
 
+// CutTo shortens the phase to d (what its intervals cover, when its plugin died),
+// and its stalls with it.
+func (e *PhaseEnd) CutTo(d time.Duration) {
+	unlisted := max(0, e.Stalled-spanTotal(e.Stalls)) // beyond the spans kept
+	var kept []Span
+	for _, s := range e.Stalls {
+		if s.End = min(s.End, d); s.End > s.Start {
+			kept = append(kept, s)
+		}
+	}
+	e.Elapsed, e.Stalls = d, kept
+	e.Stalled = min(d, spanTotal(kept)+unlisted)
+}
+
+func spanTotal(spans []Span) time.Duration {
+	var t time.Duration
+	for _, s := range spans {
+		t += s.End - s.Start
+	}
+	return t
+}
+
 // Span is a stretch of a phase, as offsets from its start.
 type Span struct {
 	Start time.Duration `json:"start_ns"`
@@ -158,6 +191,37 @@ type Span struct {
 
 // MaxStallSpans bounds PhaseEnd.Stalls.
 const MaxStallSpans = 100
+
+// CombinedStalls is the stalls of a phase whose load several processes (or
+// shards) generated, from each one's total and spans: their mean, the share of
+// the client that stood still (in a closed loop, where each sends at the same
+// pace, the ops of all over the window less it are the rate of all), and the
+// spans merged where they overlap, the longest MaxStallSpans kept. One process
+// stopped for half the window of four makes an eighth: the phase still fails
+// (ClientStalled), and its rate is not inflated fourfold.
+func CombinedStalls(stalled []time.Duration, spans [][]Span) (time.Duration, []Span) {
+	var sum time.Duration
+	for _, s := range stalled {
+		sum += s
+	}
+	var all []Span
+	for _, s := range spans {
+		all = append(all, s...)
+	}
+	slices.SortFunc(all, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	var merged []Span
+	for _, s := range all {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	if len(stalled) == 0 {
+		return 0, nil
+	}
+	return sum / time.Duration(len(stalled)), LongestSpans(merged, MaxStallSpans)
+}
 
 // LongestSpans is the n longest of spans, in order of their start.
 func LongestSpans(spans []Span, n int) []Span {

@@ -212,7 +212,7 @@ func RateWindow(elapsed, stalled time.Duration, open bool) time.Duration {
 // ClientStalledFraction of it is not a measurement of the system, and "" for one
 // whose client ran.
 func ClientStalled(end *PhaseEnd) string {
-	if end.Stalled <= 0 || float64(end.Stalled) <= ClientStalledFraction*float64(end.Elapsed) {
+	if !StalledTooLong(end.Elapsed, end.Stalled) {
 		return ""
 	}
 	return fmt.Sprintf("the client was not running for %s of the phase's %s (%s): the load-generating process was stopped or starved of CPU, "+
@@ -259,6 +259,12 @@ func JudgeErrors(end *PhaseEnd, totals []OpInterval) {
 			100*float64(errs)/float64(errs+t.OK), t.Op, errs, errs+t.OK, t.Errors[worst], worst)
 		return
 	}
+}
+
+// StalledTooLong says whether a client not running for stalled of a phase of
+// elapsed stood still for more than ClientStalledFraction of it.
+func StalledTooLong(elapsed, stalled time.Duration) bool {
+	return stalled > 0 && float64(stalled) > ClientStalledFraction*float64(elapsed)
 }
 
 // DescribeStalls says how many stalls there were and the longest, for a caveat.

@@ -50,6 +50,9 @@ type Options struct {
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
 	Soak bool
+	// ClientStalls are spans of the soak in which the second system's client
+	// was not running (core.PhaseEnd.Stalls), judged as the runner judges them.
+	ClientStalls []core.Span
 	// Hostile, when set, is what every text a server or a plugin writes says:
 	// the first system's version, a refused capture, its plugin's version, a
 	// configured value (its first line), the problem its load's validation
@@ -308,6 +311,13 @@ func (g *phaseGen) end() {
 	}
 	if g.restarted {
 		g.p.End.Status, g.p.End.Error = core.StatusFailed, "the server restarted during the phase (instance run-a became run-b): the data it held before may be gone"
+	}
+	if g.si == 1 && g.soak && len(g.opt.ClientStalls) > 0 {
+		g.p.End.Stalls = g.opt.ClientStalls
+		for _, s := range g.opt.ClientStalls {
+			g.p.End.Stalled += s.End - s.Start
+		}
+		core.JudgeStalls(&g.p.End)
 	}
 	if g.pi == 1 && g.si == 1 {
 		g.p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}

@@ -151,6 +151,10 @@ func compareClasses(classes []string) (differs bool, unknown []int) {
 			case a == "" || b == "":
 				unknownAt[i] = unknownAt[i] || a == ""
 				unknownAt[j] = unknownAt[j] || b == ""
+			case a == "kept" && b == "kept":
+				// Both kept their keys across a clean restart; what a crash
+				// loses of either is unknown: never the same.
+				unknownAt[i], unknownAt[j] = true, true
 			case a == b:
 			case a == "kept" && b != "none":
 				unknownAt[i] = true

@@ -280,8 +280,14 @@ func aerospikeDurability(c captures) (words, class string) {
 	case ns["storage-engine.commit-to-device"] == "true":
 		return "storage-engine " + literal(engine) + ", commit-to-device true: no acknowledged write lost on power loss", "always"
 	case engine != "":
+		// A write block is flushed when full or flush-max-ms after its first
+		// write: the class is that bound, "1s" only at Redis everysec's.
 		flush := cmp.Or(ns["storage-engine.flush-max-ms"], "1000")
-		return "storage-engine " + literal(engine) + ", commit-to-device false: up to " + literal(flush) + " ms of writes lost on a crash or power loss", "1s"
+		class := "flush " + flush + "ms"
+		if flush == "1000" {
+			class = "1s"
+		}
+		return "storage-engine " + literal(engine) + ", commit-to-device false: up to " + literal(flush) + " ms of writes lost on a crash or power loss", class
 	}
 	return "—", ""
 }

@@ -160,7 +160,7 @@ func TestCompareClasses(t *testing.T) {
 		{[]string{"", "", "os"}, false, []int{0, 1}},
 		{[]string{"none", "kept"}, true, nil},
 		{[]string{"1s", "kept"}, false, []int{1}},
-		{[]string{"kept", "kept"}, false, nil},
+		{[]string{"kept", "kept"}, false, []int{0, 1}}, // what a crash loses of either is unknown
 		{[]string{"none", "1s", ""}, true, []int{2}},
 	} {
 		differs, unknown := compareClasses(tc.classes)
@@ -234,5 +234,19 @@ func TestAuditUnknownIsNeverTheSame(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Aerospike's write blocks are flushed flush-max-ms after their first write: only
+// the default second is Redis everysec's class (the review of issue 43).
+func TestAerospikeFlushClass(t *testing.T) {
+	for _, tc := range []struct{ flush, class string }{{"", "1s"}, {"1000", "1s"}, {"5000", "flush 5000ms"}} {
+		ns := map[string]string{"storage-engine": "device", "storage-engine.device[0]": "/dev/x"}
+		if tc.flush != "" {
+			ns["storage-engine.flush-max-ms"] = tc.flush
+		}
+		if _, class := aerospikeDurability(captures{asNamespace: ns}); class != tc.class {
+			t.Errorf("flush-max-ms %q: class %q, want %q", tc.flush, class, tc.class)
+		}
 	}
 }

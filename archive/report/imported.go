@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // importedHeader opens the report of a run imported from another tool's output
@@ -15,7 +17,7 @@ func (d *data) importedHeader(b *strings.Builder) {
 	if imp.Version != "" {
 		tool += " " + literal(imp.Version) // as the tool's output says
 	}
-	fmt.Fprintf(b, "- Imported from %s's output %s (SHA-256 `%s`)", tool, literal(imp.Source), short(imp.SourceSHA256, 16))
+	fmt.Fprintf(b, "- Imported from %s's output %s (SHA-256 `%s`)", tool, literal(imp.Source), core.Shorten(imp.SourceSHA256, 16))
 	if len(imp.Files) > 0 {
 		var names []string
 		for _, f := range imp.Files {
@@ -23,7 +25,7 @@ func (d *data) importedHeader(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, " and %s", strings.Join(names, ", "))
 	}
-	fmt.Fprintf(b, " by cmpbench %s (commit %s): %s measured these numbers, not cmpbench\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), imp.Tool)
+	fmt.Fprintf(b, " by cmpbench %s (commit %s): %s measured these numbers, not cmpbench\n", m.Cmpbench.Version, core.Shorten(m.Cmpbench.Commit, 12), imp.Tool)
 	if m.Started.IsZero() {
 		b.WriteString("- When it ran: not in the source\n")
 	} else {

@@ -90,7 +90,7 @@ func (d *data) runHeader(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
-	fmt.Fprintf(b, "- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, short(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
+	fmt.Fprintf(b, "- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, core.Shorten(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
 	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
 	b.WriteString(d.shardLine())
@@ -102,7 +102,7 @@ func (d *data) systemsSection(b *strings.Builder) {
 	b.WriteString("## Systems\n\n")
 	b.WriteString("| system | product | version | how it ran | binary SHA-256 |\n|---|---|---|---|---|\n")
 	for _, s := range d.m.Systems {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.Name, dash(literal(s.Product)), dash(literal(s.Version)), howRan(s), code(short(s.BinarySHA256, 16)))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.Name, dash(literal(s.Product)), dash(literal(s.Version)), howRan(s), code(core.Shorten(s.BinarySHA256, 16)))
 	}
 	b.WriteString("\n")
 }
@@ -205,7 +205,7 @@ func (d *data) pluginsSection(b *strings.Builder) {
 		if p.Builtin {
 			kind = "built in"
 		}
-		fmt.Fprintf(b, "| %s | %s (%s) | %s | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, literal(p.Path), code(short(p.SHA256, 16)), literal(p.Version), literal(p.SDKVersion), p.Protocol)
+		fmt.Fprintf(b, "| %s | %s (%s) | %s | %s | %s | cmpbench %s | %d |\n", p.System, p.Adapter, kind, literal(p.Path), code(core.Shorten(p.SHA256, 16)), literal(p.Version), literal(p.SDKVersion), p.Protocol)
 	}
 	b.WriteString("\n")
 }
@@ -963,13 +963,6 @@ func bytesIEC(n uint64) string {
 	return fmt.Sprintf("%d MiB", n>>20)
 }
 
-func short(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
 func code(s string) string {
 	if s == "" {
 		return "—"
@@ -991,7 +984,3 @@ func ifStr(c bool, s string) string {
 	return ""
 }
 
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(s, "|", "\\|")
-}

@@ -29,8 +29,9 @@ type stall struct {
 }
 
 // clients says whose a stall was: the client's own when its process was not
-// running during it.
-func (s stall) clients() bool { return s.client > 0 }
+// running for most of it. A server stall that a short client stop touched stays
+// the server's.
+func (s stall) clients() bool { return 2*s.client >= s.duration() }
 
 func (s stall) duration() int64 { return s.end - s.start }
 
@@ -255,6 +256,9 @@ func (d *data) stallSection(b *strings.Builder) {
 func whose(s stall) string {
 	if s.clients() {
 		return fmt.Sprintf("the client's: not running for %s of it", seconds(s.client))
+	}
+	if s.client > 0 {
+		return fmt.Sprintf("the server's (the client was not running for %s of it)", seconds(s.client))
 	}
 	return "the server's"
 }

@@ -268,3 +268,51 @@ func TestOverTimeChartsOfASoak(t *testing.T) {
 		}
 	}
 }
+
+// Issue 43, bug 2: a side-probe stall during which the client itself was not
+// running is the client's, never the server's; a server stall that a short
+// client stop touched stays the server's (the review of the change).
+func TestStallsWhileTheClientStood(t *testing.T) {
+	const s = time.Second
+	for _, tc := range []struct {
+		name   string
+		stalls []core.Span
+		status string
+		whose  string
+		blamed bool // the server's stall caveat is there
+	}{
+		{"the client stood through the stall", []core.Span{{Start: 12 * s, End: 13900 * time.Millisecond}}, "failed",
+			"| the client's: not running for 1.90 s of it |", false},
+		{"a short client stop inside a server stall", []core.Span{{Start: 12 * s, End: 12300 * time.Millisecond}}, "ok",
+			"| the server's (the client was not running for 300.0 ms of it) |", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, files, _ := renderRun(t, archivetest.Options{Soak: true, ClientStalls: tc.stalls})
+			md := string(fileNamed(t, files, archive.ReportFile))
+			if !strings.Contains(md, tc.whose) {
+				t.Errorf("the stalls table lacks %q:\n%s", tc.whose, md)
+			}
+			if got := strings.Contains(md, "slow, soak had 1 stall > 1 s"); got != tc.blamed {
+				t.Errorf("the server's stall caveat there: %v, want %v\n%s", got, tc.blamed, md)
+			}
+			if !strings.Contains(md, "slow, soak was client-stalled: the client process was not running for") {
+				t.Errorf("no client-stalled caveat:\n%s", md)
+			}
+			if tc.status == "failed" && !strings.Contains(md, "slow, soak ended failed: `the client was not running for 1.9s") {
+				t.Errorf("the phase did not fail:\n%s", md)
+			}
+		})
+	}
+}
+
+// fileNamed is the rendered file of that name.
+func fileNamed(t *testing.T, files []File, name string) []byte {
+	t.Helper()
+	for _, f := range files {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	t.Fatalf("no %s among the rendered files", name)
+	return nil
+}

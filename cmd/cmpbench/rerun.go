@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,9 +75,7 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 	if newDir == "" {
 		return runErr
 	}
-	if err := compareRerun(a, newDir, names, stdout, stderr); err != nil {
-		return err
-	}
+	cmpErr := compareRerun(a, newDir, names, stdout, stderr)
 	if len(leftOut) > 0 {
 		// Said last, below the compare: the rerun is not the whole run.
 		fmt.Fprintf(stderr, "warning: not the whole run: %s not run again (see above)\n", strings.Join(leftOut, ", "))
@@ -84,7 +83,7 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 			runErr = errFailed
 		}
 	}
-	return runErr
+	return cmp.Or(cmpErr, runErr)
 }
 
 // rerunSystems loads the archived definitions of the systems a rerun runs

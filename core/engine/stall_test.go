@@ -74,3 +74,30 @@ func TestStallWatchKeepsTheLongest(t *testing.T) {
 		t.Errorf("stalled %s, want %s", end.Stalled, want)
 	}
 }
+
+// What the engine's own encoder summarizes passes the host's checks, a latency
+// clamped to the histogram's top among it (issue 43: a minute-long stall must not
+// read as an impossible number).
+func TestEncodedLatenciesPassTheChecks(t *testing.T) {
+	var enc encoder
+	for seed := range int64(20) {
+		r := newRecorder()
+		n := int64(0)
+		for i := range 1000 + seed*997 {
+			r.record(clampLatency(1 + (i*7919+seed*104729)%int64(5*time.Millisecond)))
+			n++
+		}
+		if seed%3 == 0 {
+			r.record(clampLatency(int64(2 * time.Minute)))
+			n++
+		}
+		l, err := enc.summarize(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := core.OpInterval{Op: core.OpSet, OK: n, Response: l, Service: l}
+		if err := o.Check(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}

@@ -131,8 +131,7 @@ func (s *Server) WaitLost(ctx context.Context) *Exit {
 	for i, p := range s.procs {
 		done := p.done
 		if done == nil {
-			ended <- i
-			continue
+			continue // not launched: nothing of it to lose
 		}
 		go func() {
 			select {

@@ -104,7 +104,7 @@ func TestWhatACommandLeftRunningIsStopped(t *testing.T) {
 				}
 			} else {
 				time.Sleep(200 * time.Millisecond)
-				left := s.procs[0].leftBehind(false)
+				left := s.procs[0].leftBehind(false, false)
 				if len(left) != 1 {
 					t.Fatalf("left behind: %+v", left)
 				}
@@ -168,5 +168,28 @@ func TestInside(t *testing.T) {
 		if got := inside(tc.path, "/tmp/w/r"); got != tc.want {
 			t.Errorf("inside(%q) = %v, want %v", tc.path, got, tc.want)
 		}
+	}
+}
+
+// A process that is not the server's — a shell or a tail -f someone opened in the
+// node's directory while it ran — is never stopped with it (the review of issue
+// 43: the stop took whatever worked in the directory).
+func TestSomeoneElsesProcessInTheNodeDirIsLeftAlone(t *testing.T) {
+	s, err := Start(Spec{Name: "n", Command: []string{"sh", "-c", "exec sleep 300", "{port}"}, StopTimeout: 5 * time.Second}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	theirs := exec.Command("sleep", "300")
+	theirs.Dir = s.procs[0].dir
+	if err := theirs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = theirs.Process.Kill(); _ = theirs.Wait() }()
+	if err := s.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if !pidRuns(theirs.Process.Pid) {
+		t.Errorf("Stop ended pid %d, a process the server did not start", theirs.Process.Pid)
 	}
 }

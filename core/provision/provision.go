@@ -449,8 +449,10 @@ func (p *process) stop(name string, timeout time.Duration) error {
 			return
 		}
 		p.stopping.Store(true)
+		// Its detached children are told by their parent: found while it lives.
+		detached := p.leftBehind(false, false)
 		err = p.stopGroup(name, timeout)
-		err = errors.Join(err, p.endStrays(name, timeout))
+		err = errors.Join(err, p.endStrays(name, timeout, detached))
 	})
 	return err
 }

@@ -38,10 +38,10 @@ func (s Stray) String() string { return fmt.Sprintf("pid %d (%s, %s)", s.Pid, s.
 
 // procStat is what /proc/PID/stat says of a process.
 type procStat struct {
-	name  string
-	state byte
-	pgrp  int
-	start int64 // clock ticks since boot
+	name       string
+	state      byte
+	ppid, pgrp int
+	start      int64 // clock ticks since boot
 }
 
 func readStat(pid int) (procStat, bool) {
@@ -59,12 +59,28 @@ func readStat(pid int) (procStat, bool) {
 	if len(f) < 20 || f[0] == "" {
 		return procStat{}, false
 	}
+	ppid, err0 := strconv.Atoi(f[1])
 	pgrp, err1 := strconv.Atoi(f[2])
 	start, err2 := strconv.ParseInt(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		return procStat{}, false
 	}
-	return procStat{name: string(b[open+1 : closing]), state: f[0][0], pgrp: pgrp, start: start}, true
+	return procStat{name: string(b[open+1 : closing]), state: f[0][0], ppid: ppid, pgrp: pgrp, start: start}, true
+}
+
+// descends reports whether pid's parents lead to leader.
+func descends(pid, leader int) bool {
+	for range 64 { // a chain of parents, not a loop
+		st, ok := readStat(pid)
+		if !ok || st.ppid <= 1 {
+			return false
+		}
+		if st.ppid == leader {
+			return true
+		}
+		pid = st.ppid
+	}
+	return false
 }
 
 // ticksNow is the time since boot in clock ticks (USER_HZ, 100 a second on
@@ -106,11 +122,14 @@ func listeningInodes(ports []int) map[string]int {
 }
 
 // leftBehind lists the processes, other than cmpbench and the node's command
-// itself, started since the node was launched, that listen on one of its
-// ports, work in its directory or name it on their command line. Members of
-// the command's process group are left out unless withGroup: the group is
-// killed with the command.
-func (p *process) leftBehind(withGroup bool) []Stray {
+// itself, started since the node was launched, that listen on one of its ports
+// or, when looking for a daemon it became (after it exited 0), work in its
+// directory or name it on their command line; when not (at its stop), those
+// that descend from the command (a child it detached), never a process of
+// someone else's that happens to work in its directory (a shell, a tail -f).
+// Members of the command's process group are left out unless withGroup: the
+// group is killed with the command.
+func (p *process) leftBehind(withGroup, daemon bool) []Stray {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return nil
 	}
@@ -127,20 +146,25 @@ func (p *process) leftBehind(withGroup bool) []Stray {
 		if !ok || st.state == 'Z' || st.state == 'X' || st.start < p.startTicks || (!withGroup && st.pgrp == leader) {
 			continue
 		}
-		if why := p.holds(pid, inodes); why != "" {
+		why := p.holds(pid, inodes, daemon)
+		if why == "" && !daemon && descends(pid, leader) {
+			why = fmt.Sprintf("detached by the command (pid %d)", leader)
+		}
+		if why != "" {
 			out = append(out, Stray{Pid: pid, Name: st.name, Why: why, start: st.start})
 		}
 	}
 	return out
 }
 
-// holds says what of the node the process pid holds, "" for nothing.
-func (p *process) holds(pid int, inodes map[string]int) string {
+// holds says what of the node the process pid holds, "" for nothing: its ports
+// or, with dirs, its directory.
+func (p *process) holds(pid int, inodes map[string]int, dirs bool) string {
 	proc := fmt.Sprintf("/proc/%d", pid)
-	if cwd, err := os.Readlink(proc + "/cwd"); err == nil && inside(cwd, p.dir) {
+	if cwd, err := os.Readlink(proc + "/cwd"); err == nil && inside(cwd, p.dir) && dirs {
 		return "working in " + p.dir
 	}
-	if b, err := os.ReadFile(proc + "/cmdline"); err == nil {
+	if b, err := os.ReadFile(proc + "/cmdline"); err == nil && dirs {
 		for _, arg := range bytes.Split(b, []byte{0}) {
 			if i := bytes.Index(arg, []byte(p.dir)); i >= 0 && inside(string(arg[i:]), p.dir) {
 				return "naming " + p.dir
@@ -178,7 +202,7 @@ func inside(path, dir string) bool {
 func (p *process) awaitLeft() []Stray {
 	deadline := time.Now().Add(daemonGrace)
 	for {
-		if left := p.leftBehind(true); len(left) > 0 || p.stopping.Load() || time.Now().After(deadline) {
+		if left := p.leftBehind(true, true); len(left) > 0 || p.stopping.Load() || time.Now().After(deadline) {
 			return left
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -186,12 +210,16 @@ func (p *process) awaitLeft() []Stray {
 }
 
 // endStrays stops what the node's command left running — what it left when it
-// exited, and whatever holds its ports or its directory now — with SIGTERM, and
-// SIGKILL after timeout. The error names each, nil when there were none.
-func (p *process) endStrays(name string, timeout time.Duration) error {
-	left := p.leftBehind(false)
-	for _, s := range p.left {
-		if !slices.ContainsFunc(left, func(o Stray) bool { return o.Pid == s.Pid }) {
+// exited 0, still the same processes, and whatever started since and holds its
+// ports or descends from it now — with SIGTERM, and SIGKILL after timeout.
+// Nothing else is touched: a shell or a tail -f someone opened in the node's
+// directory is theirs. The
+// error names each, nil when there were none.
+func (p *process) endStrays(name string, timeout time.Duration, detached []Stray) error {
+	left := p.leftBehind(false, false)
+	for _, s := range append(p.left, detached...) {
+		if st, ok := readStat(s.Pid); ok && running(s) && !slices.ContainsFunc(left, func(o Stray) bool { return o.Pid == s.Pid }) {
+			s.Name = st.name // what it runs now: a setsid that exec'd sleep
 			left = append(left, s)
 		}
 	}
@@ -199,7 +227,9 @@ func (p *process) endStrays(name string, timeout time.Duration) error {
 		return nil
 	}
 	for _, s := range left {
-		_ = syscall.Kill(s.Pid, syscall.SIGTERM)
+		if running(s) { // never a pid another process took since
+			_ = syscall.Kill(s.Pid, syscall.SIGTERM)
+		}
 	}
 	deadline := time.Now().Add(timeout)
 	for slices.ContainsFunc(left, running) && time.Now().Before(deadline) {

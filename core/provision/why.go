@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // What a failed start quotes of a server's logs: at most whyLines lines that say
@@ -103,7 +105,7 @@ func tellingLines(path string) []string {
 		for _, p := range picked {
 			if p.rank == r && !seen[lines[p.at]] {
 				seen[lines[p.at]] = true
-				group = append(group, cut(lines[p.at]))
+				group = append(group, core.Shorten(lines[p.at], whyLineBytes))
 			}
 		}
 		if room := whyLines - 1 - len(out); len(group) > room {
@@ -115,21 +117,14 @@ func tellingLines(path string) []string {
 		// Nothing says why (a command that printed something else and exited
 		// with status 0): its last lines are what there is to quote.
 		for _, l := range lines[max(0, len(lines)-whyLines):] {
-			out = append(out, cut(l))
+			out = append(out, core.Shorten(l, whyLineBytes))
 		}
 		return out
 	}
 	if last := lines[len(lines)-1]; !seen[last] {
-		out = append(out, cut(last))
+		out = append(out, core.Shorten(last, whyLineBytes))
 	}
 	return out
-}
-
-func cut(line string) string {
-	if len(line) > whyLineBytes {
-		return line[:whyLineBytes] + "…"
-	}
-	return line
 }
 
 // readEnd reads at most the last n bytes of a file, from the start of a line.

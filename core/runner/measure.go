@@ -55,13 +55,13 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		p.ServerStats = append(p.ServerStats, r.sampleStats(ctx, "after")...)
 	}
 	r.noteRestart(p.ServerStats, &end)
-	core.JudgeStalls(&end)
 	if err != nil && len(end.Totals) == 0 && w.covered > 0 && w.covered < end.Elapsed {
 		// The plugin died: what it measured reaches as far as its last interval, and
 		// rates divide by that, not by the time until the host noticed.
 		end.Notes = append(end.Notes, fmt.Sprintf("the plugin stopped after %s; its intervals cover %s, which rates are computed over", end.Elapsed.Round(time.Millisecond), w.covered.Round(time.Millisecond)))
-		end.Elapsed = w.covered
+		end.CutTo(w.covered)
 	}
+	core.JudgeStalls(&end)
 	w.load(&end)
 	r.totals(p, &end)
 	if p.Spec.Kind != core.PhaseLoad {

@@ -263,10 +263,6 @@ func mergeEnds(ends []core.PhaseEnd, open bool) core.PhaseEnd {
 			out.Ended = e.Ended
 		}
 		out.Elapsed = max(out.Elapsed, e.Elapsed)
-		// The processes stand still apart: the phase's client stood still as long
-		// as its longest-stopped process, and each stop is kept.
-		out.Stalled = max(out.Stalled, e.Stalled)
-		out.Stalls = append(out.Stalls, e.Stalls...)
 		out.CPUUser += e.CPUUser
 		out.CPUSystem += e.CPUSystem
 		for _, n := range e.Notes {
@@ -283,7 +279,11 @@ func mergeEnds(ends []core.PhaseEnd, open bool) core.PhaseEnd {
 		}
 	}
 	out.Error = strings.Join(errs, "; ")
-	out.Stalls = core.LongestSpans(out.Stalls, core.MaxStallSpans)
+	stalled, spans := make([]time.Duration, len(ends)), make([][]core.Span, len(ends))
+	for i, e := range ends {
+		stalled[i], spans[i] = e.Stalled, e.Stalls
+	}
+	out.Stalled, out.Stalls = core.CombinedStalls(stalled, spans)
 	if haveTotals {
 		// A process that sent no totals (it died) leaves them to the runner, which
 		// merges what the sink kept of the intervals.
