@@ -983,4 +983,3 @@ func ifStr(c bool, s string) string {
 	}
 	return ""
 }
-
