@@ -33,8 +33,9 @@ func TestStoppedClientIsNotAMeasurementIntegration(t *testing.T) {
 defaults: {connections: 4, memtier: {key_max: 2000, value_size: 64}}
 phases:
   - {name: load, kind: load, duration: 30s, memtier: {ratio: "1:0", key_pattern: P}}
+  - {name: free, %sduration: 3s, memtier: {ratio: "1:10"}}
   - {name: %s, %sduration: 6s, probe: {rate: 100, stall: 1s}, memtier: {ratio: "1:10"}}
-`, tc.phase, tc.shape))
+`, tc.shape, tc.phase, tc.shape))
 			run := startCLI(t, dir, nil, "r: "+tc.phase+" (", "run", "--systems", "r", "--suite", "s.yaml")
 			time.Sleep(1500 * time.Millisecond)
 			plugin := child(t, run.cmd.Process.Pid, "plugin serve resp")
@@ -63,13 +64,10 @@ phases:
 				if row.Sustained != nil && *row.Sustained {
 					t.Errorf("%s: sustained at %.0f ops/s, though the client stood still", row.Op, row.AchievedRate)
 				}
-				if tc.shape == "" {
-					// Over the time it ran: about the rate of an unstopped phase,
-					// never halved by the stop.
-					ran := float64(p.ElapsedNs-p.ClientStalledNs) / 1e9
-					if got, want := row.AchievedRate, float64(okOps(a, "r", tc.phase))/ran; !near(got, want) {
-						t.Errorf("%s: achieved %.0f ops/s, want %.0f over the %.2fs the client ran", row.Op, got, want, ran)
-					}
+				if free := rows(a, "r", "free")[row.Op]; tc.shape == "" && row.AchievedRate < 0.7*free.AchievedRate {
+					// Over the time it ran: about the rate of the phase before,
+					// which nothing stopped; over its window it was half of it.
+					t.Errorf("%s: achieved %.0f ops/s, the unstopped phase before %.0f: the stop still counts against the system", row.Op, row.AchievedRate, free.AchievedRate)
 				}
 			}
 			if tc.shape != "" && p.ElapsedNs < int64(6*time.Second) {
@@ -107,14 +105,3 @@ func phaseInfo(t *testing.T, a *archive.Archive, system, phase string) archive.P
 	t.Fatalf("no phase %s of %s", phase, system)
 	return archive.PhaseInfo{}
 }
-
-// okOps is a phase's successful issued operations.
-func okOps(a *archive.Archive, system, phase string) int64 {
-	var n int64
-	for _, r := range rows(a, system, phase) {
-		n += r.Count
-	}
-	return n
-}
-
-func near(a, b float64) bool { return a == b || (a-b)/b < 1e-6 && (b-a)/b < 1e-6 }
