@@ -126,7 +126,7 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 	nodes := max(1, spec.Nodes)
 	// Every node's directory and ports first: a node's command line or files may
 	// name the others' ({each:...}), as a cluster's members must know each other.
-	all := make([]nodePlaces, nodes)
+	all, taken := make([]nodePlaces, nodes), map[int]bool{}
 	for i := range nodes {
 		pdir := dir
 		if nodes > 1 {
@@ -143,7 +143,7 @@ func Start(spec Spec, baseDir string) (*Server, error) {
 				return nil, err
 			}
 		}
-		ports, err := freePorts(spec)
+		ports, err := freePorts(spec, taken)
 		if err != nil {
 			return nil, err
 		}
@@ -184,8 +184,11 @@ type nodePlaces struct {
 }
 
 // freePorts picks a free port for {port} and for each {port:NAME} in the spec's
-// command and files.
-func freePorts(spec Spec) (map[string]string, error) {
+// command and files, none of them (nor a port at one of its offsets) in taken,
+// to which it adds them: the ports of a server's nodes are picked before any
+// is bound, and the kernel may hand the same free port out twice (a node's
+// heartbeat port that was another's service port got a client's requests).
+func freePorts(spec Spec, taken map[int]bool) (map[string]string, error) {
 	texts := slices.Clone(spec.Command)
 	texts = append(texts, slices.Collect(maps.Values(spec.Files))...)
 	ports := map[string]string{}
@@ -197,9 +200,13 @@ func freePorts(spec Spec) (map[string]string, error) {
 		if ph == "{port}" {
 			offsets = spec.PortOffsets
 		}
-		p, err := freePortWith(offsets)
+		p, err := freePortWith(offsets, taken)
 		if err != nil {
 			return nil, err
+		}
+		taken[p] = true
+		for _, off := range offsets {
+			taken[p+off] = true
 		}
 		ports[ph] = strconv.Itoa(p)
 	}
@@ -209,15 +216,15 @@ func freePorts(spec Spec) (map[string]string, error) {
 // freePortWith returns a free loopback port p with p+offset free too for each
 // offset, all of them ports (below 65536): for a server that also listens at
 // fixed distances from its port.
-func freePortWith(offsets []int) (int, error) {
+func freePortWith(offsets []int, taken map[int]bool) (int, error) {
 	for range 100 {
 		p, err := FreePort()
 		if err != nil {
 			return 0, fmt.Errorf("find a free port: %w", err)
 		}
-		ok := true
+		ok := !taken[p]
 		for _, off := range offsets {
-			if q := p + off; q < 1 || q > 65535 || !portFree(q) {
+			if q := p + off; !ok || q < 1 || q > 65535 || taken[q] || !portFree(q) {
 				ok = false
 				break
 			}

@@ -260,7 +260,7 @@ func TestClusterMembersNameEachOtherIntegration(t *testing.T) {
 // +10001) gets a port whose companions are free and are ports at all.
 func TestPortOffsets(t *testing.T) {
 	for range 20 {
-		p, err := freePortWith([]int{2000, 10001})
+		p, err := freePortWith([]int{2000, 10001}, map[int]bool{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,31 @@ func TestPortOffsets(t *testing.T) {
 			t.Fatalf("port %d: its companions are not free ports", p)
 		}
 	}
-	if _, err := freePortWith([]int{70000}); err == nil {
+	if _, err := freePortWith([]int{70000}, map[int]bool{}); err == nil {
 		t.Fatal("an offset past the last port was accepted")
+	}
+}
+
+// The ports of one server's nodes are all different, though none is bound
+// while they are picked (an Aerospike node once got as its heartbeat port what
+// another had as its service port, and a client's requests on it).
+func TestPortsOfAServerAreDistinct(t *testing.T) {
+	spec := Spec{Command: []string{"x", "{port}", "{port:fabric}", "{port:heartbeat}"}, PortOffsets: []int{1}}
+	taken := map[int]bool{}
+	seen := map[string]bool{}
+	for range 200 {
+		ports, err := freePorts(spec, taken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ports {
+			if seen[p] {
+				t.Fatalf("port %s handed out twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	if len(taken) != 200*4 {
+		t.Errorf("%d ports taken, want %d ({port}, its offset, two named)", len(taken), 200*4)
 	}
 }
