@@ -26,7 +26,7 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 		{name: "rate 0", suite: "name: s\nphases:\n  - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}\n",
 			want: `s.yaml:3: phase "a": rate must be a positive number of requests/s, got 0 (leave rate out for a closed loop)`},
 		{name: "connections 0", suite: "name: s\nphases:\n  - {name: a, duration: 1s, connections: 0, memtier: {key_max: 5}}\n",
-			want: `s.yaml:3: phase "a": connections must be at least 1, got 0`},
+			want: `s.yaml:3: phase "a": connections must be between 1 and 1000000, got 0`},
 		{name: "pub/sub on an adapter that cannot subscribe", systems: "systems:\n  x: {adapter: aerospike, endpoint: \"127.0.0.1:3000\", namespace: test}\n",
 			suite: "name: s\nphases:\n  - {name: p, duration: 1s, rate: 100, pubsub: {subscribers: 2}}\n",
 			want:  `system x, phase p: adapter aerospike does not support PUBLISH`},
