@@ -15,10 +15,12 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 )
 
-// chart is one generated SVG file and what the report says about it.
-type chart struct {
+// chartFile is one generated SVG file and what the report says about it.
+type chartFile struct {
 	file, title string
 	svg         []byte
 }
@@ -51,11 +53,11 @@ func namePart(name string) string {
 // charts draws, with gonum/plot: grouped bars of throughput and of p99.9 per measured
 // phase and system, and for each measured phase the latency over time of every
 // system (the side probe's requests and each interval's p99).
-func (d *data) charts() ([]chart, error) {
+func (d *data) charts() ([]chartFile, error) {
 	if len(d.measured) == 0 {
 		return nil, nil
 	}
-	var out []chart
+	var out []chartFile
 	var closed, fixed []phaseRef
 	for _, ph := range d.measured {
 		if ph.info.Rate > 0 {
@@ -88,8 +90,8 @@ func (d *data) charts() ([]chart, error) {
 		}
 		if tp != nil {
 			base := chartsDir + "sweep-" + namePart(name)
-			out = append(out, chart{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", tp},
-				chart{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", curve})
+			out = append(out, chartFile{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", tp},
+				chartFile{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", curve})
 		}
 	}
 	ladders, steps := d.ladderSteps()
@@ -99,7 +101,7 @@ func (d *data) charts() ([]chart, error) {
 			return nil, err
 		}
 		if svg != nil {
-			out = append(out, chart{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
+			out = append(out, chartFile{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
 		}
 	}
 	for _, ph := range d.measured {
@@ -111,7 +113,7 @@ func (d *data) charts() ([]chart, error) {
 			continue
 		}
 		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, namePart(ph.name))
-		out = append(out, chart{file, "Latency over time: " + ph.name, svg})
+		out = append(out, chartFile{file, "Latency over time: " + ph.name, svg})
 	}
 	for _, ph := range d.measured {
 		more, err := d.overTimeCharts(ph)
@@ -125,7 +127,7 @@ func (d *data) charts() ([]chart, error) {
 
 // barCharts draws the throughput and the p99.9 of phases, all closed-loop or all
 // fixed-rate, as charts/throughput<suffix>.svg and charts/p999<suffix>.svg.
-func (d *data) barCharts(phases []phaseRef, suffix string) ([]chart, error) {
+func (d *data) barCharts(phases []phaseRef, suffix string) ([]chartFile, error) {
 	latency := "p99.9 latency, all ops (ms, service time)"
 	if suffix != "" {
 		latency = "p99.9 latency, all ops (ms, response time)"
@@ -134,102 +136,57 @@ func (d *data) barCharts(phases []phaseRef, suffix string) ([]chart, error) {
 	if suffix != "" {
 		title = "Fixed rate: throughput (ops/s, median; dashes: the target)"
 	}
-	tp, err := d.barChart(title, "ops/s", phases, func(c cell) (float64, bool) {
+	tp := d.barChart(title, "ops/s", phases, func(c cell) (float64, bool) {
 		sp := c.throughput()
 		return sp.Median, sp.N > 0
 	})
-	if err != nil {
-		return nil, err
+	if phases[0].info.Rate > 0 {
+		for j, ph := range phases {
+			if ph.info.Rate > 0 {
+				tp.Levels = append(tp.Levels, chart.Level{Y: ph.info.Rate, Label: "target", Fit: true, Category: j + 1})
+			}
+		}
 	}
-	lat, err := d.barChart(latency, "ms", phases, func(c cell) (float64, bool) {
+	lat := d.barChart(latency, "ms", phases, func(c cell) (float64, bool) {
 		v, ok := c.allOpsQuantile(99.9)
 		return float64(v) / 1e6, ok
 	})
-	if err != nil {
-		return nil, err
-	}
 	kind := " (closed loop)"
 	if suffix != "" {
 		kind = " (fixed rate)"
 	}
-	return []chart{{chartsDir + "throughput" + suffix + ".svg", "Throughput per phase and system" + kind, tp},
-		{chartsDir + "p999" + suffix + ".svg", "p99.9 latency per phase and system" + kind, lat}}, nil
-}
-
-// barChart draws one group of bars per phase, one bar (and legend entry) per
-// system; a fixed-rate phase's throughput bars have its target dashed across.
-func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) (float64, bool)) ([]byte, error) {
-	p := newChart(title, "", unit)
-	p.Y.Min = 0
-	p.Y.Tick.Marker = siTicks{}
-	names := make([]string, len(phases))
-	for i, ph := range phases {
-		names[i] = ph.name
-	}
-	p.NominalX(names...)
-	var bars []*plotter.BarChart
-	var highest float64
-	for i, sys := range d.systems {
-		vals := make(plotter.Values, len(phases))
-		for j, ph := range phases {
-			if v, ok := value(d.cell(ph, sys)); ok {
-				vals[j] = v
-				highest = max(highest, v)
-			}
-		}
-		b, err := plotter.NewBarChart(vals, 1) // its width once the layout is known
+	var out []chartFile
+	for _, f := range []struct {
+		c     *chart.Chart
+		file  string
+		title string
+	}{{tp, "throughput", "Throughput per phase and system"}, {lat, "p999", "p99.9 latency per phase and system"}} {
+		svg, err := f.c.SVG()
 		if err != nil {
 			return nil, err
 		}
-		b.Color = plotutil.Color(i)
-		b.LineStyle.Width = 0
-		p.Add(b)
-		p.Legend.Add(sys, b)
-		bars = append(bars, b)
+		out = append(out, chartFile{chartsDir + f.file + suffix + ".svg", f.title + kind, svg})
 	}
-	targets := map[int]*plotter.Line{}
-	if unit == "ops/s" && phases[0].info.Rate > 0 {
-		dashed := style{color: plotutil.DarkColors[len(plotutil.DarkColors)-1], width: vg.Points(1.5), dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-		for j, ph := range phases {
-			if ph.info.Rate <= 0 {
-				continue
-			}
-			highest = max(highest, ph.info.Rate)
-			l, err := plotter.NewLine(plotter.XYs{{X: float64(j), Y: ph.info.Rate}, {X: float64(j), Y: ph.info.Rate}})
-			if err != nil {
-				return nil, err
-			}
-			dashed.setLine(&l.LineStyle)
-			addPlotters(p, ifStr(len(targets) == 0, "target"), l)
-			targets[j] = l
-		}
-	}
-	p.Y.Max = headroom(highest)
-	p.X.Min, p.X.Max = -0.5, float64(len(phases))-0.5
-	// Each group of bars takes at most 80% of its phase's room, so that groups
-	// never touch, and each bar at most 40 points.
-	group, err := dataWidth(p)
-	if err != nil {
-		return nil, err
-	}
-	group /= vg.Length(len(phases))
-	width := barWidth(group, len(bars))
-	for i, b := range bars {
-		b.Width = width
-		b.Offset = width * vg.Length(float64(i)-float64(len(bars)-1)/2)
-	}
-	// A target spans its group's bars.
-	half := float64(width) * float64(len(bars)) / 2 / float64(group)
-	for j, l := range targets {
-		l.XYs[0].X, l.XYs[1].X = float64(j)-half, float64(j)+half
-	}
-	return render(p)
+	return out, nil
 }
 
-// barWidth is the width of each of n bars in a group of room points: together at
-// most 80% of it, so that groups never touch, and each at most 40 points.
-func barWidth(room vg.Length, n int) vg.Length {
-	return max(0.5, min(40, room*0.8/vg.Length(max(n, 1))))
+// barChart is a chart of one group of bars per phase, one bar (and legend
+// entry) per system.
+func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) (float64, bool)) *chart.Chart {
+	c := &chart.Chart{Title: title, Y: chart.Axis{Label: unit, Format: chart.SI, Zero: true}}
+	for _, ph := range phases {
+		c.X.Names = append(c.X.Names, ph.name)
+	}
+	for i, sys := range d.systems {
+		s := chart.Series{Label: sys, Color: i, Bars: true}
+		for j, ph := range phases {
+			if v, ok := value(d.cell(ph, sys)); ok {
+				s.XYs = append(s.XYs, chart.XY{X: float64(j), Y: v})
+			}
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests

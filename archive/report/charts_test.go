@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive/archivetest"
@@ -66,19 +65,6 @@ func TestChartLayout(t *testing.T) {
 				t.Errorf("the data has %v of a %vx%v chart", size, chartWidth, chartHeight)
 			}
 		})
-	}
-}
-
-// Bars of one group take at most 80% of its room, so that groups never touch,
-// whatever the number of systems and phases.
-func TestBarWidth(t *testing.T) {
-	for _, systems := range []int{1, 2, 5, 12} {
-		for _, group := range []vg.Length{20, 60, 300} {
-			w := barWidth(group, systems)
-			if w <= 0 || w*vg.Length(systems) > group*0.8+1e-9 || w > 40 {
-				t.Errorf("%d systems in a group of %v points: bars %v wide", systems, group, w)
-			}
-		}
 	}
 }
 

@@ -53,7 +53,7 @@ func Render(a *archive.Archive) (files []File, console Console, err error) {
 
 // markdown is report.md: the run and its systems, the results in their tables and
 // charts, what the server counted, the caveats, and every phase.
-func (d *data) markdown(charts []chart) []byte {
+func (d *data) markdown(charts []chartFile) []byte {
 	var b strings.Builder
 	d.runHeader(&b)
 	d.systemsSection(&b)
@@ -149,7 +149,7 @@ func (d *data) resultsIntro(b *strings.Builder) {
 }
 
 // chartList shows the charts, if any.
-func chartList(b *strings.Builder, charts []chart) {
+func chartList(b *strings.Builder, charts []chartFile) {
 	if len(charts) == 0 {
 		return
 	}

@@ -128,18 +128,18 @@ func contains(list []string, s string) bool {
 // overTimeCharts draws, for a measured phase long enough to show a course (more
 // than one stallWindow), the slowest probe request of each window and the
 // server's timeline fields over the phase.
-func (d *data) overTimeCharts(ph phaseRef) ([]chart, error) {
-	var out []chart
+func (d *data) overTimeCharts(ph phaseRef) ([]chartFile, error) {
+	var out []chartFile
 	name := namePart(ph.name)
 	if svg, err := d.windowChart(ph); err != nil {
 		return nil, err
 	} else if svg != nil {
-		out = append(out, chart{fmt.Sprintf("%sprobe-max-%d-%s.svg", chartsDir, ph.index, name), "Slowest probe request per 10 s: " + ph.name, svg})
+		out = append(out, chartFile{fmt.Sprintf("%sprobe-max-%d-%s.svg", chartsDir, ph.index, name), "Slowest probe request per 10 s: " + ph.name, svg})
 	}
 	if svg, err := d.statsChart(ph); err != nil {
 		return nil, err
 	} else if svg != nil {
-		out = append(out, chart{fmt.Sprintf("%sserver-%d-%s.svg", chartsDir, ph.index, name), "Server stats over time: " + ph.name, svg})
+		out = append(out, chartFile{fmt.Sprintf("%sserver-%d-%s.svg", chartsDir, ph.index, name), "Server stats over time: " + ph.name, svg})
 	}
 	return out, nil
 }
