@@ -203,7 +203,7 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 		if l == nil {
 			continue
 		}
-		probe := l.points()
+		probe := plotXYs(l.points())
 		for _, xy := range probe {
 			highest = max(highest, xy.Y)
 		}
@@ -218,7 +218,7 @@ func (d *data) timeChart(ph phaseRef) ([]byte, error) {
 			drawn = true
 		}
 		if len(l.p99) > 0 {
-			if err := addLine(p, sys+" p99 per interval", l.p99, style{color: color, width: vg.Points(1.5)}); err != nil {
+			if err := addLine(p, sys+" p99 per interval", plotXYs(l.p99), style{color: color, width: vg.Points(1.5)}); err != nil {
 				return nil, err
 			}
 			drawn = true
@@ -412,4 +412,13 @@ func addPlotters(p *plot.Plot, legend string, ps ...legendPlotter) {
 	if legend != "" {
 		p.Legend.Add(legend, thumbs...)
 	}
+}
+
+// plotXYs are chart points as gonum/plot's.
+func plotXYs(pts []chart.XY) plotter.XYs {
+	out := make(plotter.XYs, len(pts))
+	for i, xy := range pts {
+		out[i] = plotter.XY{X: xy.X, Y: xy.Y}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 )
 
 // Comparison is what `cmpbench compare --html` renders: two archives, where
@@ -63,7 +64,7 @@ func CompareHTML(c Comparison) ([]byte, error) {
 		p.Sides = append(p.Sides, compareSide{Label: "AB"[i : i+1], Dir: []string{c.DirA, c.DirB}[i], Facts: d.facts(), Systems: a.Manifest.Systems})
 	}
 	p.Regressed = compare.Count(c.Rows, compare.Regression) > 0 || len(compare.FailedInB(c.Rows)) > 0
-	var specs []*chartSpec
+	var specs []*chart.Chart
 	for _, ph := range comparePhases(c.Rows) {
 		ph.Anchor = fmt.Sprintf("phase-%d", len(p.Phases)+1)
 		for i, sys := range systemsOf(ph.rows) {
@@ -155,8 +156,8 @@ func systemsOf(rows []compare.Row) []string {
 // compareSpectrum is one system's percentile spectrum in one phase: each timed
 // op's response time in A (solid) and B (dashed), repetitions pooled; nil when
 // neither archive measured it.
-func compareSpectrum(sides [2]*data, phase, sys, id string) *chartSpec {
-	var specs []seriesSpec
+func compareSpectrum(sides [2]*data, phase, sys, id string) *chart.Chart {
+	var specs []chart.Series
 	var hists []*hdrhistogram.Histogram
 	var most int64
 	ops := map[string]int{}
@@ -175,18 +176,18 @@ func compareSpectrum(sides [2]*data, phase, sys, id string) *chartSpec {
 				ops[op] = len(ops)
 			}
 			most = max(most, h.TotalCount())
-			specs = append(specs, seriesSpec{Label: "AB"[i:i+1] + " " + op, Color: ops[op], Dash: i == 1, Line: true})
+			specs = append(specs, chart.Series{Label: "AB"[i:i+1] + " " + op, Color: ops[op], Dash: i, Line: true})
 			hists = append(hists, h)
 		}
 	}
 	if len(specs) == 0 {
 		return nil
 	}
-	c := &chartSpec{
+	c := &chart.Chart{
 		ID:    id,
 		Title: fmt.Sprintf("Latency by percentile: %s, %s", sys, phase),
-		X:     axisSpec{Label: "percentile", Log: true, Format: "percentile"},
-		Y:     axisSpec{Label: "ms (log scale)", Log: true},
+		X:     chart.Axis{Label: "percentile", Log: true, Format: chart.Percentile},
+		Y:     chart.Axis{Label: "ms (log scale)", Log: true},
 		Caption: "Each op's response time at every percentile, A solid and B dashed, repetitions pooled; the x axis is 1/(1−q), so each decade is one more nine. " +
 			"Response time is measured from the intended send at a fixed rate and equals service time in a closed loop.",
 	}

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -16,6 +15,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -86,8 +86,8 @@ type inlined struct {
 
 // pageParts is what every page carries besides its own content: its charts'
 // specs as JSON, and the inlined assets.
-func pageParts(specs []*chartSpec) (template.JS, inlined, error) {
-	js, err := json.Marshal(specs)
+func pageParts(charts []*chart.Chart) (template.JS, inlined, error) {
+	js, err := chart.JSON(charts)
 	if err != nil {
 		return "", inlined{}, err
 	}
@@ -185,7 +185,7 @@ func (d *data) html() ([]byte, error) {
 }
 
 // page builds the page and the specs of its charts.
-func (d *data) page() (*page, []*chartSpec, error) {
+func (d *data) page() (*page, []*chart.Chart, error) {
 	p := &page{Title: "cmpbench report: " + d.m.Suite.Name, Facts: d.facts(), Systems: d.m.Systems, Headline: d.headline()}
 	var caveats strings.Builder
 	for _, c := range d.caveats() {
@@ -200,8 +200,8 @@ func (d *data) page() (*page, []*chartSpec, error) {
 	if p.Audit, err = renderMarkdown(audit.String()); err != nil {
 		return nil, nil, err
 	}
-	var specs []*chartSpec
-	add := func(c *chartSpec) *chartView {
+	var specs []*chart.Chart
+	add := func(c *chart.Chart) *chartView {
 		if c == nil || len(c.Series) == 0 {
 			return nil
 		}
@@ -298,7 +298,7 @@ func phaseAnchor(ph phaseRef) string {
 }
 
 // phaseView is one measured phase's section.
-func (d *data) phaseView(ph phaseRef, add func(*chartSpec) *chartView) (phaseView, error) {
+func (d *data) phaseView(ph phaseRef, add func(*chart.Chart) *chartView) (phaseView, error) {
 	info := ph.info
 	v := phaseView{Anchor: phaseAnchor(ph), Name: ph.name, LatencyKind: "service time"}
 	v.About = fmt.Sprintf("%s; %s; %s", info.Workload, info.Shape, time.Duration(info.DurationNs))
@@ -313,7 +313,7 @@ func (d *data) phaseView(ph phaseRef, add func(*chartSpec) *chartView) (phaseVie
 		return v, err
 	}
 	v.Full = full
-	for _, c := range []*chartSpec{d.spectrumChart(ph), d.latencyTimeChart(ph), d.rateTimeChart(ph)} {
+	for _, c := range []*chart.Chart{d.spectrumChart(ph), d.latencyTimeChart(ph), d.rateTimeChart(ph)} {
 		if cv := add(c); cv != nil {
 			v.Charts = append(v.Charts, *cv)
 		}
@@ -350,7 +350,7 @@ func (d *data) phaseRows(ph phaseRef) []phaseRow {
 }
 
 // groupViews are the ladders' and sweeps' sections: each one's chart and table.
-func (d *data) groupViews(add func(*chartSpec) *chartView) ([]groupView, error) {
+func (d *data) groupViews(add func(*chart.Chart) *chartView) ([]groupView, error) {
 	var out []groupView
 	ladders, steps := d.ladderSteps()
 	for _, name := range ladders {

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -181,13 +182,13 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 				highest = max(highest, xy.Y)
 			}
 			color := plotutil.Color(i)
-			if err := addLine(p, fmt.Sprintf("%s p%g", sys, q), line, style{color: color, width: vg.Points(1.2), dashes: plotutil.Dashes(j)}); err != nil {
+			if err := addLine(p, fmt.Sprintf("%s p%g", sys, q), plotXYs(line), style{color: color, width: vg.Points(1.2), dashes: plotutil.Dashes(j)}); err != nil {
 				return nil, err
 			}
 			for _, pts := range []struct {
 				xys   plotter.XYs
 				glyph draw.GlyphDrawer
-			}{{held, draw.CircleGlyph{}}, {ns, draw.RingGlyph{}}} {
+			}{{plotXYs(held), draw.CircleGlyph{}}, {plotXYs(ns), draw.RingGlyph{}}} {
 				if len(pts.xys) == 0 {
 					continue
 				}
@@ -208,13 +209,13 @@ func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
 // ladderCurve is one system's quantile q (0-100) of the response time, in ms,
 // against the rate each step of a ladder achieved: every step's point, and the
 // same split into the steps sustained and those not.
-func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float64) (line, held, ns plotter.XYs) {
+func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float64) (line, held, ns []chart.XY) {
 	for _, ph := range steps {
 		v, achieved, sustained, _ := combined(d.cell(ph, sys), method, func(r archive.SummaryRow) []byte { return r.RespHDR }, q)
 		if v == nil {
 			continue
 		}
-		xy := plotter.XY{X: achieved, Y: v[0] / 1e6}
+		xy := chart.XY{X: achieved, Y: v[0] / 1e6}
 		line = append(line, xy)
 		if sustained {
 			held = append(held, xy)

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"gonum.org/v1/plot/plotter"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -91,8 +91,8 @@ type timeLine struct {
 	width    int64        // ns of the phase per bucket
 	fast     []probePoint // per bucket, the fastest and slowest probe request
 	slow     []probePoint
-	p99      plotter.XYs // per interval: p99 of every op, ms
-	rate     plotter.XYs // per interval: successful ops/s the client sent
+	p99      []chart.XY // per interval: p99 of every op, ms
+	rate     []chart.XY // per interval: successful ops/s the client sent
 	pending  []archive.IntervalRow
 	interval int // the interval of pending
 }
@@ -224,18 +224,18 @@ func (l *timeLine) flush(intervalNs int64) {
 		}
 	}
 	if span := rows[0].EndNs - rows[0].StartNs; span > 0 {
-		l.rate = append(l.rate, plotter.XY{X: end, Y: float64(ok) * 1e9 / float64(span)})
+		l.rate = append(l.rate, chart.XY{X: end, Y: float64(ok) * 1e9 / float64(span)})
 	}
 	h := mergeEncoded(rows, func(r archive.IntervalRow) []byte { return r.RespHDR })
 	if h == nil || h.TotalCount() == 0 {
 		return
 	}
-	l.p99 = append(l.p99, plotter.XY{X: end, Y: float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6})
+	l.p99 = append(l.p99, chart.XY{X: end, Y: float64(max(h.ValueAtQuantile(99), core.HistMin)) / 1e6})
 }
 
 // points are the probe requests the chart draws, in time order.
-func (l *timeLine) points() plotter.XYs {
-	var out plotter.XYs
+func (l *timeLine) points() []chart.XY {
+	var out []chart.XY
 	for b := range l.fast {
 		f, s := l.fast[b], l.slow[b]
 		if !f.set {
@@ -245,9 +245,9 @@ func (l *timeLine) points() plotter.XYs {
 		if s.at < f.at {
 			first, second = s, f
 		}
-		out = append(out, plotter.XY{X: float64(first.at) / 1e9, Y: float64(first.ns) / 1e6})
+		out = append(out, chart.XY{X: float64(first.at) / 1e9, Y: float64(first.ns) / 1e6})
 		if second != first {
-			out = append(out, plotter.XY{X: float64(second.at) / 1e9, Y: float64(second.ns) / 1e6})
+			out = append(out, chart.XY{X: float64(second.at) / 1e9, Y: float64(second.ns) / 1e6})
 		}
 	}
 	return out

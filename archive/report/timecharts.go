@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -46,7 +47,7 @@ type sampleID struct {
 // samples name them.
 type fieldSeries struct {
 	order []string
-	xy    map[string]plotter.XYs // seconds since the phase started, value
+	xy    map[string][]chart.XY // seconds since the phase started, value
 }
 
 func (s *statsTimeline) init(m *archive.Manifest) {
@@ -106,13 +107,13 @@ func (s *statsTimeline) flush() {
 			continue
 		}
 		if fs == nil {
-			fs = &fieldSeries{xy: map[string]plotter.XYs{}}
+			fs = &fieldSeries{xy: map[string][]chart.XY{}}
 			s.series[k] = fs
 		}
 		if _, seen := fs.xy[f]; !seen {
 			fs.order = append(fs.order, f)
 		}
-		fs.xy[f] = append(fs.xy[f], plotter.XY{X: x, Y: v})
+		fs.xy[f] = append(fs.xy[f], chart.XY{X: x, Y: v})
 	}
 }
 
@@ -224,7 +225,7 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 			if fs == nil || len(fs.xy[f]) == 0 {
 				continue
 			}
-			if err := addLinePoints(p, sys, fs.xy[f], systemStyle(i, vg.Points(1.5))); err != nil {
+			if err := addLinePoints(p, sys, plotXYs(fs.xy[f]), systemStyle(i, vg.Points(1.5))); err != nil {
 				return nil, err
 			}
 			for _, xy := range fs.xy[f] {
