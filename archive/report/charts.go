@@ -19,10 +19,48 @@ import (
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 )
 
-// chartFile is one generated SVG file and what the report says about it.
+// chartFile is one generated SVG file and what report.md says about it.
 type chartFile struct {
-	file, title string
-	svg         []byte
+	file, title, caption string
+	svg                  []byte
+}
+
+// reportCharts are the report's charts, each described once by the section
+// that owns it: report.md lists those with a file, in the order of all;
+// report.html shows each in its section.
+type reportCharts struct {
+	summary []*chart.Chart // every measured phase side by side: the bars
+}
+
+// reportCharts describes the report's charts.
+func (d *data) reportCharts() reportCharts {
+	if len(d.measured) == 0 {
+		return reportCharts{}
+	}
+	return reportCharts{summary: d.barCharts()}
+}
+
+// all are the charts in report.md's order.
+func (r reportCharts) all() []*chart.Chart {
+	return r.summary
+}
+
+// svgFiles draws the charts that have a file, then the charts not yet
+// described by the model.
+func (d *data) svgFiles(r reportCharts) ([]chartFile, error) {
+	var out []chartFile
+	for _, c := range r.all() {
+		if c.File == "" {
+			continue
+		}
+		svg, err := c.SVG()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.File, err)
+		}
+		out = append(out, chartFile{c.File, c.Title, c.Caption, svg})
+	}
+	more, err := d.charts()
+	return append(out, more...), err
 }
 
 const chartsDir = "charts/"
@@ -58,30 +96,6 @@ func (d *data) charts() ([]chartFile, error) {
 		return nil, nil
 	}
 	var out []chartFile
-	var closed, fixed []phaseRef
-	for _, ph := range d.measured {
-		if ph.info.Rate > 0 {
-			fixed = append(fixed, ph)
-		} else {
-			closed = append(closed, ph)
-		}
-	}
-	// Closed-loop and fixed-rate phases never share a chart: the one measures
-	// capacity, the other holds a rate; their latencies are service and
-	// response time.
-	for _, g := range []struct {
-		phases []phaseRef
-		suffix string
-	}{{closed, ""}, {fixed, "-fixed-rate"}} {
-		if len(g.phases) == 0 {
-			continue
-		}
-		more, err := d.barCharts(g.phases, g.suffix)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
 	sweeps, sweepSteps := d.sweepSteps()
 	for _, name := range sweeps {
 		tp, curve, err := d.sweepCharts(name, sweepSteps[name])
@@ -90,8 +104,8 @@ func (d *data) charts() ([]chartFile, error) {
 		}
 		if tp != nil {
 			base := chartsDir + "sweep-" + namePart(name)
-			out = append(out, chartFile{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", tp},
-				chartFile{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", curve})
+			out = append(out, chartFile{base + "-throughput.svg", "Sweep " + name + ": throughput against connections", "", tp},
+				chartFile{base + "-latency.svg", "Sweep " + name + ": p99.99 against throughput", "", curve})
 		}
 	}
 	ladders, steps := d.ladderSteps()
@@ -101,7 +115,7 @@ func (d *data) charts() ([]chartFile, error) {
 			return nil, err
 		}
 		if svg != nil {
-			out = append(out, chartFile{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", svg})
+			out = append(out, chartFile{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", "", svg})
 		}
 	}
 	for _, ph := range d.measured {
@@ -113,7 +127,7 @@ func (d *data) charts() ([]chartFile, error) {
 			continue
 		}
 		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, namePart(ph.name))
-		out = append(out, chartFile{file, "Latency over time: " + ph.name, svg})
+		out = append(out, chartFile{file, "Latency over time: " + ph.name, "", svg})
 	}
 	for _, ph := range d.measured {
 		more, err := d.overTimeCharts(ph)
@@ -123,70 +137,6 @@ func (d *data) charts() ([]chartFile, error) {
 		out = append(out, more...)
 	}
 	return out, nil
-}
-
-// barCharts draws the throughput and the p99.9 of phases, all closed-loop or all
-// fixed-rate, as charts/throughput<suffix>.svg and charts/p999<suffix>.svg.
-func (d *data) barCharts(phases []phaseRef, suffix string) ([]chartFile, error) {
-	latency := "p99.9 latency, all ops (ms, service time)"
-	if suffix != "" {
-		latency = "p99.9 latency, all ops (ms, response time)"
-	}
-	title := "Throughput (successful ops/s, median of repetitions)"
-	if suffix != "" {
-		title = "Fixed rate: throughput (ops/s, median; dashes: the target)"
-	}
-	tp := d.barChart(title, "ops/s", phases, func(c cell) (float64, bool) {
-		sp := c.throughput()
-		return sp.Median, sp.N > 0
-	})
-	if phases[0].info.Rate > 0 {
-		for j, ph := range phases {
-			if ph.info.Rate > 0 {
-				tp.Levels = append(tp.Levels, chart.Level{Y: ph.info.Rate, Label: "target", Fit: true, Category: j + 1})
-			}
-		}
-	}
-	lat := d.barChart(latency, "ms", phases, func(c cell) (float64, bool) {
-		v, ok := c.allOpsQuantile(99.9)
-		return float64(v) / 1e6, ok
-	})
-	kind := " (closed loop)"
-	if suffix != "" {
-		kind = " (fixed rate)"
-	}
-	var out []chartFile
-	for _, f := range []struct {
-		c     *chart.Chart
-		file  string
-		title string
-	}{{tp, "throughput", "Throughput per phase and system"}, {lat, "p999", "p99.9 latency per phase and system"}} {
-		svg, err := f.c.SVG()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, chartFile{chartsDir + f.file + suffix + ".svg", f.title + kind, svg})
-	}
-	return out, nil
-}
-
-// barChart is a chart of one group of bars per phase, one bar (and legend
-// entry) per system.
-func (d *data) barChart(title, unit string, phases []phaseRef, value func(cell) (float64, bool)) *chart.Chart {
-	c := &chart.Chart{Title: title, Y: chart.Axis{Label: unit, Format: chart.SI, Zero: true}}
-	for _, ph := range phases {
-		c.X.Names = append(c.X.Names, ph.name)
-	}
-	for i, sys := range d.systems {
-		s := chart.Series{Label: sys, Color: i, Bars: true}
-		for j, ph := range phases {
-			if v, ok := value(d.cell(ph, sys)); ok {
-				s.XYs = append(s.XYs, chart.XY{X: float64(j), Y: v})
-			}
-		}
-		c.Series = append(c.Series, s)
-	}
-	return c
 }
 
 // timeChart draws, for the first repetition of a phase, the side probe's requests

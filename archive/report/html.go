@@ -67,6 +67,7 @@ type page struct {
 	Facts    []string
 	Systems  []archive.SystemInfo
 	Headline headline
+	Overview []chartView   // every phase side by side: the bars
 	Caveats  template.HTML // report.md's caveats, rendered
 	Audit    template.HTML // report.md's fairness audit, rendered
 	Unfair   bool
@@ -169,8 +170,8 @@ type detailView struct {
 }
 
 // html renders report.html.
-func (d *data) html() ([]byte, error) {
-	p, specs, err := d.page()
+func (d *data) html(rc reportCharts) ([]byte, error) {
+	p, specs, err := d.page(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func (d *data) html() ([]byte, error) {
 }
 
 // page builds the page and the specs of its charts.
-func (d *data) page() (*page, []*chart.Chart, error) {
+func (d *data) page(rc reportCharts) (*page, []*chart.Chart, error) {
 	p := &page{Title: "cmpbench report: " + d.m.Suite.Name, Facts: d.facts(), Systems: d.m.Systems, Headline: d.headline()}
 	var caveats strings.Builder
 	for _, c := range d.caveats() {
@@ -207,6 +208,11 @@ func (d *data) page() (*page, []*chart.Chart, error) {
 		}
 		specs = append(specs, c)
 		return &chartView{c.ID, c.Caption}
+	}
+	for _, c := range rc.summary {
+		if cv := add(c); cv != nil {
+			p.Overview = append(p.Overview, *cv)
+		}
 	}
 	for _, ph := range d.measured {
 		v, err := d.phaseView(ph, add)

@@ -36,11 +36,12 @@ func Render(a *archive.Archive) (files []File, console Console, err error) {
 	if err != nil {
 		return nil, Console{}, err
 	}
-	charts, err := d.charts()
+	rc := d.reportCharts()
+	charts, err := d.svgFiles(rc)
 	if err != nil {
 		return nil, Console{}, fmt.Errorf("charts: %w", err)
 	}
-	page, err := d.html()
+	page, err := d.html(rc)
 	if err != nil {
 		return nil, Console{}, err
 	}
@@ -156,6 +157,9 @@ func chartList(b *strings.Builder, charts []chartFile) {
 	b.WriteString("## Charts\n\n")
 	for _, c := range charts {
 		fmt.Fprintf(b, "![%s](%s)\n\n", c.title, c.file)
+		if c.caption != "" {
+			fmt.Fprintf(b, "%s\n\n", c.caption)
+		}
 	}
 }
 

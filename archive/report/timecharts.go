@@ -135,12 +135,12 @@ func (d *data) overTimeCharts(ph phaseRef) ([]chartFile, error) {
 	if svg, err := d.windowChart(ph); err != nil {
 		return nil, err
 	} else if svg != nil {
-		out = append(out, chartFile{fmt.Sprintf("%sprobe-max-%d-%s.svg", chartsDir, ph.index, name), "Slowest probe request per 10 s: " + ph.name, svg})
+		out = append(out, chartFile{fmt.Sprintf("%sprobe-max-%d-%s.svg", chartsDir, ph.index, name), "Slowest probe request per 10 s: " + ph.name, "", svg})
 	}
 	if svg, err := d.statsChart(ph); err != nil {
 		return nil, err
 	} else if svg != nil {
-		out = append(out, chartFile{fmt.Sprintf("%sserver-%d-%s.svg", chartsDir, ph.index, name), "Server stats over time: " + ph.name, svg})
+		out = append(out, chartFile{fmt.Sprintf("%sserver-%d-%s.svg", chartsDir, ph.index, name), "Server stats over time: " + ph.name, "", svg})
 	}
 	return out, nil
 }

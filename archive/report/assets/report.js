@@ -38,7 +38,10 @@
 
   function axis(a, scale) {
     var o = { label: a.label, scale: scale };
-    if (a.format === "percentile") {
+    if (a.names) {
+      o.splits = function () { return a.names.map(function (n, i) { return i; }); };
+      o.values = function (u, splits) { return splits.map(function (i) { return a.names[i]; }); };
+    } else if (a.format === "percentile") {
       o.splits = decades;
       o.values = function (u, splits) { return splits.map(percentile); };
     } else if (a.format === "si") {
@@ -50,8 +53,32 @@
     return o;
   }
 
-  function series(s) {
+  // barRoom is the width of each of a chart's bars and of their group: the
+  // group at most 80% of a category's room, each bar at most 40 px.
+  function barRoom(u, n) {
+    var room = Math.abs(u.valToPos(1, "x", true) - u.valToPos(0, "x", true));
+    var w = Math.min(40 * (window.devicePixelRatio || 1), room * 0.8 / Math.max(n, 1));
+    return { bar: w, group: w * n };
+  }
+
+  // bars draws the k-th of n bar series as a bar at each category, its group
+  // centered on the category.
+  function bars(k, n) {
+    return function (u, si, i0, i1) {
+      var xs = u.data[0], ys = u.data[si], p = new Path2D(), w = barRoom(u, n).bar;
+      var zero = u.valToPos(0, "y", true);
+      for (var i = i0; i <= i1; i++) {
+        if (ys[i] == null) continue;
+        var x = u.valToPos(xs[i], "x", true) + (k - (n - 1) / 2) * w - w / 2, y = u.valToPos(ys[i], "y", true);
+        p.rect(x, y, w, zero - y);
+      }
+      return { stroke: p, fill: p };
+    };
+  }
+
+  function series(s, k, n) {
     var c = color(s.color);
+    if (s.bars) return { label: s.label, stroke: c, fill: c, width: 0, paths: bars(k, n), points: { show: false } };
     var o = { label: s.label, stroke: c, width: s.line ? 1.5 : 0, spanGaps: true };
     if (s.dash) o.dash = [6, 4];
     if (!s.line) o.paths = function () { return null; };
@@ -78,15 +105,23 @@
       var ctx = u.ctx, px = window.devicePixelRatio || 1, left = u.bbox.left, w = u.bbox.width;
       ctx.save();
       ctx.font = (11 * px) + "px sans-serif";
+      var named = {}, group = barRoom(u, spec.series.filter(function (s) { return s.bars; }).length).group;
       (spec.hlines || []).forEach(function (l) {
-        var y = u.valToPos(l.y, "y", true);
+        if (!l.fit && (l.y < u.scales.y.min || l.y > u.scales.y.max)) return; // beyond the data: not drawn
+        var y = u.valToPos(l.y, "y", true), x0 = left, x1 = left + w;
+        if (l.category) {
+          var x = u.valToPos(l.category - 1, "x", true);
+          x0 = x - group / 2; x1 = x + group / 2;
+        }
         ctx.strokeStyle = "#444";
         ctx.setLineDash([5 * px, 4 * px]);
-        ctx.lineWidth = px;
-        ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + w, y); ctx.stroke();
+        ctx.lineWidth = l.category ? 1.5 * px : px;
+        ctx.beginPath(); ctx.moveTo(x0, y); ctx.lineTo(x1, y); ctx.stroke();
+        if (named[l.label]) return; // one label for the levels of one name
+        named[l.label] = true;
         ctx.fillStyle = "#444";
         ctx.textAlign = "right";
-        ctx.fillText(l.label, left + w - 4 * px, y - 4 * px);
+        ctx.fillText(l.label, x1 - 4 * px, y - 4 * px);
         ctx.textAlign = "left";
       });
       ctx.setLineDash([]);
@@ -102,17 +137,45 @@
     };
   }
 
+  // xScale is the x axis's scale: a category's room around each of its
+  // categories, or reaching the stretch the axis spans at least.
+  function xScale(a) {
+    var s = a.log ? { time: false, distr: 3, log: 10 } : { time: false };
+    if (a.names) s.range = function () { return [-0.5, a.names.length - 0.5]; };
+    else if (a.max != null) s.range = function (u, min, max) { return [Math.min(min, a.min), Math.max(max, a.max)]; };
+    return s;
+  }
+
+  // yScale is the y axis's scale, reaching the levels that must fit.
+  function yScale(spec) {
+    var a = spec.y, fits = (spec.hlines || []).filter(function (l) { return l.fit; }).map(function (l) { return l.y; });
+    var s = a.log ? { distr: 3, log: 10 } : {};
+    if (a.zero) s.range = function (u, min, max) { max = Math.max.apply(null, [max].concat(fits)); return [0, max > 0 ? max * 1.1 : 1]; };
+    else if (fits.length) {
+      s.range = function (u, min, max) {
+        min = Math.min.apply(null, [min].concat(fits)); max = Math.max.apply(null, [max].concat(fits));
+        return a.log ? uPlot.rangeLog(min, max, 10, true) : uPlot.rangeNum(min, max, 0.1, true);
+      };
+    }
+    return s;
+  }
+
+  // xSeries is the x values' entry in the legend: a category's name.
+  function xSeries(a) {
+    var o = { label: a.label };
+    if (a.names) o.value = function (u, v) { return v == null ? "" : a.names[v]; };
+    return o;
+  }
+
   function draw(spec, el) {
+    var nbars = spec.series.filter(function (s) { return s.bars; }).length, k = 0;
     var opts = {
       title: spec.title,
       width: Math.max(el.clientWidth, 320),
       height: height,
-      scales: {
-        x: spec.x.log ? { time: false, distr: 3, log: 10 } : { time: false },
-        y: spec.y.log ? { distr: 3, log: 10 } : spec.y.zero ? { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } : {}
-      },
+      scales: { x: xScale(spec.x), y: yScale(spec) },
       axes: [axis(spec.x, "x"), axis(spec.y, "y")],
-      series: [{ label: spec.x.label }].concat(spec.series.map(series)),
+      series: [xSeries(spec.x)].concat(spec.series.map(function (s) { return series(s, s.bars ? k++ : 0, nbars); })),
       hooks: { drawClear: [bands(spec)], draw: [overlay(spec)] }
     };
     var data = [spec.xs].concat(spec.series.map(function (s) { return s.ys; }));
