@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive/report/chart"
+	"strconv"
 )
 
 // chartFile is one generated SVG file and what report.md says about it.
@@ -29,20 +30,29 @@ type chartFile struct {
 // that owns it: report.md lists those with a file, in the order of all;
 // report.html shows each in its section.
 type reportCharts struct {
-	summary []*chart.Chart // every measured phase side by side: the bars
+	summary []*chart.Chart         // every measured phase side by side: the bars
+	phases  map[int][]*chart.Chart // by measured phase
+	order   []*chart.Chart
 }
 
 // reportCharts describes the report's charts.
 func (d *data) reportCharts() reportCharts {
+	r := reportCharts{phases: map[int][]*chart.Chart{}}
 	if len(d.measured) == 0 {
-		return reportCharts{}
+		return r
 	}
-	return reportCharts{summary: d.barCharts()}
+	r.summary = d.barCharts()
+	r.order = append(r.order, r.summary...)
+	for _, ph := range d.measured {
+		r.phases[ph.index] = d.phaseCharts(ph)
+		r.order = append(r.order, r.phases[ph.index]...)
+	}
+	return r
 }
 
 // all are the charts in report.md's order.
 func (r reportCharts) all() []*chart.Chart {
-	return r.summary
+	return r.order
 }
 
 // svgFiles draws the charts that have a file, then the charts not yet
@@ -118,67 +128,7 @@ func (d *data) charts() ([]chartFile, error) {
 			out = append(out, chartFile{chartsDir + "ladder-" + namePart(name) + ".svg", "Ladder " + name + ": latency against the rate achieved", "", svg})
 		}
 	}
-	for _, ph := range d.measured {
-		svg, err := d.timeChart(ph)
-		if err != nil {
-			return nil, err
-		}
-		if svg == nil {
-			continue
-		}
-		file := fmt.Sprintf("%slatency-%d-%s.svg", chartsDir, ph.index, namePart(ph.name))
-		out = append(out, chartFile{file, "Latency over time: " + ph.name, "", svg})
-	}
-	for _, ph := range d.measured {
-		more, err := d.overTimeCharts(ph)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
 	return out, nil
-}
-
-// timeChart draws, for the first repetition of a phase, the side probe's requests
-// (of each thousandth of the phase, the fastest and the slowest) as points and each
-// interval's p99 as a line, per system.
-func (d *data) timeChart(ph phaseRef) ([]byte, error) {
-	p := newChart("Latency over time: "+ph.name+" (first repetition)\npoints: the fastest and slowest probe request of each 1/1000 of the phase",
-		"seconds since the phase started", "ms (log scale)")
-	latencyAxis(p)
-	drawn := false
-	var highest float64
-	for i, sys := range d.systems {
-		l := d.lines[chartKey{sys, ph.index}]
-		if l == nil {
-			continue
-		}
-		probe := plotXYs(l.points())
-		for _, xy := range probe {
-			highest = max(highest, xy.Y)
-		}
-		for _, xy := range l.p99 {
-			highest = max(highest, xy.Y)
-		}
-		color := plotutil.Color(i)
-		if len(probe) > 0 {
-			if err := addPoints(p, sys+" probe", probe, style{color: color, shape: plotutil.Shape(i), radius: vg.Points(1.2)}); err != nil {
-				return nil, err
-			}
-			drawn = true
-		}
-		if len(l.p99) > 0 {
-			if err := addLine(p, sys+" p99 per interval", plotXYs(l.p99), style{color: color, width: vg.Points(1.5)}); err != nil {
-				return nil, err
-			}
-			drawn = true
-		}
-	}
-	if !drawn {
-		return nil, nil
-	}
-	p.Y.Max = logHeadroom(highest)
-	return render(p)
 }
 
 // The size of a chart of one plot.
@@ -371,4 +321,28 @@ func plotXYs(pts []chart.XY) plotter.XYs {
 		out[i] = plotter.XY{X: xy.X, Y: xy.Y}
 	}
 	return out
+}
+
+// siTicks: until the ladders and sweeps are described (the next step).
+type siTicks struct{}
+
+func (siTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		v, unit := t.Value, ""
+		for _, u := range []struct {
+			f float64
+			s string
+		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+			if math.Abs(t.Value) >= u.f {
+				v, unit = t.Value/u.f, u.s
+				break
+			}
+		}
+		ticks[i].Label = strconv.FormatFloat(v, 'g', 4, 64) + unit
+	}
+	return ticks
 }

@@ -203,7 +203,7 @@ func (d *data) page(rc reportCharts) (*page, []*chart.Chart, error) {
 	}
 	var specs []*chart.Chart
 	add := func(c *chart.Chart) *chartView {
-		if c == nil || len(c.Series) == 0 {
+		if c == nil {
 			return nil
 		}
 		specs = append(specs, c)
@@ -215,7 +215,7 @@ func (d *data) page(rc reportCharts) (*page, []*chart.Chart, error) {
 		}
 	}
 	for _, ph := range d.measured {
-		v, err := d.phaseView(ph, add)
+		v, err := d.phaseView(ph, rc.phases[ph.index], add)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -304,7 +304,7 @@ func phaseAnchor(ph phaseRef) string {
 }
 
 // phaseView is one measured phase's section.
-func (d *data) phaseView(ph phaseRef, add func(*chart.Chart) *chartView) (phaseView, error) {
+func (d *data) phaseView(ph phaseRef, charts []*chart.Chart, add func(*chart.Chart) *chartView) (phaseView, error) {
 	info := ph.info
 	v := phaseView{Anchor: phaseAnchor(ph), Name: ph.name, LatencyKind: "service time"}
 	v.About = fmt.Sprintf("%s; %s; %s", info.Workload, info.Shape, time.Duration(info.DurationNs))
@@ -319,12 +319,7 @@ func (d *data) phaseView(ph phaseRef, add func(*chart.Chart) *chartView) (phaseV
 		return v, err
 	}
 	v.Full = full
-	for _, c := range []*chart.Chart{d.spectrumChart(ph), d.latencyTimeChart(ph), d.rateTimeChart(ph)} {
-		if cv := add(c); cv != nil {
-			v.Charts = append(v.Charts, *cv)
-		}
-	}
-	for _, c := range d.statsTimeCharts(ph) {
+	for _, c := range charts {
 		if cv := add(c); cv != nil {
 			v.Charts = append(v.Charts, *cv)
 		}

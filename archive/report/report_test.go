@@ -115,9 +115,10 @@ func TestRegenerationIsByteIdentical(t *testing.T) {
 func TestChartsParseAndShowEverySystem(t *testing.T) {
 	dir := fixture(t)
 	charts, _ := filepath.Glob(filepath.Join(dir, "charts", "*.svg"))
-	// One closed-loop and one fixed-rate phase: their bars never share a chart.
-	if len(charts) != 6 {
-		t.Fatalf("charts %v: want throughput and p99.9 of each loop kind, and a latency chart per phase", charts)
+	// One closed-loop and one fixed-rate phase: their bars never share a chart;
+	// each phase has its spectrum, its latency and its throughput over time.
+	if len(charts) != 10 {
+		t.Fatalf("charts %v: want throughput and p99.9 of each loop kind, and three charts per phase", charts)
 	}
 	for _, c := range charts {
 		texts := svgTexts(t, c)

@@ -241,7 +241,7 @@ func TestOverTimeChartsOfASoak(t *testing.T) {
 		}
 	}
 	for file, want := range map[string][]string{
-		"charts/probe-max-3-soak.svg": {"fast", "slow", "stall threshold 1 s", "Slowest side-probe request per 10 s window: soak (first repetition)"},
+		"charts/probe-max-3-soak.svg": {"fast", "slow", "stall threshold 1 s", "Slowest probe request per 10 s: soak"},
 		"charts/server-3-soak.svg":    {"fast", "slow", "memory.used_memory", "rocksdb.num_running_compactions"},
 	} {
 		if !names[file] {

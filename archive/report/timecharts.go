@@ -1,22 +1,15 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
+	"slices"
 )
 
 // maxTimelineFields bounds the panels of a phase's server-stats chart.
@@ -78,7 +71,7 @@ func (s *statsTimeline) add(r *archive.ServerStatRow) {
 	key, _, _ = strings.Cut(key, "@") // a cluster node's suffix: summed over the nodes
 	if key == core.StatTimeline {
 		for _, k := range core.TimelineKeys(r.Value) {
-			if !contains(s.listed, k) {
+			if !slices.Contains(s.listed, k) {
 				s.listed = append(s.listed, k)
 			}
 		}
@@ -117,79 +110,171 @@ func (s *statsTimeline) flush() {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// phaseCharts are a measured phase's charts, in the order report.md lists
+// them and report.html shows them: its percentile spectrum, its latency and
+// throughput over time and, for a phase long enough to show a course (more
+// than one stallWindow), the slowest probe request of each window and the
+// server's fields.
+func (d *data) phaseCharts(ph phaseRef) []*chart.Chart {
+	var out []*chart.Chart
+	for _, c := range []*chart.Chart{d.spectrumChart(ph), d.latencyChart(ph), d.rateChart(ph), d.windowChart(ph), d.statsChart(ph)} {
+		if c != nil {
+			out = append(out, c)
 		}
 	}
-	return false
+	return out
 }
 
-// overTimeCharts draws, for a measured phase long enough to show a course (more
-// than one stallWindow), the slowest probe request of each window and the
-// server's timeline fields over the phase.
-func (d *data) overTimeCharts(ph phaseRef) ([]chartFile, error) {
-	var out []chartFile
-	name := namePart(ph.name)
-	if svg, err := d.windowChart(ph); err != nil {
-		return nil, err
-	} else if svg != nil {
-		out = append(out, chartFile{fmt.Sprintf("%sprobe-max-%d-%s.svg", chartsDir, ph.index, name), "Slowest probe request per 10 s: " + ph.name, "", svg})
-	}
-	if svg, err := d.statsChart(ph); err != nil {
-		return nil, err
-	} else if svg != nil {
-		out = append(out, chartFile{fmt.Sprintf("%sserver-%d-%s.svg", chartsDir, ph.index, name), "Server stats over time: " + ph.name, "", svg})
-	}
-	return out, nil
+// phaseFile is the file of a phase's chart of a kind: charts/<kind>-<index>-<name>.svg.
+func phaseFile(kind string, ph phaseRef) string {
+	return fmt.Sprintf("%s%s-%d-%s.svg", chartsDir, kind, ph.index, namePart(ph.name))
 }
 
-// windowChart draws each system's slowest probe request of every 10 s window of
+// sinceStart labels the x axis of a chart over a phase.
+const sinceStart = "seconds since the phase started"
+
+// latencyChart is a phase's latency over time (first repetition): per system
+// the side probe's fastest and slowest request of each thousandth of the phase
+// as points, each interval's p99 as a line, its stalls shaded, and the stall
+// threshold where the data reaches it.
+func (d *data) latencyChart(ph phaseRef) *chart.Chart {
+	c := &chart.Chart{
+		ID:    fmt.Sprintf("latency-%d", ph.index),
+		File:  phaseFile("latency", ph),
+		Title: "Latency over time: " + ph.name,
+		X:     chart.Axis{Label: sinceStart},
+		Y:     chart.Axis{Label: "ms (log scale)", Log: true},
+	}
+	for i, sys := range d.systems {
+		l := d.lines[chartKey{sys, ph.index}]
+		if l == nil {
+			continue
+		}
+		if pts := l.points(); len(pts) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: sys + " probe", Color: i, Dots: chart.SystemDots, Radius: 1.2, XYs: pts})
+		}
+		if len(l.p99) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: sys + " p99 per interval", Color: i, Line: true, Width: 1.5, XYs: l.p99})
+		}
+		_, stalls := d.stallsOf(sys, ph.index, 0)
+		for _, s := range stalls {
+			c.Bands = append(c.Bands, chart.Band{From: float64(s.start) / 1e9, To: float64(s.end) / 1e9, Color: i, Label: sys + " stall " + seconds(s.duration())})
+		}
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	if len(c.Bands) > 0 || slices.ContainsFunc(c.Series, func(s chart.Series) bool { return s.Dots != chart.NoDots }) {
+		c.Levels = append(c.Levels, chart.Level{Y: float64(ph.info.StallThreshold()) / 1e6, Label: "stall threshold " + threshold(ph.info.StallThreshold())})
+	}
+	c.Caption = "Points: the side probe's fastest and slowest request of each thousandth of the phase (one request in flight on its own connection, sent on a fixed schedule, timed from its intended send); lines: each interval's p99 of every op; shaded: stalls, stretches in which the probe waited longer than the threshold (dashed, where the chart reaches it). First repetition."
+	return c
+}
+
+// rateChart is a phase's throughput over time (first repetition): each
+// interval's successful ops/s per system, and a fixed-rate phase's target.
+func (d *data) rateChart(ph phaseRef) *chart.Chart {
+	c := &chart.Chart{
+		ID:    fmt.Sprintf("rate-%d", ph.index),
+		File:  phaseFile("rate", ph),
+		Title: "Throughput over time: " + ph.name,
+		X:     chart.Axis{Label: sinceStart},
+		Y:     chart.Axis{Label: "successful ops/s", Format: chart.SI, Zero: true},
+	}
+	for i, sys := range d.systems {
+		if l := d.lines[chartKey{sys, ph.index}]; l != nil && len(l.rate) > 1 {
+			c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 2, XYs: l.rate})
+		}
+	}
+	if len(c.Series) == 0 {
+		return nil
+	}
+	c.Caption = "Successful operations per second in each interval, the client's count (errors are never throughput). First repetition."
+	if ph.info.Rate > 0 {
+		c.Levels = append(c.Levels, chart.Level{Y: ph.info.Rate, Label: "target " + thousands(int64(ph.info.Rate)) + " ops/s", Fit: true})
+		c.Caption += " The dashed line is the phase's target rate."
+	}
+	return c
+}
+
+// statsTimeCharts are a phase's server timeline fields (core.StatTimeline) over
+// its first repetition, one chart per field, a line per system.
+func (d *data) statsTimeCharts(ph phaseRef) []*chart.Chart {
+	var fields []string
+	for _, sys := range d.systems {
+		if fs := d.over.stats.series[chartKey{sys, ph.index}]; fs != nil {
+			for _, f := range fs.order {
+				if !slices.Contains(fields, f) && len(fields) < maxTimelineFields {
+					fields = append(fields, f)
+				}
+			}
+		}
+	}
+	var out []*chart.Chart
+	for j, f := range fields {
+		c := &chart.Chart{
+			ID:      fmt.Sprintf("server-%d-%d", ph.index, j),
+			Title:   "Server: " + core.Printable(f), // the adapter's name of the field
+			X:       chart.Axis{Label: "seconds since the phase started"},
+			Y:       chart.Axis{Label: core.Printable(f), Format: chart.SI},
+			Caption: "What the server said in the samples taken during the phase (a cluster's nodes summed). First repetition.",
+		}
+		for i, sys := range d.systems {
+			if fs := d.over.stats.series[chartKey{sys, ph.index}]; fs != nil && len(fs.xy[f]) > 1 {
+				c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 1.5, XYs: fs.xy[f]})
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// windowChart is each system's slowest probe request of every stallWindow of
 // the phase's first repetition, and the stall threshold.
-func (d *data) windowChart(ph phaseRef) ([]byte, error) {
+func (d *data) windowChart(ph phaseRef) *chart.Chart {
 	long := false
 	for _, sys := range d.systems {
 		long = long || len(d.over.windows[chartKey{sys, ph.index}]) > 1
 	}
 	if !long {
-		return nil, nil
+		return nil
 	}
-	p := newChart(fmt.Sprintf("Slowest side-probe request per %s window: %s (first repetition)\neach point: the slowest probe request sent in the %s from there", threshold(stallWindow), ph.name, threshold(stallWindow)),
-		"seconds since the phase started", "response time, ms (log scale)")
-	latencyAxis(p)
-	var highest, lowest, right float64
-	lowest = math.Inf(1)
+	win := threshold(stallWindow)
+	c := &chart.Chart{
+		ID:      fmt.Sprintf("probe-max-%d", ph.index),
+		File:    phaseFile("probe-max", ph),
+		Title:   fmt.Sprintf("Slowest probe request per %s: %s", win, ph.name),
+		Caption: fmt.Sprintf("Each point: the slowest side-probe request sent in the %s from there (its response time, from its intended send; a failed request counts); the dashed line: the stall threshold. First repetition.", win),
+		X:       chart.Axis{Label: sinceStart},
+		Y:       chart.Axis{Label: "response time, ms (log scale)", Log: true},
+	}
+	var right float64
 	for i, sys := range d.systems {
-		var pts plotter.XYs
+		var pts []chart.XY
 		for j, ns := range d.over.windows[chartKey{sys, ph.index}] {
 			if ns > 0 {
-				pts = append(pts, plotter.XY{X: float64(j) * stallWindow.Seconds(), Y: float64(ns) / 1e6})
+				pts = append(pts, chart.XY{X: float64(j) * stallWindow.Seconds(), Y: float64(ns) / 1e6})
 			}
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		for _, xy := range pts {
-			highest, lowest, right = max(highest, xy.Y), min(lowest, xy.Y), max(right, xy.X)
-		}
-		if err := addLinePoints(p, sys, pts, systemStyle(i, vg.Points(2))); err != nil {
-			return nil, err
+		if len(pts) > 0 {
+			right = max(right, pts[len(pts)-1].X)
+			c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 2, XYs: pts})
 		}
 	}
-	thr := float64(ph.info.StallThreshold()) / 1e6
-	dashed := style{color: plotutil.DarkColors[len(plotutil.DarkColors)-1], dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-	if err := addLine(p, "stall threshold "+threshold(ph.info.StallThreshold()), plotter.XYs{{X: 0, Y: thr}, {X: right + stallWindow.Seconds(), Y: thr}}, dashed); err != nil {
-		return nil, err
+	if len(c.Series) == 0 {
+		return nil
 	}
-	p.Y.Min = min(lowest, thr) / 2
-	p.Y.Max = logHeadroom(max(highest, thr))
-	return render(p)
+	c.X.From, c.X.To = 0, right+stallWindow.Seconds() // the last window's end
+	c.Levels = []chart.Level{{Y: float64(ph.info.StallThreshold()) / 1e6, Label: "stall threshold " + threshold(ph.info.StallThreshold()), Fit: true}}
+	return c
 }
 
-// statsChart draws the server's timeline fields (core.StatTimeline) over the
-// phase's first repetition: one panel per field, a line per system.
-func (d *data) statsChart(ph phaseRef) ([]byte, error) {
+// statsChart is the server's timeline fields (core.StatTimeline) over the
+// phase's first repetition: a panel per field (at most maxTimelineFields), a
+// line per system.
+func (d *data) statsChart(ph phaseRef) *chart.Chart {
 	var fields []string
 	long := false
 	for _, sys := range d.systems {
@@ -198,113 +283,32 @@ func (d *data) statsChart(ph phaseRef) ([]byte, error) {
 			continue
 		}
 		for _, f := range fs.order {
-			if !contains(fields, f) && len(fields) < maxTimelineFields {
+			if !slices.Contains(fields, f) && len(fields) < maxTimelineFields {
 				fields = append(fields, f)
 			}
 			long = long || len(fs.xy[f]) > 1
 		}
 	}
 	if !long || d.phaseSeconds(ph) <= stallWindow.Seconds() {
-		return nil, nil
+		return nil
 	}
-	plots := make([][]*plot.Plot, len(fields))
-	for j, f := range fields {
-		p := plot.New()
-		p.Title.Text = core.Printable(f) // the adapter's name of the field
-		if j == 0 {
-			p.Title.Text = fmt.Sprintf("Server stats over time: %s (first repetition)\nsamples taken during the phase, a cluster's nodes summed\n%s", ph.name, p.Title.Text)
-		}
-		if j == len(fields)-1 {
-			p.X.Label.Text = "seconds since the phase started"
-		}
-		p.X.Min, p.X.Max = 0, d.phaseSeconds(ph)
-		p.Y.Tick.Marker = siTicks{}
-		var lo, hi float64 = math.Inf(1), math.Inf(-1)
+	c := &chart.Chart{
+		ID:      fmt.Sprintf("server-%d", ph.index),
+		File:    phaseFile("server", ph),
+		Title:   "Server stats over time: " + ph.name,
+		Caption: "What the server said in the samples taken during the phase, a cluster's nodes summed: a panel per field its adapter names. First repetition.",
+		X:       chart.Axis{Label: sinceStart, From: 0, To: d.phaseSeconds(ph)},
+	}
+	for _, f := range fields {
+		pn := chart.Panel{Title: core.Printable(f), Y: chart.Axis{Format: chart.SI}} // the adapter's name of the field
 		for i, sys := range d.systems {
-			fs := d.over.stats.series[chartKey{sys, ph.index}]
-			if fs == nil || len(fs.xy[f]) == 0 {
-				continue
-			}
-			if err := addLinePoints(p, sys, plotXYs(fs.xy[f]), systemStyle(i, vg.Points(1.5))); err != nil {
-				return nil, err
-			}
-			for _, xy := range fs.xy[f] {
-				lo, hi = min(lo, xy.Y), max(hi, xy.Y)
+			if fs := d.over.stats.series[chartKey{sys, ph.index}]; fs != nil && len(fs.xy[f]) > 0 {
+				pn.Series = append(pn.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 1.5, XYs: fs.xy[f]})
 			}
 		}
-		span := max(hi-lo, math.Abs(hi)*0.01, 1)
-		p.Y.Min, p.Y.Max = lo-span*0.05, hi+span*0.08
-		plots[j] = []*plot.Plot{p}
+		c.Panels = append(c.Panels, pn)
 	}
-	w, h := chartWidth, vg.Length(len(fields))*2.4*vg.Inch+0.3*vg.Inch
-	c, err := draw.NewFormattedCanvas(w, h, "svg")
-	if err != nil {
-		return nil, err
-	}
-	// One legend for the panels, at their right.
-	leg, err := d.systemsLegend(func(sys string) bool { return d.over.stats.series[chartKey{sys, ph.index}] != nil })
-	if err != nil {
-		return nil, err
-	}
-	area, band, ok := layout(draw.New(c), plots[0][0], leg)
-	canvases := plot.Align(plots, draw.Tiles{Rows: len(fields), Cols: 1, PadX: vg.Points(4), PadY: vg.Points(10)}, area)
-	for j := range plots {
-		plots[j][0].Legend = plot.NewLegend() // the panels share leg
-		plots[j][0].Draw(canvases[j][0])
-	}
-	if ok {
-		leg.Top, leg.Left = true, true
-		leg.Draw(band)
-	}
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// systemsLegend is a legend of the systems that drew, each as its lines and
-// points look.
-func (d *data) systemsLegend(drew func(system string) bool) (plot.Legend, error) {
-	leg := plot.NewLegend()
-	for i, sys := range d.systems {
-		if !drew(sys) {
-			continue
-		}
-		l, sc, err := plotter.NewLinePoints(plotter.XYs{{}})
-		if err != nil {
-			return leg, err
-		}
-		st := systemStyle(i, vg.Points(1.5))
-		st.setLine(&l.LineStyle)
-		st.setPoints(&sc.GlyphStyle)
-		leg.Add(sys, l, sc)
-	}
-	return leg, nil
-}
-
-// siTicks labels large values with SI prefixes: 2.8M rather than 2800000.
-type siTicks struct{}
-
-func (siTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i, t := range ticks {
-		if t.Label == "" {
-			continue
-		}
-		v, unit := t.Value, ""
-		for _, u := range []struct {
-			f float64
-			s string
-		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-			if math.Abs(t.Value) >= u.f {
-				v, unit = t.Value/u.f, u.s
-				break
-			}
-		}
-		ticks[i].Label = strconv.FormatFloat(v, 'g', 4, 64) + unit
-	}
-	return ticks
+	return c
 }
 
 // phaseSeconds is how long the first repetition of a phase ran on the system that

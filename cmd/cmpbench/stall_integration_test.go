@@ -96,13 +96,13 @@ phases:
 		t.Errorf("audit of two identical systems: exit %d\n%s%s", rr.code, rr.stdout, rr.stderr)
 	}
 	charts, _ := filepath.Glob(filepath.Join(a.Dir, "charts", "*.svg"))
-	if len(charts) != 5 {
-		t.Errorf("charts %v: want throughput, p99.9, latency, probe-max and server", charts)
+	if len(charts) != 7 {
+		t.Errorf("charts %v: want throughput, p99.9, spectrum, latency, rate, probe-max and server", charts)
 	}
 	for _, c := range charts {
 		texts := svgText(t, c)
 		for _, sys := range []string{"r1", "r2"} {
-			if !slices.Contains(texts, sys) && !slices.Contains(texts, sys+" probe") {
+			if !namesSeriesOf(texts, sys) {
 				t.Errorf("%s has no series for %s: %q", filepath.Base(c), sys, texts)
 			}
 		}

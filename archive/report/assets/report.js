@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-  var height = 320;
+  var height = 320, panelHeight = 200;
 
   function color(i, alpha) {
     var c = palette[i % palette.length];
@@ -167,12 +167,12 @@
     return o;
   }
 
-  function draw(spec, el) {
+  function draw(spec, el, h) {
     var nbars = spec.series.filter(function (s) { return s.bars; }).length, k = 0;
     var opts = {
       title: spec.title,
       width: Math.max(el.clientWidth, 320),
-      height: height,
+      height: h,
       scales: { x: xScale(spec.x), y: yScale(spec) },
       axes: [axis(spec.x, "x"), axis(spec.y, "y")],
       series: [xSeries(spec.x)].concat(spec.series.map(function (s) { return series(s, s.bars ? k++ : 0, nbars); })),
@@ -186,10 +186,26 @@
   var byID = {};
   specs.forEach(function (s) { byID[s.id] = s; });
   var plots = [];
+
+  // drawPanels draws a chart of panels: its title, then each panel, with its
+  // own title, y axis and series, on the chart's x axis.
+  function drawPanels(spec, el) {
+    var title = document.createElement("div");
+    title.className = "u-title";
+    title.textContent = spec.title;
+    el.appendChild(title);
+    spec.panels.forEach(function (p) {
+      var div = document.createElement("div");
+      el.appendChild(div);
+      plots.push({ el: el, h: panelHeight, plot: draw({ title: p.title, x: spec.x, y: p.y, xs: p.xs, series: p.series }, div, panelHeight) });
+    });
+  }
+
   document.querySelectorAll("figure.chart").forEach(function (fig) {
     var spec = byID[fig.getAttribute("data-chart")], el = fig.querySelector(".plot");
     try {
-      plots.push({ el: el, plot: draw(spec, el) });
+      if (spec.panels) drawPanels(spec, el);
+      else plots.push({ el: el, h: height, plot: draw(spec, el, height) });
     } catch (e) {
       el.textContent = "This chart could not be drawn: " + e;
       console.error("chart " + fig.getAttribute("data-chart") + ": " + e);
@@ -197,7 +213,7 @@
   });
 
   function resize(width) {
-    plots.forEach(function (p) { p.plot.setSize({ width: width || Math.max(p.el.clientWidth, 320), height: height }); });
+    plots.forEach(function (p) { p.plot.setSize({ width: width || Math.max(p.el.clientWidth, 320), height: p.h }); });
   }
   var pending;
   window.addEventListener("resize", function () { clearTimeout(pending); pending = setTimeout(function () { resize(); }, 100); });
