@@ -156,10 +156,10 @@ type phaseRow struct {
 
 type chartView struct{ ID, Caption string }
 
-// groupView is a ladder or a sweep: its chart and its table.
+// groupView is a ladder or a sweep: its charts and its table.
 type groupView struct {
 	Anchor, Name string
-	Chart        *chartView
+	Charts       []chartView
 	Table        template.HTML
 }
 
@@ -221,7 +221,7 @@ func (d *data) page(rc reportCharts) (*page, []*chart.Chart, error) {
 		}
 		p.Phases = append(p.Phases, v)
 	}
-	if p.Groups, err = d.groupViews(add); err != nil {
+	if p.Groups, err = d.groupViews(rc.groups, add); err != nil {
 		return nil, nil, err
 	}
 	if p.Details, err = d.details(); err != nil {
@@ -350,16 +350,17 @@ func (d *data) phaseRows(ph phaseRef) []phaseRow {
 	return rows
 }
 
-// groupViews are the ladders' and sweeps' sections: each one's chart and table.
-func (d *data) groupViews(add func(*chart.Chart) *chartView) ([]groupView, error) {
+// groupViews are the ladders' and sweeps' sections: each one's charts and table.
+func (d *data) groupViews(groups []groupCharts, add func(*chart.Chart) *chartView) ([]groupView, error) {
 	var out []groupView
-	ladders, steps := d.ladderSteps()
-	for _, name := range ladders {
-		out = append(out, groupView{Anchor: "ladder-" + namePart(name), Name: "Ladder " + name, Chart: add(d.ladderSpec(name, steps[name]))})
-	}
-	sweeps, sweepSteps := d.sweepSteps()
-	for _, name := range sweeps {
-		out = append(out, groupView{Anchor: "sweep-" + namePart(name), Name: "Sweep " + name, Chart: add(d.sweepSpec(name, sweepSteps[name]))})
+	for _, g := range groups {
+		v := groupView{Anchor: g.anchor, Name: g.name}
+		for _, c := range g.charts {
+			if cv := add(c); cv != nil {
+				v.Charts = append(v.Charts, *cv)
+			}
+		}
+		out = append(out, v)
 	}
 	if len(out) == 0 {
 		return nil, nil

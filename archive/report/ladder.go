@@ -8,11 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
@@ -159,57 +154,47 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 	return sums, achieved, sustained, ""
 }
 
-// ladderChart draws a ladder's response-time p50, p99 and p99.9 against the rate
-// each step achieved, per system; a step not sustained is a hollow point.
-func (d *data) ladderChart(name string, steps []phaseRef) ([]byte, error) {
+// ladderChart is a ladder's response time against the rate each step
+// achieved: per system its p50 (solid), p99 and p99.9 (dashed), combined as
+// the ladder says, a step not sustained marked NS.
+func (d *data) ladderChart(name string, steps []phaseRef) *chart.Chart {
 	method := ladderCombine(steps[0].info)
-	yLabel := "ms (log scale), repetitions pooled"
+	how := "repetitions pooled"
 	if method == core.LadderMean {
-		yLabel = "ms (log scale), mean of the repetitions' percentiles"
+		how = "mean of the repetitions' percentiles"
 	}
-	p := newChart("Ladder "+name+": response time against the rate achieved (hollow: not sustained)", "ops/s achieved (repetitions averaged)", yLabel)
-	latencyAxis(p)
-	p.X.Tick.Marker = siTicks{}
-	drawn := false
-	var highest float64
+	// The title says response time: the axis's label stays short enough for
+	// the chart's height.
+	c := &chart.Chart{
+		ID:    "ladder-" + namePart(name),
+		File:  chartsDir + "ladder-" + namePart(name) + ".svg",
+		Title: "Ladder " + name + ": response time against the rate achieved",
+		X:     chart.Axis{Label: "ops/s achieved (repetitions averaged)", Format: chart.SI},
+		Y:     chart.Axis{Label: "ms (log scale), " + how, Log: true},
+	}
 	for i, sys := range d.systems {
 		for j, q := range []float64{50, 99, 99.9} {
-			line, held, ns := d.ladderCurve(sys, steps, method, q)
+			line, ns := d.ladderCurve(sys, steps, method, q)
 			if len(line) == 0 {
 				continue
 			}
-			for _, xy := range line {
-				highest = max(highest, xy.Y)
+			c.Series = append(c.Series, chart.Series{Label: fmt.Sprintf("%s p%g", sys, q), Color: i, Dash: j, Line: true, Dots: chart.Circles, Width: 1.2, Radius: 2.5, XYs: line})
+			for _, xy := range ns {
+				c.Marks = append(c.Marks, chart.Mark{X: xy.X, Y: xy.Y, Color: i, Label: "NS"})
 			}
-			color := plotutil.Color(i)
-			if err := addLine(p, fmt.Sprintf("%s p%g", sys, q), plotXYs(line), style{color: color, width: vg.Points(1.2), dashes: plotutil.Dashes(j)}); err != nil {
-				return nil, err
-			}
-			for _, pts := range []struct {
-				xys   plotter.XYs
-				glyph draw.GlyphDrawer
-			}{{plotXYs(held), draw.CircleGlyph{}}, {plotXYs(ns), draw.RingGlyph{}}} {
-				if len(pts.xys) == 0 {
-					continue
-				}
-				if err := addPoints(p, "", pts.xys, style{color: color, shape: pts.glyph, radius: vg.Points(2.5)}); err != nil {
-					return nil, err
-				}
-			}
-			drawn = true
 		}
 	}
-	if !drawn {
-		return nil, nil
+	if len(c.Series) == 0 {
+		return nil
 	}
-	p.Y.Max = logHeadroom(highest)
-	return render(p)
+	c.Caption = "Each step's response time (from the intended send) at p50 (solid), p99 and p99.9 (dashed), against the rate it achieved, repetitions " + ifStr(method == core.LadderMean, "averaged (the mean of their percentiles)") + ifStr(method != core.LadderMean, "pooled") + ". NS marks a step that did not sustain its target: past it, latencies describe an overloaded system."
+	return c
 }
 
 // ladderCurve is one system's quantile q (0-100) of the response time, in ms,
-// against the rate each step of a ladder achieved: every step's point, and the
-// same split into the steps sustained and those not.
-func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float64) (line, held, ns []chart.XY) {
+// against the rate each step of a ladder achieved: every step's point, and
+// those of the steps not sustained.
+func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float64) (line, ns []chart.XY) {
 	for _, ph := range steps {
 		v, achieved, sustained, _ := combined(d.cell(ph, sys), method, func(r archive.SummaryRow) []byte { return r.RespHDR }, q)
 		if v == nil {
@@ -217,13 +202,11 @@ func (d *data) ladderCurve(sys string, steps []phaseRef, method string, q float6
 		}
 		xy := chart.XY{X: achieved, Y: v[0] / 1e6}
 		line = append(line, xy)
-		if sustained {
-			held = append(held, xy)
-		} else {
+		if !sustained {
 			ns = append(ns, xy)
 		}
 	}
-	return line, held, ns
+	return line, ns
 }
 
 func ladderCell(c cell, method string, hdr func(archive.SummaryRow) []byte) string {

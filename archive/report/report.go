@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -37,7 +38,7 @@ func Render(a *archive.Archive) (files []File, console Console, err error) {
 		return nil, Console{}, err
 	}
 	rc := d.reportCharts()
-	charts, err := d.svgFiles(rc)
+	svgs, err := svgFiles(rc)
 	if err != nil {
 		return nil, Console{}, fmt.Errorf("charts: %w", err)
 	}
@@ -45,16 +46,13 @@ func Render(a *archive.Archive) (files []File, console Console, err error) {
 	if err != nil {
 		return nil, Console{}, err
 	}
-	files = []File{{archive.ReportFile, d.markdown(charts)}, {HTMLFile, page}}
-	for _, c := range charts {
-		files = append(files, File{c.file, c.svg})
-	}
+	files = append([]File{{archive.ReportFile, d.markdown(rc.all())}, {HTMLFile, page}}, svgs...)
 	return files, d.console(), nil
 }
 
 // markdown is report.md: the run and its systems, the results in their tables and
 // charts, what the server counted, the caveats, and every phase.
-func (d *data) markdown(charts []chartFile) []byte {
+func (d *data) markdown(charts []*chart.Chart) []byte {
 	var b strings.Builder
 	d.runHeader(&b)
 	d.systemsSection(&b)
@@ -149,16 +147,16 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	b.WriteString("\n\n" + tablesNote)
 }
 
-// chartList shows the charts, if any.
-func chartList(b *strings.Builder, charts []chartFile) {
+// chartList shows the charts, if any, each with its caption.
+func chartList(b *strings.Builder, charts []*chart.Chart) {
 	if len(charts) == 0 {
 		return
 	}
 	b.WriteString("## Charts\n\n")
 	for _, c := range charts {
-		fmt.Fprintf(b, "![%s](%s)\n\n", c.title, c.file)
-		if c.caption != "" {
-			fmt.Fprintf(b, "%s\n\n", c.caption)
+		fmt.Fprintf(b, "![%s](%s)\n\n", c.Title, c.File)
+		if c.Caption != "" {
+			fmt.Fprintf(b, "%s\n\n", c.Caption)
 		}
 	}
 }

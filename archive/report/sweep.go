@@ -6,13 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -103,63 +98,49 @@ func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []i
 	return points, worst
 }
 
-// sweepCharts draws a sweep's throughput against connections, and its p99.99
-// against throughput (the load-latency curve), one line per system, the knee a
-// larger point.
-func (d *data) sweepCharts(name string, steps []phaseRef) (tp, curve []byte, err error) {
+// sweepCharts are a sweep's throughput against connections and its
+// load-latency curve, the worst op's p99.99 against the throughput: one line
+// per system, a point per step that ended ok, the knee marked.
+func (d *data) sweepCharts(name string, steps []phaseRef) []*chart.Chart {
 	first := steps[0].info
-	ptp := newChart("Sweep "+name+": throughput against connections (large point: the knee)", "connections (log scale)", "ops/s")
-	ptp.Y.Tick.Marker = siTicks{}
-	ptp.X.Scale, ptp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	ptp.Y.Min = 0
-	pcurve := newChart("Sweep "+name+": p99.99 against throughput (large point: the knee)", "ops/s", "p99.99 ms, worst op (log scale)")
-	pcurve.Y.Scale, pcurve.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	pcurve.X.Tick.Marker = siTicks{}
-	drawn := false
-	var topTP, topLat float64
+	base := "sweep-" + namePart(name)
+	tp := &chart.Chart{
+		ID: base + "-throughput", File: chartsDir + base + "-throughput.svg",
+		Title:   "Sweep " + name + ": throughput against connections",
+		Caption: "Closed loop, one point per step of connections, its throughput the mean of its repetitions; the knee is where the run put phases written with `connections: knee`.",
+		X:       chart.Axis{Label: "connections (log scale)", Log: true},
+		Y:       chart.Axis{Label: "ops/s", Format: chart.SI, Zero: true},
+	}
+	curve := &chart.Chart{
+		ID: base + "-latency", File: chartsDir + base + "-latency.svg",
+		Title:   "Sweep " + name + ": p99.99 against throughput",
+		Caption: "Closed loop, one point per step of connections: the p99.99 of its worst op against its throughput; the knee is where the run put phases written with `connections: knee`.",
+		X:       chart.Axis{Label: "ops/s", Format: chart.SI},
+		Y:       chart.Axis{Label: "p99.99 ms, worst op (log scale)", Log: true},
+	}
 	for i, sys := range d.systems {
 		points, worst := d.sweepPoints(steps, sys)
 		knee := core.Knee(points, first.SweepGain, first.SweepP99BoundNs)
-		var a, c, ka, kc plotter.XYs
+		var a, c []chart.XY
 		for j, pt := range points {
 			if !pt.OK || worst[j] <= 0 {
 				continue
 			}
-			xa := plotter.XY{X: float64(pt.Connections), Y: pt.Throughput}
-			xc := plotter.XY{X: pt.Throughput, Y: float64(worst[j]) / 1e6}
-			a, c = append(a, xa), append(c, xc)
-			topTP, topLat = max(topTP, pt.Throughput), max(topLat, xc.Y)
+			a = append(a, chart.XY{X: float64(pt.Connections), Y: pt.Throughput})
+			c = append(c, chart.XY{X: pt.Throughput, Y: float64(worst[j]) / 1e6})
 			if j == knee {
-				ka, kc = append(ka, xa), append(kc, xc)
+				label := fmt.Sprintf("knee: %d connections", pt.Connections)
+				tp.Marks = append(tp.Marks, chart.Mark{X: a[len(a)-1].X, Y: a[len(a)-1].Y, Color: i, Label: label})
+				curve.Marks = append(curve.Marks, chart.Mark{X: c[len(c)-1].X, Y: c[len(c)-1].Y, Color: i, Label: label})
 			}
 		}
-		if len(a) == 0 {
-			continue
-		}
-		drawn = true
-		color := plotutil.Color(i)
-		for _, s := range []struct {
-			p        *plot.Plot
-			line, kp plotter.XYs
-		}{{ptp, a, ka}, {pcurve, c, kc}} {
-			if err := addLinePoints(s.p, sys, s.line, style{color: color, shape: draw.CircleGlyph{}, radius: vg.Points(2)}); err != nil {
-				return nil, nil, err
-			}
-			if len(s.kp) > 0 {
-				if err := addPoints(s.p, "", s.kp, style{color: color, shape: draw.CircleGlyph{}, radius: vg.Points(5)}); err != nil {
-					return nil, nil, err
-				}
-			}
+		if len(a) > 0 {
+			tp.Series = append(tp.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.Circles, Radius: 2, XYs: a})
+			curve.Series = append(curve.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.Circles, Radius: 2, XYs: c})
 		}
 	}
-	if !drawn {
-		return nil, nil, nil
+	if len(tp.Series) == 0 {
+		return nil
 	}
-	ptp.Y.Max = headroom(topTP)
-	pcurve.Y.Max = logHeadroom(topLat)
-	if tp, err = render(ptp); err != nil {
-		return nil, nil, err
-	}
-	curve, err = render(pcurve)
-	return tp, curve, err
+	return []*chart.Chart{tp, curve}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
@@ -278,7 +279,7 @@ func addMarks(p *plot.Plot, marks []Mark) error {
 			return err
 		}
 		st := &lb.TextStyle[0]
-		st.Color, st.Font.Size, st.YAlign = plotutil.Color(m.Color), vg.Points(9), text.YBottom
+		st.Color, st.Font, st.YAlign = plotutil.Color(m.Color), font.From(plot.DefaultFont, vg.Points(9)), text.YBottom
 		lb.Offset = vg.Point{X: markRadius + 2, Y: markRadius}
 		if rightHalf(p, m.X) {
 			st.XAlign, lb.Offset.X = text.XRight, -lb.Offset.X
