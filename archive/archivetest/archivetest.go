@@ -46,6 +46,9 @@ type Options struct {
 	// phase the one step of a ladder "rate" whose repetitions the report combines so;
 	// repetition r's latencies are r+1 times the first's, so that the methods differ.
 	Ladder string
+	// Sweep makes the closed-loop phase the one step of a concurrency sweep
+	// "closed" (gain 0.1): its knee.
+	Sweep bool
 	// Soak adds a 40 s fixed-rate phase "soak" with server stats sampled every 5 s,
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
@@ -275,6 +278,9 @@ func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpe
 	if opt.Ladder != "" && spec.Name == "rate-5000" {
 		g.p.Ladder, g.p.LadderCombine = "rate", opt.Ladder
 		g.latency *= float64(rp + 1)
+	}
+	if opt.Sweep && spec.Name == "closed-1:10" {
+		g.p.Sweep, g.p.SweepGain = "closed", 0.1
 	}
 	g.factor = opt.Throughput * (1 + opt.Jitter*float64(rp))
 	g.start = t0.Add(time.Duration(si*20+pi*5) * time.Second)

@@ -14,7 +14,8 @@ const chartsDir = "charts/"
 
 // reportCharts are the report's charts, each described once by the section
 // that owns it (chart.Chart): report.md lists them, in the order of all, and
-// draws each as its SVG file; report.html shows each in its section.
+// draws each as its SVG file; report.html shows each in its section, in the
+// same order.
 type reportCharts struct {
 	summary []*chart.Chart         // every measured phase side by side: the bars
 	groups  []groupCharts          // the ladders', then the sweeps'
@@ -22,8 +23,8 @@ type reportCharts struct {
 	order   []*chart.Chart
 }
 
-// reportCharts describes the report's charts: the bars, each ladder's and
-// sweep's, and each measured phase's.
+// reportCharts describes the report's charts: the bars, each measured
+// phase's, and each ladder's and sweep's.
 func (d *data) reportCharts() reportCharts {
 	r := reportCharts{phases: map[int][]*chart.Chart{}}
 	if len(d.measured) == 0 {
@@ -31,13 +32,13 @@ func (d *data) reportCharts() reportCharts {
 	}
 	r.summary = d.barCharts()
 	r.order = append(r.order, r.summary...)
-	r.groups = d.groupsCharts()
-	for _, g := range r.groups {
-		r.order = append(r.order, g.charts...)
-	}
 	for _, ph := range d.measured {
 		r.phases[ph.index] = d.phaseCharts(ph)
 		r.order = append(r.order, r.phases[ph.index]...)
+	}
+	r.groups = d.groupsCharts()
+	for _, g := range r.groups {
+		r.order = append(r.order, g.charts...)
 	}
 	return r
 }
