@@ -2,9 +2,7 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -143,32 +142,13 @@ func TestChartsParseAndShowEverySystem(t *testing.T) {
 // svgTexts parses an SVG file and returns its text elements, joined.
 func svgTexts(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	dec := xml.NewDecoder(f)
-	var texts []string
-	inText := false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s is not well-formed XML: %v", path, err)
-		}
-		switch el := tok.(type) {
-		case xml.StartElement:
-			inText = el.Name.Local == "text"
-		case xml.EndElement:
-			inText = false
-		case xml.CharData:
-			if inText {
-				texts = append(texts, string(el))
-			}
-		}
+	texts, err := chart.Texts(b)
+	if err != nil {
+		t.Fatalf("%s is not well-formed XML: %v", path, err)
 	}
 	return strings.Join(texts, "|")
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -53,13 +52,9 @@ func (d *data) spectrumChart(ph phaseRef) *chart.Chart {
 	if len(specs) == 0 {
 		return nil
 	}
-	c := &chart.Chart{
-		ID:    fmt.Sprintf("spectrum-%d", ph.index),
-		File:  phaseFile("spectrum", ph),
-		Title: "Latency by percentile: " + ph.name,
-		X:     chart.Axis{Label: "percentile", Log: true, Format: chart.Percentile},
-		Y:     chart.Axis{Label: "ms (log scale)", Log: true},
-	}
+	c := phaseChart("spectrum", ph, "Latency by percentile: ")
+	c.X = chart.Axis{Label: "percentile", Log: true, Format: chart.Percentile}
+	c.Y = chart.Axis{Label: "ms (log scale)", Log: true}
 	c.Caption = "Each op's latency at every percentile, repetitions pooled; the x axis is 1/(1−q), so each decade is one more nine. " +
 		ifStr(open, "Solid: response time, from the intended send (queueing behind a slow server counts); dashed: service time, from the actual send (what YCSB and memtier publish).") +
 		ifStr(!open, "Closed loop: response time equals service time.")

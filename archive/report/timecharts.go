@@ -125,9 +125,17 @@ func (d *data) phaseCharts(ph phaseRef) []*chart.Chart {
 	return out
 }
 
-// phaseFile is the file of a phase's chart of a kind: charts/<kind>-<index>-<name>.svg.
-func phaseFile(kind string, ph phaseRef) string {
-	return fmt.Sprintf("%s%s-%d-%s.svg", chartsDir, kind, ph.index, namePart(ph.name))
+// phaseChart is a chart of a kind over a phase: on the page chart
+// <kind>-<index>, in the archive charts/<kind>-<index>-<name>.svg, its
+// title the title's start and the phase's name, its x axis the time since
+// the phase started.
+func phaseChart(kind string, ph phaseRef, title string) *chart.Chart {
+	return &chart.Chart{
+		ID:    fmt.Sprintf("%s-%d", kind, ph.index),
+		File:  fmt.Sprintf("%s%s-%d-%s.svg", chartsDir, kind, ph.index, namePart(ph.name)),
+		Title: title + ph.name,
+		X:     chart.Axis{Label: sinceStart},
+	}
 }
 
 // sinceStart labels the x axis of a chart over a phase.
@@ -138,13 +146,8 @@ const sinceStart = "seconds since the phase started"
 // as points, each interval's p99 as a line, its stalls shaded, and the stall
 // threshold where the data reaches it.
 func (d *data) latencyChart(ph phaseRef) *chart.Chart {
-	c := &chart.Chart{
-		ID:    fmt.Sprintf("latency-%d", ph.index),
-		File:  phaseFile("latency", ph),
-		Title: "Latency over time: " + ph.name,
-		X:     chart.Axis{Label: sinceStart},
-		Y:     chart.Axis{Label: "ms (log scale)", Log: true},
-	}
+	c := phaseChart("latency", ph, "Latency over time: ")
+	c.Y = chart.Axis{Label: "ms (log scale)", Log: true}
 	for i, sys := range d.systems {
 		l := d.lines[chartKey{sys, ph.index}]
 		if l == nil {
@@ -174,13 +177,8 @@ func (d *data) latencyChart(ph phaseRef) *chart.Chart {
 // rateChart is a phase's throughput over time (first repetition): each
 // interval's successful ops/s per system, and a fixed-rate phase's target.
 func (d *data) rateChart(ph phaseRef) *chart.Chart {
-	c := &chart.Chart{
-		ID:    fmt.Sprintf("rate-%d", ph.index),
-		File:  phaseFile("rate", ph),
-		Title: "Throughput over time: " + ph.name,
-		X:     chart.Axis{Label: sinceStart},
-		Y:     chart.Axis{Label: "successful ops/s", Format: chart.SI, Zero: true},
-	}
+	c := phaseChart("rate", ph, "Throughput over time: ")
+	c.Y = chart.Axis{Label: "successful ops/s", Format: chart.SI, Zero: true}
 	for i, sys := range d.systems {
 		if l := d.lines[chartKey{sys, ph.index}]; l != nil && len(l.rate) > 1 {
 			c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 2, XYs: l.rate})
@@ -197,40 +195,6 @@ func (d *data) rateChart(ph phaseRef) *chart.Chart {
 	return c
 }
 
-// statsTimeCharts are a phase's server timeline fields (core.StatTimeline) over
-// its first repetition, one chart per field, a line per system.
-func (d *data) statsTimeCharts(ph phaseRef) []*chart.Chart {
-	var fields []string
-	for _, sys := range d.systems {
-		if fs := d.over.stats.series[chartKey{sys, ph.index}]; fs != nil {
-			for _, f := range fs.order {
-				if !slices.Contains(fields, f) && len(fields) < maxTimelineFields {
-					fields = append(fields, f)
-				}
-			}
-		}
-	}
-	var out []*chart.Chart
-	for j, f := range fields {
-		c := &chart.Chart{
-			ID:      fmt.Sprintf("server-%d-%d", ph.index, j),
-			Title:   "Server: " + core.Printable(f), // the adapter's name of the field
-			X:       chart.Axis{Label: "seconds since the phase started"},
-			Y:       chart.Axis{Label: core.Printable(f), Format: chart.SI},
-			Caption: "What the server said in the samples taken during the phase (a cluster's nodes summed). First repetition.",
-		}
-		for i, sys := range d.systems {
-			if fs := d.over.stats.series[chartKey{sys, ph.index}]; fs != nil && len(fs.xy[f]) > 1 {
-				c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 1.5, XYs: fs.xy[f]})
-			}
-		}
-		if len(c.Series) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // windowChart is each system's slowest probe request of every stallWindow of
 // the phase's first repetition, and the stall threshold.
 func (d *data) windowChart(ph phaseRef) *chart.Chart {
@@ -242,14 +206,9 @@ func (d *data) windowChart(ph phaseRef) *chart.Chart {
 		return nil
 	}
 	win := threshold(stallWindow)
-	c := &chart.Chart{
-		ID:      fmt.Sprintf("probe-max-%d", ph.index),
-		File:    phaseFile("probe-max", ph),
-		Title:   fmt.Sprintf("Slowest probe request per %s: %s", win, ph.name),
-		Caption: fmt.Sprintf("Each point: the slowest side-probe request sent in the %s from there (its response time, from its intended send; a failed request counts); the dashed line: the stall threshold. First repetition.", win),
-		X:       chart.Axis{Label: sinceStart},
-		Y:       chart.Axis{Label: "response time, ms (log scale)", Log: true},
-	}
+	c := phaseChart("probe-max", ph, fmt.Sprintf("Slowest probe request per %s: ", win))
+	c.Caption = fmt.Sprintf("Each point: the slowest side-probe request sent in the %s from there (its response time, from its intended send; a failed request counts); the dashed line: the stall threshold. First repetition.", win)
+	c.Y = chart.Axis{Label: "response time, ms (log scale)", Log: true}
 	var right float64
 	for i, sys := range d.systems {
 		var pts []chart.XY
@@ -292,13 +251,9 @@ func (d *data) statsChart(ph phaseRef) *chart.Chart {
 	if !long || d.phaseSeconds(ph) <= stallWindow.Seconds() {
 		return nil
 	}
-	c := &chart.Chart{
-		ID:      fmt.Sprintf("server-%d", ph.index),
-		File:    phaseFile("server", ph),
-		Title:   "Server stats over time: " + ph.name,
-		Caption: "What the server said in the samples taken during the phase, a cluster's nodes summed: a panel per field its adapter names. First repetition.",
-		X:       chart.Axis{Label: sinceStart, From: 0, To: d.phaseSeconds(ph)},
-	}
+	c := phaseChart("server", ph, "Server stats over time: ")
+	c.Caption = "What the server said in the samples taken during the phase, a cluster's nodes summed: a panel per field its adapter names. First repetition."
+	c.X.From, c.X.To = 0, d.phaseSeconds(ph)
 	for _, f := range fields {
 		pn := chart.Panel{Title: core.Printable(f), Y: chart.Axis{Format: chart.SI}} // the adapter's name of the field
 		for i, sys := range d.systems {

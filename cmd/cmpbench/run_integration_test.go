@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/browsertest"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 	"github.com/cmpbench/cmpbench/plugins"
@@ -159,28 +157,11 @@ func svgText(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := xml.NewDecoder(bytes.NewReader(b))
-	var texts []string
-	in := false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return texts
-		}
-		if err != nil {
-			t.Fatalf("%s does not parse: %v", path, err)
-		}
-		switch el := tok.(type) {
-		case xml.StartElement:
-			in = el.Name.Local == "text"
-		case xml.EndElement:
-			in = false
-		case xml.CharData:
-			if in {
-				texts = append(texts, string(el))
-			}
-		}
+	texts, err := chart.Texts(b)
+	if err != nil {
+		t.Fatalf("%s does not parse: %v", path, err)
 	}
+	return texts
 }
 
 // checkSamplers checks the side probe, server stats and client stats of a run.

@@ -4,6 +4,12 @@
 // script hands to uPlot. So both say the same thing under the same title.
 package chart
 
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+)
+
 // Chart is one chart: what it shows, not how either medium lays it out (sizes,
 // ranges with room at the top, the legend's place are each renderer's).
 type Chart struct {
@@ -113,4 +119,31 @@ type Mark struct {
 	X, Y  float64
 	Color int
 	Label string
+}
+
+// Texts are what an SVG of Chart.SVG says, its text elements in order: the
+// title first, then the axes' and the legend's.
+func Texts(svg []byte) ([]string, error) {
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var out []string
+	inText := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			inText = el.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if inText {
+				out = append(out, string(el))
+			}
+		}
+	}
 }

@@ -1,9 +1,6 @@
 package chart
 
 import (
-	"bytes"
-	"encoding/xml"
-	"io"
 	"slices"
 	"testing"
 )
@@ -11,28 +8,11 @@ import (
 // texts are an SVG's text elements, in order.
 func texts(t *testing.T, svg []byte) []string {
 	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	var out []string
-	inText := false
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-		switch el := tok.(type) {
-		case xml.StartElement:
-			inText = el.Name.Local == "text"
-		case xml.EndElement:
-			inText = false
-		case xml.CharData:
-			if inText {
-				out = append(out, string(el))
-			}
-		}
+	out, err := Texts(svg)
+	if err != nil {
+		t.Fatalf("not well-formed XML: %v", err)
 	}
+	return out
 }
 
 // bars is a chart of two systems' bars over three phases, with a target on
