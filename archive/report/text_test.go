@@ -112,6 +112,9 @@ func textOf(fragment string) string {
 // tables and the audit, it shows as it was written, control characters made
 // visible, and is never markup.
 func TestTextFromServersIsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders a whole soak's report (16 s under -race): the run without -short has it")
+	}
 	text := hostile("http://127.0.0.1:18999")
 	_, files, tables := renderRun(t, archivetest.Options{Hostile: text, Soak: true})
 	outputs := map[string][]byte{"console": tables.Compact, "console --wide": tables.Wide}
