@@ -317,7 +317,7 @@ func (g *phaseGen) end() {
 		for _, s := range g.opt.ClientStalls {
 			g.p.End.Stalled += s.End - s.Start
 		}
-		core.JudgeStalls(&g.p.End)
+		core.JudgeStalls(&g.p.End, g.spec.Kind)
 	}
 	if g.pi == 1 && g.si == 1 {
 		g.p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}

@@ -141,7 +141,7 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	fmt.Fprintf(b, "**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	fmt.Fprintf(b, "**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
 	fmt.Fprintf(b, "**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server. ", ms(int64(core.LagFloor)))
-	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; above %.0f%% of the phase, the phase failed.", threshold(core.StallGap), core.ClientStalledFraction*100)
+	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; a measured phase in which it stood still for %.0f%% of the phase and at least %s failed.", threshold(core.StallGap), core.ClientStalledFraction*100, threshold(core.StallFailFloor))
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
 	}
