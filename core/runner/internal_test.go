@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -107,7 +108,7 @@ func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 					if rate == tc.failAt {
 						p.End.Status = core.StatusFailed
 					}
-					l.ended(st, p)
+					ladderEnded(l, st, p)
 				}
 				got = append(got, step)
 			}
@@ -118,7 +119,7 @@ func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 	}
 	l := ladderStops{}
 	st := plan.Step{Index: 3, Spec: core.PhaseSpec{Name: "get@400", Rate: 400}, Ladder: plan.Ladder{Name: "get", StopAfterNS: 1}}
-	l.ended(st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
+	ladderEnded(l, st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
 	next := plan.Step{Index: 4, Ladder: st.Ladder}
 	if why := l.stopped(next); why != `the ladder "get" stopped: 1 of its steps not sustained, the last get@400 (held 300 ops/s of 400 ops/s)` {
 		t.Errorf("why: %s", why)
@@ -146,4 +147,10 @@ func TestPromptFallsBackToNote(t *testing.T) {
 	if len(n.notes) != 1 || len(p.prompts) != 1 || len(p.notes) != 0 {
 		t.Fatalf("observer: notes %q; prompter: notes %q, prompts %q", n.notes, p.notes, p.prompts)
 	}
+}
+
+// ladderEnded tells l how a step ended when it ran alone, as the step loop does.
+func ladderEnded(l ladderStops, st plan.Step, p *core.PhaseRun) {
+	whole, _ := alone{}.ended(context.Background(), st, p)
+	l.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
 }
