@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // The facts the fairness audit reads of each system, from what its captures
@@ -438,7 +439,7 @@ func bytesWords(s string) string {
 	if err != nil {
 		return literal(s)
 	}
-	return bytesIEC(n)
+	return core.BytesIEC(n)
 }
 
 func atoi(s string) int {
