@@ -237,11 +237,18 @@ func system(si int, sys string, opt Options) (core.SystemRun, archive.SystemInfo
 	if si == 0 {
 		run.Capture.Sections["info"] += opt.InfoExtra
 	}
+	// The facts the resp adapter reads of these captures (its tests check
+	// that it does): INFO without a role, and no CONFIG GET, tell none.
+	run.Capture.Facts = &core.Facts{}
 	if si == 0 && opt.Hostile != "" {
 		first, _, _ := strings.Cut(opt.Hostile, "\n")
 		run.Capture.Version, run.Plugin.Version = opt.Hostile, opt.Hostile
 		run.Capture.Refused = []string{"CONFIG GET *: " + opt.Hostile}
 		run.Capture.Sections["config"] = "appendonly no\nsave \nmaxmemory 0\nmaxmemory-policy " + first + "\n"
+		run.Capture.Facts = &core.Facts{
+			Durability: core.Fact{Words: "no persistence: every write lost on a restart", Class: core.DurabilityNone},
+			Memory:     core.Fact{Words: "no limit (" + strings.TrimSpace(first) + ")", Class: "unlimited"},
+		}
 	}
 	if si == 1 {
 		run.Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
