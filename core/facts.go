@@ -3,14 +3,17 @@ package core
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Fact is one setting that decides a comparison, as a system's adapter reads it
-// from what it captured: Words say it to a reader, in plain text on one line
-// (the report escapes them: they are the adapter's text, not markup); Class is
-// what must be equal between two systems for their comparison to be fair,
-// "" when no class applies or it cannot be told. A Fact without Words is
-// unknown: the report shows "—" and never takes it as alike.
+// from what it captured. Words say it to a reader on one line, in plain text in
+// which each value the system gave (a configured value, a role, a count) is
+// quoted (Quoted): the report shows a quoted value as the system's text, as it
+// was written, and escapes the rest (the adapter's words are not markup
+// either). Class is what must be equal between two systems for their
+// comparison to be fair, "" when no class applies or it cannot be told. A Fact
+// without Words is unknown: the report shows "—" and never takes it as alike.
 type Fact struct {
 	Words string `json:"words"`
 	Class string `json:"class,omitempty"`
@@ -71,6 +74,30 @@ type FactReader interface {
 	Facts(sections map[string]string) Facts
 }
 
+// Quoted is s, a value a system gave, as a fact's words quote it: a Markdown
+// code span, fenced by one more backtick than the longest run of them in s, and
+// padded with a space inside the fences where s begins or ends with a backtick
+// or with a space at both ends (CommonMark strips one such pair). "" stays "".
+func Quoted(s string) string {
+	if s == "" {
+		return ""
+	}
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.TrimSpace(s) != "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
 // BytesIEC is a byte count as a reader takes it in: "17.7 GiB", "512 MiB".
 func BytesIEC(n uint64) string {
 	const gib = 1 << 30
@@ -80,12 +107,12 @@ func BytesIEC(n uint64) string {
 	return fmt.Sprintf("%d MiB", n>>20)
 }
 
-// BytesWords is a configured size as a fact says it: BytesIEC of a byte count,
-// any other text (a size with its unit, "17.72GiB") as it is.
+// BytesWords is a configured size as a fact's words say it: BytesIEC of a byte
+// count, any other text (a size with its unit, "17.72GiB") quoted.
 func BytesWords(s string) string {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return s
+		return Quoted(s)
 	}
 	return BytesIEC(n)
 }

@@ -247,7 +247,7 @@ func system(si int, sys string, opt Options) (core.SystemRun, archive.SystemInfo
 		run.Capture.Sections["config"] = "appendonly no\nsave \nmaxmemory 0\nmaxmemory-policy " + first + "\n"
 		run.Capture.Facts = &core.Facts{
 			Durability: core.Fact{Words: "no persistence: every write lost on a restart", Class: core.DurabilityNone},
-			Memory:     core.Fact{Words: "no limit (" + strings.TrimSpace(first) + ")", Class: "unlimited"},
+			Memory:     core.Fact{Words: "no limit (" + core.Quoted(strings.TrimSpace(first)) + ")", Class: "unlimited"},
 		}
 	}
 	if si == 1 {

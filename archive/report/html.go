@@ -196,7 +196,7 @@ func (d *data) page() (*page, []*chartSpec, error) {
 		return nil, nil, err
 	}
 	var audit strings.Builder
-	p.Unfair = len(d.auditSection(&audit, d.caps)) > 0
+	p.Unfair = len(d.auditSection(&audit, d.systemFacts)) > 0
 	if p.Audit, err = renderMarkdown(audit.String()); err != nil {
 		return nil, nil, err
 	}

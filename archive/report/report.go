@@ -57,7 +57,7 @@ func (d *data) markdown(charts []chart) []byte {
 	var b strings.Builder
 	d.runHeader(&b)
 	d.systemsSection(&b)
-	d.auditSection(&b, d.caps)
+	d.auditSection(&b, d.systemFacts)
 	d.resultsIntro(&b)
 	d.sideBySide(&b)
 	d.ladders(&b)

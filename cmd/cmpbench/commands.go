@@ -90,8 +90,9 @@ func newAuditCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "audit DIR",
 		Short: "Put the settings that decide a comparison side by side; exit 1 when they make it unfair",
-		Long: `Reads from an archive what it captured of each system (CONFIG GET *, INFO,
-asinfo, the provision, the phases and the load's validation) and prints, per
+		Long: `Reads from an archive what it captured of each system (the facts its adapter
+read of its CONFIG GET *, INFO or asinfo, the provision, the phases and the load's
+validation) and prints, per
 system, its durability, replication, memory limit and eviction, threads, CPU
 placement, warm-up, data size and TLS, then the mismatches that make the
 comparison unfair, in words, and what it cannot compare because the archive does
