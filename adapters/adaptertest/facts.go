@@ -72,3 +72,12 @@ func FactsOfCaptures(t *testing.T, r core.FactReader, dir string, update bool) m
 	}
 	return out
 }
+
+// FactIs checks a fact an adapter read: its class, and words holding want; a
+// class "" wants the fact unknown.
+func FactIs(t *testing.T, got core.Fact, class, want string) {
+	t.Helper()
+	if got.Class != class || !strings.Contains(got.Words, want) || class == "" && got.Known() {
+		t.Errorf("fact %+v, want %q in its words (class %q)", got, want, class)
+	}
+}

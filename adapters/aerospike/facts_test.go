@@ -41,10 +41,7 @@ func TestDurability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sections := map[string]string{"info-get-config-context-namespace-namespace-test": tc.ns + "\n"}
-			got := Adapter{}.Facts(sections).Durability
-			if got.Class != tc.class || !strings.Contains(got.Words, tc.word) || tc.class == "" && got.Known() {
-				t.Errorf("durability %+v, want %q in it (%s)", got, tc.word, tc.class)
-			}
+			adaptertest.FactIs(t, Adapter{}.Facts(sections).Durability, tc.class, tc.word)
 		})
 	}
 }

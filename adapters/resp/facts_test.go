@@ -74,10 +74,7 @@ func TestRedisDurability(t *testing.T) {
 			case strings.HasPrefix(tc.name, "KeyDB"):
 				sections["info"] = "# Memory\nstorage_provider:flash\n"
 			}
-			got := Adapter{}.Facts(sections).Durability
-			if got.Class != tc.class || !strings.Contains(got.Words, tc.word) || tc.class == "" && got.Known() {
-				t.Errorf("durability %+v, want %q in it (%s)", got, tc.word, tc.class)
-			}
+			adaptertest.FactIs(t, Adapter{}.Facts(sections).Durability, tc.class, tc.word)
 		})
 	}
 }

@@ -522,3 +522,28 @@ func shape(s core.PhaseSpec) string {
 	}
 	return fmt.Sprintf("closed loop, %d conns", s.Connections)
 }
+
+// WriteSystems writes under out, through the archive's writer as a run does,
+// an archive of runs, systems without phases (their captures as given: sections,
+// facts, plugin), checks as its validations; finished, not committed.
+func WriteSystems(out string, runs []core.SystemRun, checks []core.Validation) (*archive.Archive, error) {
+	h := Header(Options{})
+	h.Systems = nil
+	w, err := archive.Create(out, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range runs {
+		for _, err := range []error{w.SystemStarted(run), w.SystemEnded(run)} {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, v := range checks {
+		if err := w.Validation(v); err != nil {
+			return nil, err
+		}
+	}
+	return w.Finish(core.RunComplete, t0.Add(40*time.Second))
+}

@@ -24,33 +24,16 @@ func TestFindings(t *testing.T) {
 	}
 }
 
-// auditArchive writes, through the archive's own writer as a run does, an
-// archive of systems (their captures, facts and plugins as given) with checks
-// as their validations.
+// auditArchive is an archive of systems (their captures, facts and plugins as
+// given; on the client's host unless said) with checks as their validations.
 func auditArchive(t *testing.T, systems []core.SystemRun, checks []core.Validation) *archive.Archive {
 	t.Helper()
-	h := archivetest.Header(archivetest.Options{})
-	h.Systems = nil
-	w, err := archive.Create(t.TempDir(), h, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, run := range systems {
-		if run.Endpoint == "" {
-			run.Endpoint, run.Provisioned = "127.0.0.1:7000", true
-		}
-		for _, err := range []error{w.SystemStarted(run), w.SystemEnded(run)} {
-			if err != nil {
-				t.Fatal(err)
-			}
+	for i := range systems {
+		if systems[i].Endpoint == "" {
+			systems[i].Endpoint, systems[i].Provisioned = "127.0.0.1:7000", true
 		}
 	}
-	for _, v := range checks {
-		if err := w.Validation(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, err := w.Finish(core.RunComplete, a0end)
+	a, err := archivetest.WriteSystems(t.TempDir(), systems, checks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
@@ -30,12 +29,7 @@ var realCaptures = []struct{ name, adapter string }{
 // archive written before facts were kept, with its sections alone.
 func capturedArchive(t *testing.T, keepFacts bool) *archive.Archive {
 	t.Helper()
-	h := archivetest.Header(archivetest.Options{})
-	h.Systems = nil
-	w, err := archive.Create(t.TempDir(), h, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var runs []core.SystemRun
 	for _, s := range realCaptures {
 		run := core.SystemRun{Name: s.name, Adapter: s.adapter, Endpoint: "127.0.0.1:7000", Provisioned: true,
 			Plugin:  core.PluginRef{Adapter: s.adapter, Builtin: true, Path: "/usr/local/bin/cmpbench"},
@@ -53,11 +47,7 @@ func capturedArchive(t *testing.T, keepFacts bool) *archive.Archive {
 			f := a.(core.FactReader).Facts(run.Capture.Sections)
 			run.Capture.Facts = &f
 		}
-		for _, err := range []error{w.SystemStarted(run), w.SystemEnded(run)} {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		runs = append(runs, run)
 	}
 	var checks []core.Validation
 	b, err := os.ReadFile(filepath.Join("testdata", "audit", "validation.json"))
@@ -67,12 +57,7 @@ func capturedArchive(t *testing.T, keepFacts bool) *archive.Archive {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range checks {
-		if err := w.Validation(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, err := w.Finish(core.RunComplete, time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC))
+	a, err := archivetest.WriteSystems(t.TempDir(), runs, checks)
 	if err != nil {
 		t.Fatal(err)
 	}
