@@ -3,6 +3,7 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -623,6 +624,9 @@ func (c *checker) captures() {
 			if _, err := os.Stat(filepath.Join(c.a.Dir, filepath.FromSlash(name))); err != nil {
 				c.add("%s: listed in %s for system %s, but missing", name, ManifestFile, s.Name)
 			}
+		}
+		if _, err := c.a.Facts(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.add("%v", err)
 		}
 	}
 	root := filepath.Join(c.a.Dir, SystemsDir)

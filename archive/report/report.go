@@ -57,7 +57,7 @@ func (d *data) markdown(charts []chart) []byte {
 	var b strings.Builder
 	d.runHeader(&b)
 	d.systemsSection(&b)
-	d.auditSection(&b, d.caps)
+	d.auditSection(&b, d.systemFacts)
 	d.resultsIntro(&b)
 	d.sideBySide(&b)
 	d.ladders(&b)
@@ -92,7 +92,7 @@ func (d *data) runHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
 	fmt.Fprintf(b, "- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, core.Shorten(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
-	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
+	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, core.BytesIEC(h.MemoryBytes))
 	b.WriteString(d.shardLine())
 	fmt.Fprintf(b, "- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
 }
@@ -953,14 +953,6 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
-}
-
-func bytesIEC(n uint64) string {
-	const gib = 1 << 30
-	if n >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	}
-	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 func code(s string) string {

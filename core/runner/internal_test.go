@@ -10,6 +10,7 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
+	"github.com/cmpbench/cmpbench/core/redact"
 )
 
 func TestConcurrencyIsTheLargestPhasePlusItsProbe(t *testing.T) {
@@ -153,4 +154,20 @@ func TestPromptFallsBackToNote(t *testing.T) {
 func ladderEnded(l ladderStops, st plan.Step, p *core.PhaseRun) {
 	whole, _ := alone{}.ended(context.Background(), st, p)
 	l.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
+}
+
+// A capture is redacted whole: its sections, what was refused and the facts
+// its adapter read of it.
+func TestCaptureIsRedactedWhole(t *testing.T) {
+	cp := core.Capture{Sections: map[string]string{"config": "masterauth s3cret\n"}, Refused: []string{"AUTH s3cret"},
+		Facts: &core.Facts{Memory: core.Fact{Words: "maxmemory-policy s3cret", Class: "limit s3cret"}}}
+	got := redactCapture(cp, redact.New("s3cret"))
+	for _, s := range []string{got.Sections["config"], got.Refused[0], got.Facts.Memory.Words, got.Facts.Memory.Class} {
+		if strings.Contains(s, "s3cret") {
+			t.Errorf("not redacted: %q", s)
+		}
+	}
+	if cp.Facts.Memory.Words != "maxmemory-policy s3cret" {
+		t.Errorf("the adapter's capture changed: %q", cp.Facts.Memory.Words)
+	}
 }
