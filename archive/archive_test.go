@@ -201,6 +201,73 @@ func TestCommitRefusesASecret(t *testing.T) {
 // fed writes the generated run into a new archive under out as a runner does,
 // stopping in the middle of phase stopAfter (-1: the whole run), and returns the
 // unfinished writer.
+// A system's facts are archived as its adapter read them, redacted, as
+// deterministic JSON (an unknown fact left out), listed among its files and
+// read back; a system without facts has no facts.json.
+func TestFactsAreArchived(t *testing.T) {
+	h := archivetest.Header(archivetest.Options{})
+	h.Systems = nil
+	w, err := archive.Create(t.TempDir(), h, redact.New("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := &core.Facts{
+		Durability: core.Fact{Words: "appendfsync everysec: up to 1 s of writes lost on power loss", Class: "1s"},
+		Memory:     core.Fact{Words: "no limit (s3cret)", Class: "unlimited"},
+		Threads:    core.Fact{Words: "io-threads 1"},
+	}
+	for _, sr := range []core.SystemRun{
+		{Name: "a", Adapter: "resp", Capture: core.Capture{Sections: map[string]string{"info": "x:1\n"}, Facts: facts}},
+		{Name: "b", Adapter: "other", Capture: core.Capture{Sections: map[string]string{"info": "x:1\n"}}},
+	} {
+		if err := w.SystemStarted(sr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(core.RunComplete, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := archive.Verify(dir); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, err := a.ReadFile("systems/a/facts.json")
+	want := `{
+  "durability": {
+    "words": "appendfsync everysec: up to 1 s of writes lost on power loss",
+    "class": "1s"
+  },
+  "memory": {
+    "words": "no limit ([redacted])",
+    "class": "unlimited"
+  },
+  "threads": {
+    "words": "io-threads 1"
+  }
+}
+`
+	if err != nil || string(b) != want {
+		t.Errorf("facts.json %v:\n%s", err, b)
+	}
+	for i, want := range []struct {
+		files []string
+		facts bool
+	}{{[]string{"facts.json", "info.txt"}, true}, {[]string{"info.txt"}, false}} {
+		s := a.Manifest.Systems[i]
+		got, err := a.Facts(s)
+		if !slices.Equal(s.Files, want.files) || err != nil || (got != nil) != want.facts {
+			t.Errorf("%s: files %q, facts %+v %v", s.Name, s.Files, got, err)
+		}
+	}
+}
+
 func fed(t *testing.T, out string, stopAfter int) *archive.Writer {
 	t.Helper()
 	return fedWith(t, out, archivetest.Options{}, stopAfter)
@@ -628,6 +695,12 @@ func TestVerifyCrossChecksManifestAndTables(t *testing.T) {
 		{"a capture left out of the manifest", archivetest.Options{}, func(dir string) error {
 			return archive.EditManifest(dir, func(m *archive.Manifest) { m.Systems[0].Files = nil })
 		}, []string{`systems/fast/info.txt: not among the files manifest.json lists for system fast`}},
+		{"a system's facts that do not read", archivetest.Options{}, func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "systems", "slow", archive.FactsFile), []byte(`{"durability": "none"}`), 0o644); err != nil {
+				return err
+			}
+			return archive.Resum(dir)
+		}, []string{`systems/slow/facts.json: json: cannot unmarshal string into Go struct field Facts.durability of type core.Fact`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -670,7 +743,7 @@ func TestVerifyReadsOnlyTheArchive(t *testing.T) {
 			f, _ := os.OpenFile(filepath.Join(dir, archive.SumsFile), os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString(sum + "  ../outside.txt\n")
 			f.Close()
-		}, `SHA256SUMS:10: "../outside.txt" is not a path inside the archive`},
+		}, `SHA256SUMS:12: "../outside.txt" is not a path inside the archive`},
 		{"a file replaced by a link to an equal one outside", func(t *testing.T, dir string) {
 			info := filepath.Join(dir, "systems", "fast", "info.txt")
 			outside := filepath.Join(filepath.Dir(dir), "info.txt")

@@ -39,6 +39,10 @@ const (
 	ReportFile     = "report.md"
 	ValidationFile = "validation.json"
 	SystemsDir     = "systems"
+	// FactsFile is, under a system's directory in SystemsDir, the facts its
+	// adapter read of its captures (core.Facts); an archive written before
+	// facts were kept, or of an adapter that reads none, has none.
+	FactsFile = "facts.json"
 )
 
 // Manifest describes a run: what ran where, with which versions, and how it ended.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -226,6 +227,25 @@ func parseValidations(b []byte) ([]core.Validation, error) {
 		return nil, fmt.Errorf("%s: %w", ValidationFile, err)
 	}
 	return v, nil
+}
+
+// Facts reads the facts of system s its adapter read of its captures
+// (systems/<name>/facts.json): nil when the archive has none (written before
+// facts were kept, or by an adapter that reads none).
+func (a *Archive) Facts(s SystemInfo) (*core.Facts, error) {
+	if !slices.Contains(s.Files, FactsFile) {
+		return nil, nil
+	}
+	name := SystemsDir + "/" + s.Name + "/" + FactsFile
+	b, err := a.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var f core.Facts
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &f, nil
 }
 
 // ReadFile reads a file of the archive.

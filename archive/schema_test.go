@@ -25,6 +25,7 @@ func TestArchiveSchemaIsPinned(t *testing.T) {
 	var b strings.Builder
 	jsonSchema(&b, ManifestFile, reflect.TypeOf(Manifest{}), map[reflect.Type]bool{})
 	jsonSchema(&b, ValidationFile+"[]", reflect.TypeOf(core.Validation{}), map[reflect.Type]bool{})
+	jsonSchema(&b, SystemsDir+"/<name>/"+FactsFile, reflect.TypeOf(core.Facts{}), map[reflect.Type]bool{})
 	for _, tbl := range []struct {
 		file string
 		row  any
@@ -118,7 +119,7 @@ func jsonSchema(b *strings.Builder, prefix string, t reflect.Type, seen map[refl
 		if name == "" {
 			name = "UNNAMED:" + f.Name
 		}
-		if strings.Contains(opts, "omitempty") {
+		if strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") {
 			name += "?"
 		}
 		jsonSchema(b, prefix+"."+name, f.Type, seen)

@@ -3,6 +3,7 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -219,7 +220,7 @@ func checkManifest(m *Manifest, vals []core.Validation) []error {
 		if p.ElapsedNs < 0 || p.ClientStalledNs < 0 || p.ClientStalledNs > p.ElapsedNs {
 			bad("%s: client stalled %d ns of its elapsed %d ns", describe(p), p.ClientStalledNs, p.ElapsedNs)
 		}
-		if p.Status == core.StatusOK && core.StalledTooLong(time.Duration(p.ElapsedNs), time.Duration(p.ClientStalledNs)) {
+		if p.Status == core.StatusOK && p.Kind == core.PhaseMeasured && core.StalledTooLong(time.Duration(p.ElapsedNs), time.Duration(p.ClientStalledNs)) {
 			bad("%s ended ok, but its client was not running for %d ns of its %d ns", describe(p), p.ClientStalledNs, p.ElapsedNs)
 		}
 	}
@@ -623,6 +624,9 @@ func (c *checker) captures() {
 			if _, err := os.Stat(filepath.Join(c.a.Dir, filepath.FromSlash(name))); err != nil {
 				c.add("%s: listed in %s for system %s, but missing", name, ManifestFile, s.Name)
 			}
+		}
+		if _, err := c.a.Facts(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.add("%v", err)
 		}
 	}
 	root := filepath.Join(c.a.Dir, SystemsDir)

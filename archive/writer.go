@@ -248,16 +248,25 @@ func (w *Writer) setSystem(sr core.SystemRun) {
 	}
 }
 
-// writeCaptures stores a system's text captures under systems/<name>/.
+// writeCaptures stores a system's captures under systems/<name>/: its text
+// captures, its server's log and the facts its adapter read of them
+// (FactsFile).
 func (w *Writer) writeCaptures(sr core.SystemRun) error {
-	texts := map[string]string{}
+	files := map[string][]byte{}
 	for name, text := range sr.Capture.Sections {
-		texts[name+".txt"] = text
+		files[name+".txt"] = []byte(w.red.String(text))
 	}
 	if sr.ServerLog != "" {
-		texts["server.log"] = sr.ServerLog
+		files["server.log"] = []byte(w.red.String(sr.ServerLog))
 	}
-	if len(texts) == 0 {
+	if sr.Capture.Facts != nil {
+		b, err := json.MarshalIndent(sr.Capture.Facts.Map(w.red.String), "", "  ")
+		if err != nil {
+			return err
+		}
+		files[FactsFile] = append(b, '\n')
+	}
+	if len(files) == 0 {
 		return nil
 	}
 	dir := filepath.Join(w.dir, SystemsDir, sr.Name)
@@ -265,11 +274,11 @@ func (w *Writer) writeCaptures(sr core.SystemRun) error {
 		return err
 	}
 	si := w.system(sr.Name)
-	for name, text := range texts {
+	for name, data := range files {
 		// Through a temporary file and a rename: a capture under its own name is
 		// whole, even one the manifest did not list yet when the run stopped
 		// (Recover lists it).
-		if err := replaceFile(filepath.Join(dir, name), []byte(w.red.String(text))); err != nil {
+		if err := replaceFile(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 		if !slices.Contains(si.Files, name) {

@@ -220,6 +220,10 @@ type Capture struct {
 	Sections map[string]string
 	// Refused lists capture commands the server refused (restricted services).
 	Refused []string
+	// Facts are the settings that decide a comparison, as the adapter reads them
+	// from Sections (FactReader, called by the SDK); nil when the adapter reads
+	// none.
+	Facts *Facts
 }
 
 // CaptureCaveats names the capture section in which an adapter says what it

@@ -63,6 +63,15 @@ type Exampler interface {
 	Example(profile string) []string
 }
 
+// ProfileLister is implemented by built-in adapters whose product differences
+// are profiles: `cmpbench systems --profiles` lists each one's built-in
+// profiles as it says them.
+type ProfileLister interface {
+	// ProfileTable is the adapter's built-in profiles as a table: the heads of
+	// its columns, then a row a profile, its name first, sorted by name.
+	ProfileTable() (head []string, rows [][]string, err error)
+}
+
 // A ProfileSchema lets cmpbench check a built-in adapter's profiles (adapter-specific
 // settings a systems file names or defines under profiles:) when it reads the file,
 // with file:line, before anything runs.

@@ -192,10 +192,16 @@ const LongCallBound = 30 * time.Minute
 // ordinary delays.
 const StallGap = 100 * time.Millisecond
 
-// ClientStalledFraction of a phase's window in which the client process was not
-// running (PhaseEnd.Stalled) fails the phase: its numbers cover a client that
-// stood still, not a system that was measured.
-const ClientStalledFraction = 0.01
+// A measured phase whose client process was not running (PhaseEnd.Stalled) for
+// ClientStalledFraction of its window, and at least StallFailFloor, fails: its
+// numbers cover a client that stood still, not a system that was measured. A
+// shorter stall marks it client-stalled: a tenth of a second of a starved client
+// on a busy machine is a caveat, not a failed measurement. A load or a warm-up
+// is never failed for it: its rate is not a result.
+const (
+	ClientStalledFraction = 0.02
+	StallFailFloor        = 500 * time.Millisecond
+)
 
 // RateWindow is the time a phase's rates are computed over: its elapsed time,
 // less, in a closed loop, the time the client was not running, when it sent
@@ -208,9 +214,9 @@ func RateWindow(elapsed, stalled time.Duration, open bool) time.Duration {
 	return elapsed - stalled
 }
 
-// ClientStalled says why a phase whose client was not running for more than
-// ClientStalledFraction of it is not a measurement of the system, and "" for one
-// whose client ran.
+// ClientStalled says why a phase whose client stood still too long
+// (StalledTooLong) is not a measurement of the system, and "" for one whose
+// client ran.
 func ClientStalled(end *PhaseEnd) string {
 	if !StalledTooLong(end.Elapsed, end.Stalled) {
 		return ""
@@ -219,13 +225,13 @@ func ClientStalled(end *PhaseEnd) string {
 		"so what it measured is not the system's; what it sent is kept", round(end.Stalled), round(end.Elapsed), DescribeStalls(end.Stalls))
 }
 
-// JudgeStalls fails an ok phase whose client was not running for more than
-// ClientStalledFraction of it (ClientStalled), and notes any shorter stall: a
-// stall the side probe saw then was the client's.
-func JudgeStalls(end *PhaseEnd) {
+// JudgeStalls fails an ok measured phase whose client stood still too long
+// (ClientStalled), and notes any other stall: a stall the side probe saw then
+// was the client's.
+func JudgeStalls(end *PhaseEnd, kind PhaseKind) {
 	why := ClientStalled(end)
 	switch {
-	case why != "" && end.Status == StatusOK:
+	case why != "" && end.Status == StatusOK && kind == PhaseMeasured:
 		end.Status, end.Error = StatusFailed, why
 	case why != "":
 		end.Notes = append(end.Notes, why)
@@ -262,9 +268,10 @@ func JudgeErrors(end *PhaseEnd, totals []OpInterval) {
 }
 
 // StalledTooLong says whether a client not running for stalled of a phase of
-// elapsed stood still for more than ClientStalledFraction of it.
+// elapsed stood still too long for it to be a measurement: for
+// ClientStalledFraction of it, and at least StallFailFloor.
 func StalledTooLong(elapsed, stalled time.Duration) bool {
-	return stalled > 0 && float64(stalled) > ClientStalledFraction*float64(elapsed)
+	return stalled >= StallFailFloor && float64(stalled) >= ClientStalledFraction*float64(elapsed)
 }
 
 // DescribeStalls says how many stalls there were and the longest, for a caveat.

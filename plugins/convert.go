@@ -73,12 +73,22 @@ func SystemFromProto(m *pluginv1.SystemConfig) core.SystemConfig {
 
 // CaptureToProto converts a capture.
 func CaptureToProto(c core.Capture) *pluginv1.CaptureResponse {
-	return &pluginv1.CaptureResponse{Product: c.Product, Version: c.Version, VersionField: c.VersionField, Sections: c.Sections, Refused: c.Refused}
+	m := &pluginv1.CaptureResponse{Product: c.Product, Version: c.Version, VersionField: c.VersionField, Sections: c.Sections, Refused: c.Refused}
+	if f := c.Facts; f != nil {
+		fact := func(f core.Fact) *pluginv1.Fact { return &pluginv1.Fact{Words: f.Words, Class: f.Class} }
+		m.Facts = &pluginv1.Facts{Durability: fact(f.Durability), Replication: fact(f.Replication), Memory: fact(f.Memory), Threads: fact(f.Threads)}
+	}
+	return m
 }
 
 // CaptureFromProto is the inverse of CaptureToProto.
 func CaptureFromProto(m *pluginv1.CaptureResponse) core.Capture {
-	return core.Capture{Product: m.GetProduct(), Version: m.GetVersion(), VersionField: m.GetVersionField(), Sections: m.GetSections(), Refused: m.GetRefused()}
+	c := core.Capture{Product: m.GetProduct(), Version: m.GetVersion(), VersionField: m.GetVersionField(), Sections: m.GetSections(), Refused: m.GetRefused()}
+	if f := m.GetFacts(); f != nil {
+		fact := func(f *pluginv1.Fact) core.Fact { return core.Fact{Words: f.GetWords(), Class: f.GetClass()} }
+		c.Facts = &core.Facts{Durability: fact(f.GetDurability()), Replication: fact(f.GetReplication()), Memory: fact(f.GetMemory()), Threads: fact(f.GetThreads())}
+	}
+	return c
 }
 
 // PhaseToProto converts a phase specification; its workload crosses as its kind

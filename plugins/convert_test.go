@@ -160,3 +160,28 @@ func TestSystemRoundTrip(t *testing.T) {
 		t.Fatalf("from an older host: endpoint %q nodes %q", got.Endpoint, got.Nodes)
 	}
 }
+
+// A capture's facts cross the boundary unchanged, an unknown fact included; a
+// capture without facts (an adapter that reads none, a plugin older than the
+// field) arrives without.
+func TestCaptureRoundTrip(t *testing.T) {
+	facts := &core.Facts{
+		Durability:  core.Fact{Words: "appendfsync everysec: up to 1 s of writes lost on power loss", Class: "1s"},
+		Replication: core.Fact{Words: "master, no replica", Class: "1"},
+		Threads:     core.Fact{Words: "io-threads 1"},
+	}
+	for _, tc := range []struct {
+		name string
+		in   core.Capture
+	}{
+		{"with facts", core.Capture{Product: "valkey", Version: "8.0.1", VersionField: "INFO server.valkey_version",
+			Sections: map[string]string{"info": "role:master\n"}, Refused: []string{"DEBUG"}, Facts: facts}},
+		{"without facts", core.Capture{Product: "x", Sections: map[string]string{"info": "x:1\n"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CaptureFromProto(CaptureToProto(tc.in)); !reflect.DeepEqual(got, tc.in) {
+				t.Fatalf("crossed as %+v, want %+v", got, tc.in)
+			}
+		})
+	}
+}

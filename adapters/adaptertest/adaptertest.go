@@ -231,7 +231,8 @@ func (su *suite) count(t *testing.T) {
 }
 
 // captureAndStats checks the capture names the product, version and sections, stats
-// has values, and neither holds the credential.
+// has values, and neither holds the credential, nor the facts the adapter reads
+// of the capture.
 func (su *suite) captureAndStats(t *testing.T) {
 	cp, err := su.tg.Capture(su.ctx)
 	if err != nil {
@@ -244,6 +245,7 @@ func (su *suite) captureAndStats(t *testing.T) {
 	if err != nil || len(st) == 0 {
 		t.Fatalf("Stats: %d values, %v", len(st), err)
 	}
+	checkFacts(t, su.Adapter, cp.Sections, su.Secret)
 	if su.Secret == "" {
 		return
 	}

@@ -59,9 +59,12 @@ func suffix(nodes []node, n node) string {
 
 // fields splits an info value of key=value pairs separated by ';' (namespace,
 // statistics) or ':' (sets).
-func fields(v string) map[string]string {
+func fields(v string) map[string]string { return pairs(v, ";:") }
+
+// pairs splits text of key=value pairs separated by any of seps.
+func pairs(v, seps string) map[string]string {
 	out := map[string]string{}
-	for _, kv := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ':' }) {
+	for _, kv := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(seps, r) }) {
 		if k, val, ok := strings.Cut(kv, "="); ok {
 			out[k] = val
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -201,6 +202,35 @@ func LoadProfile(name string, data []byte) (*Profile, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// ProfileTable implements core.ProfileLister: each built-in profile's default
+// port, TLS, protocol, UPDATE command, key count and description.
+func (Adapter) ProfileTable() (head []string, rows [][]string, err error) {
+	head = []string{"PROFILE", "PORT", "TLS", "RESP", "UPDATE", "KEY COUNT", "DESCRIPTION"}
+	for _, n := range Profiles() {
+		p, err := LoadProfile(n, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		count := strings.Join(p.Count.Command, " ")
+		if len(p.Count.Trigger) > 0 {
+			count = strings.Join(p.Count.Trigger, " ") + ", wait, " + count
+		}
+		if p.Count.Expensive {
+			count += " (expensive)"
+		}
+		proto := "3, falls back to 2"
+		if p.RESP == 2 {
+			proto = "2"
+		}
+		port := "per service"
+		if p.DefaultPort > 0 {
+			port = strconv.Itoa(p.DefaultPort)
+		}
+		rows = append(rows, []string{n, port, strconv.FormatBool(p.TLS), proto, strings.Join(p.Commands.Update, " "), count, p.Description})
+	}
+	return head, rows, nil
 }
 
 func init() {

@@ -322,3 +322,25 @@ func TestCaveats(t *testing.T) {
 		}
 	}
 }
+
+// The profiles `cmpbench systems --profiles` lists are every built-in one, a
+// row each with a value for every column.
+func TestProfileTable(t *testing.T) {
+	head, rows, err := Adapter{}.ProfileTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(Profiles()) {
+		t.Fatalf("%d rows for %d profiles", len(rows), len(Profiles()))
+	}
+	for i, r := range rows {
+		if len(r) != len(head) || r[0] != Profiles()[i] {
+			t.Errorf("row %q under %q", r, head)
+		}
+	}
+	for _, r := range rows {
+		if r[0] == "kvrocks" && !strings.HasSuffix(r[5], "(expensive)") || r[0] == "pika" && r[3] != "2" {
+			t.Errorf("row %q", r)
+		}
+	}
+}

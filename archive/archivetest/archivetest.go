@@ -240,11 +240,18 @@ func system(si int, sys string, opt Options) (core.SystemRun, archive.SystemInfo
 	if si == 0 {
 		run.Capture.Sections["info"] += opt.InfoExtra
 	}
+	// The facts the resp adapter reads of these captures (its tests check
+	// that it does): INFO without a role, and no CONFIG GET, tell none.
+	run.Capture.Facts = &core.Facts{}
 	if si == 0 && opt.Hostile != "" {
 		first, _, _ := strings.Cut(opt.Hostile, "\n")
 		run.Capture.Version, run.Plugin.Version = opt.Hostile, opt.Hostile
 		run.Capture.Refused = []string{"CONFIG GET *: " + opt.Hostile}
 		run.Capture.Sections["config"] = "appendonly no\nsave \nmaxmemory 0\nmaxmemory-policy " + first + "\n"
+		run.Capture.Facts = &core.Facts{
+			Durability: core.Fact{Words: "no persistence: every write lost on a restart", Class: core.DurabilityNone},
+			Memory:     core.Fact{Words: "no limit (" + core.Quoted(strings.TrimSpace(first)) + ")", Class: "unlimited"},
+		}
 	}
 	if si == 1 {
 		run.Capture.Refused = []string{"CONFIG GET *: NOPERM User bench has no permissions to run the 'config|get' command"}
@@ -323,7 +330,7 @@ func (g *phaseGen) end() {
 		for _, s := range g.opt.ClientStalls {
 			g.p.End.Stalled += s.End - s.Start
 		}
-		core.JudgeStalls(&g.p.End)
+		core.JudgeStalls(&g.p.End, g.spec.Kind)
 	}
 	if g.pi == 1 && g.si == 1 {
 		g.p.End.ErrorSamples = []string{"oom: OOM command not allowed when used memory > 'maxmemory'."}
@@ -520,4 +527,29 @@ func shape(s core.PhaseSpec) string {
 		return fmt.Sprintf("%.0f ops/s, %d conns", s.Rate, s.Connections)
 	}
 	return fmt.Sprintf("closed loop, %d conns", s.Connections)
+}
+
+// WriteSystems writes under out, through the archive's writer as a run does,
+// an archive of runs, systems without phases (their captures as given: sections,
+// facts, plugin), checks as its validations; finished, not committed.
+func WriteSystems(out string, runs []core.SystemRun, checks []core.Validation) (*archive.Archive, error) {
+	h := Header(Options{})
+	h.Systems = nil
+	w, err := archive.Create(out, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range runs {
+		for _, err := range []error{w.SystemStarted(run), w.SystemEnded(run)} {
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, v := range checks {
+		if err := w.Validation(v); err != nil {
+			return nil, err
+		}
+	}
+	return w.Finish(core.RunComplete, t0.Add(40*time.Second))
 }

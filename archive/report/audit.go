@@ -12,9 +12,11 @@ import (
 
 // The fairness audit puts side by side, per system, the settings that decide a
 // comparison — durability, replication, memory limit and eviction, threads, CPU
-// placement, warm-up and data size, TLS — read from what the archive captured
-// (CONFIG GET *, INFO, asinfo, the provision, the phases, the validations), and
-// names in words the mismatches that make the comparison unfair.
+// placement, warm-up and data size, TLS — read from what the archive captured:
+// the facts each system's adapter read of its captures (CONFIG GET *, INFO,
+// asinfo: auditfacts.go), and what the run itself tells (the provision, the
+// phases, the validations); and it names in words the mismatches that make the
+// comparison unfair.
 
 // setting is one row of the audit: its name, each system's value in words, and
 // a class per system that must be equal for the comparison to be fair ("" when
@@ -88,13 +90,16 @@ func (d *data) warmup(system string) (words, class string) {
 }
 
 // auditSettings are the audit's rows, one value per system in run order.
-func (d *data) auditSettings(caps map[string]captures) []setting {
+func (d *data) auditSettings(facts map[string]*core.Facts) []setting {
 	rows := []setting{{name: "durability", compare: true}, {name: "replication", compare: true}, {name: "memory limit and eviction", compare: true},
 		{name: "threads"}, {name: "CPU placement", compare: true}, {name: "warm-up", compare: true}, {name: "data size", compare: true}, {name: "TLS", compare: true}}
 	for _, s := range d.m.Systems {
-		c := caps[s.Name]
+		var f core.Facts
+		if facts[s.Name] != nil {
+			f = *facts[s.Name]
+		}
 		durability := func() (string, string) {
-			words, class := c.durability()
+			words, class := factCell(f.Durability)
 			return withEvidence(words, class, d.restartEvidence(s.Name))
 		}
 		tls, tlsClass := "off", "off"
@@ -102,8 +107,10 @@ func (d *data) auditSettings(caps map[string]captures) []setting {
 			tls, tlsClass = s.TLS, "on"
 		}
 		vals := [][2]string{}
-		for _, f := range []func() (string, string){durability, c.replication, c.memory,
-			func() (string, string) { return c.threads(), "" },
+		for _, f := range []func() (string, string){durability,
+			func() (string, string) { return factCell(f.Replication) },
+			func() (string, string) { return factCell(f.Memory) },
+			func() (string, string) { w, _ := factCell(f.Threads); return w, "" },
 			func() (string, string) { return d.cpus(s) },
 			func() (string, string) { return d.warmup(s.Name) },
 			func() (string, string) { return d.dataSize(s.Name) },
@@ -210,11 +217,11 @@ func alike(rows []setting) []string {
 // auditSection writes the audit: the settings side by side, then the
 // mismatches and the settings that cannot be compared, or that no mismatch
 // was found when every compared setting is known. It returns the mismatches.
-func (d *data) auditSection(b *strings.Builder, caps map[string]captures) []string {
+func (d *data) auditSection(b *strings.Builder, facts map[string]*core.Facts) []string {
 	if len(d.m.Systems) == 0 {
 		return nil
 	}
-	rows := d.auditSettings(caps)
+	rows := d.auditSettings(facts)
 	found, unknown := d.findings(rows), d.unknowns(rows)
 	b.WriteString("## Fairness audit\n\nThe settings that decide a comparison, per system, from what the archive captured (CONFIG GET \\*, INFO, asinfo, the provision, the phases and the load's validation); — where it does not tell.\n\n")
 	b.WriteString("| setting | " + strings.Join(d.systems, " | ") + " |\n|---|" + strings.Repeat("---|", len(d.systems)) + "\n")
@@ -266,6 +273,6 @@ func Audit(a *archive.Archive) (text string, unfair []string, err error) {
 		return "", nil, err
 	}
 	var b strings.Builder
-	unfair = d.auditSection(&b, d.caps)
+	unfair = d.auditSection(&b, d.systemFacts)
 	return b.String(), unfair, nil
 }

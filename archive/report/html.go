@@ -197,7 +197,7 @@ func (d *data) page(rc reportCharts) (*page, []*chart.Chart, error) {
 		return nil, nil, err
 	}
 	var audit strings.Builder
-	p.Unfair = len(d.auditSection(&audit, d.caps)) > 0
+	p.Unfair = len(d.auditSection(&audit, d.systemFacts)) > 0
 	if p.Audit, err = renderMarkdown(audit.String()); err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +242,7 @@ func (d *data) facts() []string {
 		out = append(out,
 			fmt.Sprintf("Started %s, took %s", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second)),
 			fmt.Sprintf("cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)", m.Cmpbench.Version, core.Shorten(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat)),
-			fmt.Sprintf("Client host %s: %s %s, kernel %s, %s × %d CPUs, %s memory", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes)))
+			fmt.Sprintf("Client host %s: %s %s, kernel %s, %s × %d CPUs, %s memory", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, core.BytesIEC(h.MemoryBytes)))
 	}
 	return append(out, fmt.Sprintf("Suite %s (%s): %s", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description)))
 }

@@ -47,8 +47,9 @@ type data struct {
 	conns map[connSample]int64
 	// over is what the stalls and the over-time charts are drawn from.
 	over *overTime
-	// caps are the systems' configuration captures the fairness audit reads.
-	caps map[string]captures
+	// facts are what each system's adapter read of its captures, which the
+	// fairness audit compares (nil: unknown).
+	systemFacts map[string]*core.Facts
 }
 
 type connSample struct {
@@ -120,7 +121,7 @@ func load(a *archive.Archive) (*data, error) {
 			d.captureCaveats[s.Name] = strings.TrimSpace(string(b))
 		}
 	}
-	if d.caps, err = readCaptures(a, d.m.Systems); err != nil {
+	if d.systemFacts, err = readFacts(a); err != nil {
 		return nil, err
 	}
 	seen := map[int]bool{}

@@ -56,7 +56,7 @@ func (d *data) markdown(charts []*chart.Chart) []byte {
 	var b strings.Builder
 	d.runHeader(&b)
 	d.systemsSection(&b)
-	d.auditSection(&b, d.caps)
+	d.auditSection(&b, d.systemFacts)
 	d.resultsIntro(&b)
 	d.sideBySide(&b)
 	d.ladders(&b)
@@ -91,7 +91,7 @@ func (d *data) runHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "- Started %s, took %s\n", m.Started.UTC().Format("2006-01-02 15:04:05 MST"), m.Ended.Sub(m.Started).Round(time.Second))
 	fmt.Fprintf(b, "- cmpbench %s (commit %s), seed %d, scale %g, each measured phase run %d time(s)\n", m.Cmpbench.Version, core.Shorten(m.Cmpbench.Commit, 12), m.Seed, m.Scale, max(1, m.Repeat))
 	h := m.Host
-	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, bytesIEC(h.MemoryBytes))
+	fmt.Fprintf(b, "- Client host: %s, %s %s, kernel %s, %s × %d CPUs, %s memory\n", h.Hostname, h.Platform, h.PlatformVersion, h.Kernel, h.CPUModel, h.CPUs, core.BytesIEC(h.MemoryBytes))
 	b.WriteString(d.shardLine())
 	fmt.Fprintf(b, "- Suite `%s` (%s): %s\n\n", m.Suite.Name, m.Suite.Source, strings.TrimSpace(m.Suite.Description))
 }
@@ -140,7 +140,7 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	fmt.Fprintf(b, "**client-bound** marks a phase whose load generator used more than %.0f%% of the cores it may use: its numbers describe the client. ", core.ClientBoundFraction*100)
 	fmt.Fprintf(b, "**host-saturated** marks a phase during which the CPUs of the machine the client ran on were more than %.0f%% busy, counting every process on it (the servers under test, on loopback, among them): the client and the servers waited for CPUs, and the numbers describe the shared machine as much as the system; the caveats name the busiest processes. ", core.HostSaturatedFraction*100)
 	fmt.Fprintf(b, "**client-lagged** marks a fixed-rate phase where the client's own send lag (from the moment it could send to the moment it did) has a p99 above both the service-time p99 and %s ms: its response-time tail describes the client as much as the server. ", ms(int64(core.LagFloor)))
-	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; above %.0f%% of the phase, the phase failed.", threshold(core.StallGap), core.ClientStalledFraction*100)
+	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; a measured phase in which it stood still for %.0f%% of the phase and at least %s failed.", threshold(core.StallGap), core.ClientStalledFraction*100, threshold(core.StallFailFloor))
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
 	}
@@ -955,14 +955,6 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
-}
-
-func bytesIEC(n uint64) string {
-	const gib = 1 << 30
-	if n >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	}
-	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 func code(s string) string {

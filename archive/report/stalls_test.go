@@ -273,6 +273,9 @@ func TestOverTimeChartsOfASoak(t *testing.T) {
 // running is the client's, never the server's; a server stall that a short
 // client stop touched stays the server's (the review of the change).
 func TestStallsWhileTheClientStood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders two soaks' reports (33 s under -race): the run without -short has it")
+	}
 	const s = time.Second
 	for _, tc := range []struct {
 		name   string

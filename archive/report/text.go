@@ -25,31 +25,63 @@ func literal(s string) string {
 	parts := strings.Split(s, "|")
 	for i, p := range parts {
 		if p != "" {
-			parts[i] = codeSpan(p)
+			parts[i] = core.Quoted(p)
 		}
 	}
 	return strings.Join(parts, `\|`)
 }
 
-// codeSpan is s as one code span: fenced by one more backtick than the longest
-// run of them in s, and padded with a space inside the fences where s begins or
-// ends with a backtick or with a space at both ends (CommonMark strips one such
-// pair).
-func codeSpan(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
+// factText is a fact's words (core.Fact) as report.md writes them: each value
+// the adapter quoted (core.Quoted, a code span) as literal writes a system's
+// text, the rest, the adapter's own words, as prose; so that neither makes
+// markup, whatever a third-party plugin sends. A backtick that opens no code
+// span is text.
+func factText(words string) string {
+	var b strings.Builder
+	rest := words
+	for rest != "" {
+		open := strings.IndexByte(rest, '`')
+		if open < 0 {
+			b.WriteString(prose(rest))
+			break
 		}
+		n := backticks(rest[open:])
+		end := closingFence(rest[open+n:], n)
+		if end < 0 {
+			b.WriteString(prose(rest[:open+n]))
+			rest = rest[open+n:]
+			continue
+		}
+		value := rest[open+n : open+n+end]
+		if len(value) > 2 && value[0] == ' ' && value[len(value)-1] == ' ' && strings.TrimSpace(value) != "" {
+			value = value[1 : len(value)-1]
+		}
+		b.WriteString(prose(rest[:open]) + literal(value))
+		rest = rest[open+n+end+n:]
 	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.TrimSpace(s) != "" {
-		s = " " + s + " "
+	return b.String()
+}
+
+// backticks is the length of the run of backticks s starts with.
+func backticks(s string) int {
+	return len(s) - len(strings.TrimLeft(s, "`"))
+}
+
+// closingFence is where in s the first run of exactly n backticks starts, -1
+// when there is none.
+func closingFence(s string, n int) int {
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		run := backticks(s[i:])
+		if run == n {
+			return i
+		}
+		i += run
 	}
-	return fence + s + fence
+	return -1
 }
 
 // literals is each text of list that is not "" as literal makes it, joined

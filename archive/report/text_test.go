@@ -19,6 +19,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
 	"github.com/cmpbench/cmpbench/archive/report/browsertest"
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // hostile is a server's log as an attacker, or an unlucky server, writes it:
@@ -90,6 +91,45 @@ func TestLiteralIsInertMarkdown(t *testing.T) {
 	}
 }
 
+// A fact's words show as written in any Markdown reader, in a list and in a
+// table's cell: each value the adapter quoted as code, the rest as text, and
+// no emphasis, link, image, HTML or heading made of either, whatever the
+// adapter sends.
+func TestFactTextIsInertMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		name, words, show string
+		codes             int
+	}{
+		{"values", "storage-engine `device`, up to `1000` ms", "storage-engine device, up to 1000 ms", 2},
+		{"a hostile value", "no limit (" + core.Quoted("**b** `t` a|b <b>x</b> [l](http://x/) ![i](http://x/i.png)") + ")",
+			"no limit (**b** `t` a|b <b>x</b> [l](http://x/) ![i](http://x/i.png))", 2},
+		{"a value of spaces and backticks", "x " + core.Quoted(" `a` ") + " y", "x  `a`  y", 1},
+		{"hostile words", "**bold** _em_ <i>x</i> [l](http://x/) # not a heading", "**bold** _em_ <i>x</i> [l](http://x/) # not a heading", 0},
+		{"backticks that open nothing", "a `` b ` c", "a `` b ` c", 0},
+		{"a code span the words hold", "a ` b ``c` d", "a  b ``c d", 1},
+		{"lines", "one\n# two", "one # two", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := factText(tc.words)
+			for _, md := range []string{"- " + q + "\n", "| h |\n|---|\n| " + q + " |\n"} {
+				var b bytes.Buffer
+				if err := gfm.Convert([]byte(md), &b); err != nil {
+					t.Fatal(err)
+				}
+				if got := textOf(cellOf(b.String())); got != tc.show {
+					t.Errorf("%q as %q renders %q, shows %q, want %q", tc.words, md, b.String(), got, tc.show)
+				}
+				if m := regexp.MustCompile(`<img|<a |<script|<strong|<em|<h1|<i>|<b>`).FindString(b.String()); m != "" {
+					t.Errorf("%q renders %s: %q", tc.words, m, b.String())
+				}
+				if n := strings.Count(b.String(), "<code>"); n != tc.codes {
+					t.Errorf("%q renders %d code spans, want %d: %q", tc.words, n, tc.codes, b.String())
+				}
+			}
+		})
+	}
+}
+
 // cellOf is the content of a rendered list's item or table's cell.
 func cellOf(page string) string {
 	m := regexp.MustCompile(`(?s)<(li|td)>(.*)</(li|td)>`).FindStringSubmatch(page)
@@ -112,6 +152,9 @@ func textOf(fragment string) string {
 // tables and the audit, it shows as it was written, control characters made
 // visible, and is never markup.
 func TestTextFromServersIsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders a whole soak's report (16 s under -race): the run without -short has it")
+	}
 	text := hostile("http://127.0.0.1:18999")
 	_, files, tables := renderRun(t, archivetest.Options{Hostile: text, Soak: true})
 	outputs := map[string][]byte{"console": tables.Compact, "console --wide": tables.Wide}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cmpbench/cmpbench/adapters/resp"
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
 	"github.com/cmpbench/cmpbench/archive/report"
@@ -90,8 +89,9 @@ func newAuditCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "audit DIR",
 		Short: "Put the settings that decide a comparison side by side; exit 1 when they make it unfair",
-		Long: `Reads from an archive what it captured of each system (CONFIG GET *, INFO,
-asinfo, the provision, the phases and the load's validation) and prints, per
+		Long: `Reads from an archive what it captured of each system (the facts its adapter
+read of its CONFIG GET *, INFO or asinfo, the provision, the phases and the load's
+validation) and prints, per
 system, its durability, replication, memory limit and eviction, threads, CPU
 placement, warm-up, data size and TLS, then the mismatches that make the
 comparison unfair, in words, and what it cannot compare because the archive does
@@ -143,7 +143,7 @@ func newSystemsCmd(g *globals) *cobra.Command {
 	var profiles bool
 	cmd := &cobra.Command{
 		Use:   "systems",
-		Short: "List the defined systems (or, with --profiles, the resp adapter's product profiles)",
+		Short: "List the defined systems (or, with --profiles, the built-in adapters' product profiles)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := newFitted(cmd.OutOrStdout())
@@ -154,37 +154,43 @@ func newSystemsCmd(g *globals) *cobra.Command {
 			return listSystems(cmd.Context(), g, out)
 		},
 	}
-	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in product profiles of the resp adapter")
+	cmd.Flags().BoolVar(&profiles, "profiles", false, "list the built-in adapters' product profiles")
 	return cmd
 }
 
-// printProfiles lists the resp adapter's product profiles.
+// printProfiles lists the built-in adapters' product profiles, as each adapter
+// says them (core.ProfileLister): a table per adapter that has profiles, named
+// when more than one has.
 func printProfiles(out io.Writer) error {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tPORT\tTLS\tRESP\tUPDATE\tKEY COUNT\tDESCRIPTION")
-	for _, n := range resp.Profiles() {
-		p, err := resp.LoadProfile(n, nil)
+	var listers []string
+	for _, name := range core.BuiltinAdapters() {
+		if a, _ := core.BuiltinAdapter(name); a != nil {
+			if _, ok := a.(core.ProfileLister); ok {
+				listers = append(listers, name)
+			}
+		}
+	}
+	for i, name := range listers {
+		a, _ := core.BuiltinAdapter(name)
+		head, rows, err := a.(core.ProfileLister).ProfileTable()
 		if err != nil {
+			return fmt.Errorf("adapter %s: %w", name, err)
+		}
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		if len(listers) > 1 {
+			fmt.Fprintf(out, "adapter %s:\n", name)
+		}
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		for _, row := range append([][]string{head}, rows...) {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
 			return err
 		}
-		count := strings.Join(p.Count.Command, " ")
-		if len(p.Count.Trigger) > 0 {
-			count = strings.Join(p.Count.Trigger, " ") + ", wait, " + count
-		}
-		if p.Count.Expensive {
-			count += " (expensive)"
-		}
-		proto := "3, falls back to 2"
-		if p.RESP == 2 {
-			proto = "2"
-		}
-		port := "per service"
-		if p.DefaultPort > 0 {
-			port = strconv.Itoa(p.DefaultPort)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", n, port, p.TLS, proto, strings.Join(p.Commands.Update, " "), count, p.Description)
 	}
-	return tw.Flush()
+	return nil
 }
 
 // listSystems lists the defined systems, says which cannot be used here and why,

@@ -40,3 +40,17 @@ func TestFittedWrapsToWidth(t *testing.T) {
 		})
 	}
 }
+
+// `cmpbench systems --profiles` asks each built-in adapter for its profiles
+// (core.ProfileLister): the resp adapter's, one line each, under its heads.
+func TestSystemsProfilesAsksTheAdapters(t *testing.T) {
+	r := cli(t, t.TempDir(), nil, "systems", "--profiles")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "PROFILE") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"\nvalkey ", "\nkvrocks ", "\npika ", "\nredis-cloud ", "(expensive)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q in\n%s", want, r.stdout)
+		}
+	}
+}

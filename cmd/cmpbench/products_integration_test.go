@@ -87,3 +87,59 @@ func TestProductsIntegration(t *testing.T) {
 	}
 	assertNoServerOf(t, dir)
 }
+
+// The issue 44 comparison: Valkey, Dragonfly and Kvrocks started by cmpbench
+// through the smoke suite, then `cmpbench audit` of the archive. Each adapter's
+// facts are kept in the archive (facts.json), and the audit fills every row
+// for each product: its durability, replication, memory limit and threads as
+// the product has them, never "—" where the capture has the fact.
+func TestAuditOfValkeyDragonflyKvrocksIntegration(t *testing.T) {
+	for _, b := range []string{"valkey-server", "dragonfly", "kvrocks"} {
+		provisiontest.Need(t, b)
+	}
+	dir := t.TempDir()
+	systems := []string{"valkey", "dragonfly", "kvrocks"}
+	r := realCLI(t, dir, "run", "--systems", strings.Join(systems, ","), "--suite", "smoke", "--scale", "0.1", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("smoke: exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	for _, s := range a.Manifest.Systems {
+		if f, err := a.Facts(s); err != nil || f == nil {
+			t.Errorf("%s: no facts kept: %v", s.Name, err)
+		}
+	}
+	audit := cli(t, dir, nil, "audit", a.Dir)
+	if audit.stderr != "" {
+		t.Fatalf("audit: exit %d\n%s", audit.code, audit.stderr)
+	}
+	rows := map[string][]string{}
+	for line := range strings.Lines(audit.stdout) {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), " | ")
+		if len(cells) == len(systems)+1 && strings.HasPrefix(line, "| ") {
+			rows[strings.TrimSpace(cells[0])] = cells[1:]
+		}
+	}
+	for _, setting := range []string{"durability", "replication", "memory limit and eviction", "threads", "CPU placement", "warm-up", "data size", "TLS"} {
+		for i, v := range rows[setting] {
+			if strings.TrimSpace(v) == "—" {
+				t.Errorf("%s of %s: —", setting, systems[i])
+			}
+		}
+		if len(rows[setting]) != len(systems) {
+			t.Errorf("no row %q in\n%s", setting, audit.stdout)
+		}
+	}
+	for i, want := range map[int][]string{
+		0: {"no persistence", "`master`, no replica", "no limit", "io-threads `1`"},
+		1: {"a snapshot on a clean stop only", "`master`, no replica", "cache_mode store", "thread_count"},
+		2: {"RocksDB, its write-ahead log not synced", "`master`, no replica", "data on disk (RocksDB)", "workers"},
+	} {
+		for j, setting := range []string{"durability", "replication", "memory limit and eviction", "threads"} {
+			if got := rows[setting]; len(got) == len(systems) && !strings.Contains(got[i], want[j]) {
+				t.Errorf("%s of %s: %q, want %q in it", setting, systems[i], got[i], want[j])
+			}
+		}
+	}
+	assertNoServerOf(t, dir)
+}

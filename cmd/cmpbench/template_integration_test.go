@@ -135,6 +135,14 @@ func TestTemplatePluginIntegration(t *testing.T) {
 	if s := a.Manifest.Systems[0]; s.Product != "redis" || s.Version == "" {
 		t.Errorf("capture: product %q version %q", s.Product, s.Version)
 	}
+	// The facts the plugin reads of its capture (core.FactReader) cross the
+	// boundary, are archived and audited as a built-in adapter's are.
+	if f, err := a.Facts(a.Manifest.Systems[0]); err != nil || f == nil || f.Replication.Class != "1" {
+		t.Errorf("the plugin's facts: %+v, %v", f, err)
+	}
+	if audit := cli(t, dir, nil, "audit", a.Dir); !strings.Contains(audit.stdout, "| replication | `master`, 0 replica(s) |") {
+		t.Errorf("audit of the plugin's system:\n%s%s", audit.stdout, audit.stderr)
+	}
 	if got := redisDo(t, port, "EXISTS outside"); got[0] != ":1" {
 		t.Errorf("database 0's key after the run: EXISTS = %s; the adapter emptied more than its database", got[0])
 	}

@@ -26,17 +26,23 @@ type dataUnit struct {
 
 func (u *dataUnit) before(ctx context.Context, st *plan.Step) outcome {
 	r := u.r
-	if st.Spec.Kind != core.PhaseLoad {
-		if u.broken != "" {
-			return outcome{act: skip, why: u.broken}
-		}
-		if !st.Spec.Writes() || r.owned {
-			return outcome{}
-		}
+	if st.Spec.Kind != core.PhaseLoad && u.broken != "" {
+		return outcome{act: skip, why: u.broken}
 	}
-	u.broken = ""
+	// A plugin that crashed in the last phase is replaced before anything is
+	// asked of it: a shard that cannot tells the others.
 	if err := r.plugin(ctx); err != nil {
 		return outcome{act: fail, why: err.Error()}
+	}
+	if st.Spec.Kind != core.PhaseLoad && (!st.Spec.Writes() || r.owned) {
+		return outcome{}
+	}
+	u.broken = ""
+	if !r.coord.checks() {
+		// Another shard checks the whole data set; the others would see its
+		// checks, or its load.
+		r.owned = true
+		return outcome{}
 	}
 	if st.Spec.Kind == core.PhaseLoad {
 		if err := r.ensureEmpty(ctx); err != nil {
@@ -51,29 +57,38 @@ func (u *dataUnit) before(ctx context.Context, st *plan.Step) outcome {
 	return outcome{}
 }
 
-func (u *dataUnit) after(ctx context.Context, st plan.Step, p *core.PhaseRun) outcome {
+// after learns what a load wrote (on every shard: whole) and checks it where
+// the coordinator says the whole data set is checked.
+func (u *dataUnit) after(ctx context.Context, st plan.Step, p *core.PhaseRun, whole stepResult) outcome {
 	r := u.r
 	if st.Spec.Kind == core.PhaseLoad {
-		r.loaded = 0
-		for _, t := range p.Totals {
-			r.loaded += t.OK
-		}
+		r.loaded = whole.ok
 	}
 	switch {
-	case st.Spec.Kind == core.PhaseLoad && p.End.Status != core.StatusOK && p.End.Status != core.StatusInterrupted:
-		u.broken = fmt.Sprintf("the load %q failed, so the data this phase needs is not all there", st.Spec.Name)
-		if st.Checks.Validate {
-			r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
-				Problems: []string{"not validated: the load failed: " + p.End.Error}})
+	case st.Spec.Kind == core.PhaseLoad && whole.status != core.StatusOK && whole.status != core.StatusInterrupted:
+		u.broken = fmt.Sprintf("the load %q failed%s, so the data this phase needs is not all there", st.Spec.Name, whole.where)
+		if st.Checks.Validate && r.coord.checks() {
+			why := "not validated: the load failed: " + p.End.Error
+			if whole.where != "" {
+				why = "not validated: the load failed" + whole.where
+			}
+			r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1, Problems: []string{why}})
 		}
 	case r.restarted != "":
 		u.broken = r.afterRestart(ctx, st.Spec.Name)
-	case st.Checks.Validate && p.End.Status == core.StatusOK:
+	case st.Checks.Validate && whole.status == core.StatusOK && r.coord.checks():
 		if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
 			return outcome{act: halt, rest: "validation failed: " + problem}
 		}
 	}
 	return outcome{}
+}
+
+// notRun: a load that did not run leaves the phases after it without their data.
+func (u *dataUnit) notRun(st plan.Step) {
+	if st.Spec.Kind == core.PhaseLoad {
+		u.broken = fmt.Sprintf("the load %q did not run, so the data this phase needs is not there", st.Spec.Name)
+	}
 }
 
 // ensureOwned refuses a phase that writes to a system holding data this run did not

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
+	"github.com/cmpbench/cmpbench/core/redact"
 )
 
 func TestConcurrencyIsTheLargestPhasePlusItsProbe(t *testing.T) {
@@ -107,7 +109,7 @@ func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 					if rate == tc.failAt {
 						p.End.Status = core.StatusFailed
 					}
-					l.ended(st, p)
+					ladderEnded(l, st, p)
 				}
 				got = append(got, step)
 			}
@@ -118,7 +120,7 @@ func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
 	}
 	l := ladderStops{}
 	st := plan.Step{Index: 3, Spec: core.PhaseSpec{Name: "get@400", Rate: 400}, Ladder: plan.Ladder{Name: "get", StopAfterNS: 1}}
-	l.ended(st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
+	ladderEnded(l, st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
 	next := plan.Step{Index: 4, Ladder: st.Ladder}
 	if why := l.stopped(next); why != `the ladder "get" stopped: 1 of its steps not sustained, the last get@400 (held 300 ops/s of 400 ops/s)` {
 		t.Errorf("why: %s", why)
@@ -145,5 +147,27 @@ func TestPromptFallsBackToNote(t *testing.T) {
 	prompt(p, "restart it")
 	if len(n.notes) != 1 || len(p.prompts) != 1 || len(p.notes) != 0 {
 		t.Fatalf("observer: notes %q; prompter: notes %q, prompts %q", n.notes, p.notes, p.prompts)
+	}
+}
+
+// ladderEnded tells l how a step ended when it ran alone, as the step loop does.
+func ladderEnded(l ladderStops, st plan.Step, p *core.PhaseRun) {
+	whole, _ := alone{}.ended(context.Background(), st, p)
+	l.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
+}
+
+// A capture is redacted whole: its sections, what was refused and the facts
+// its adapter read of it.
+func TestCaptureIsRedactedWhole(t *testing.T) {
+	cp := core.Capture{Sections: map[string]string{"config": "masterauth s3cret\n"}, Refused: []string{"AUTH s3cret"},
+		Facts: &core.Facts{Memory: core.Fact{Words: "maxmemory-policy s3cret", Class: "limit s3cret"}}}
+	got := redactCapture(cp, redact.New("s3cret"))
+	for _, s := range []string{got.Sections["config"], got.Refused[0], got.Facts.Memory.Words, got.Facts.Memory.Class} {
+		if strings.Contains(s, "s3cret") {
+			t.Errorf("not redacted: %q", s)
+		}
+	}
+	if cp.Facts.Memory.Words != "maxmemory-policy s3cret" {
+		t.Errorf("the adapter's capture changed: %q", cp.Facts.Memory.Words)
 	}
 }

@@ -29,8 +29,10 @@ func (u *ladderUnit) before(_ context.Context, st *plan.Step) outcome {
 	return outcome{act: omit, why: why}
 }
 
-func (u *ladderUnit) after(_ context.Context, st plan.Step, p *core.PhaseRun) outcome {
-	u.stops.ended(st, p)
+// after decides on the whole step: on a sharded run, what the shards held
+// together.
+func (u *ladderUnit) after(_ context.Context, st plan.Step, _ *core.PhaseRun, whole stepResult) outcome {
+	u.stops.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
 	return outcome{}
 }
 
@@ -59,11 +61,6 @@ func (l ladderStops) stopped(st plan.Step) string {
 		return s.why
 	}
 	return ""
-}
-
-func (l ladderStops) ended(st plan.Step, p *core.PhaseRun) {
-	achieved, ok := core.Sustained(p)
-	l.endedAs(st, p.End.Status, achieved, ok, st.Spec.Rate)
 }
 
 // endedAs notes how a ladder step ended: its status, the rate it achieved against

@@ -61,7 +61,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		end.Notes = append(end.Notes, fmt.Sprintf("the plugin stopped after %s; its intervals cover %s, which rates are computed over", end.Elapsed.Round(time.Millisecond), w.covered.Round(time.Millisecond)))
 		end.CutTo(w.covered)
 	}
-	core.JudgeStalls(&end)
+	core.JudgeStalls(&end, p.Spec.Kind)
 	w.load(&end)
 	r.totals(p, &end)
 	if p.Spec.Kind != core.PhaseLoad {

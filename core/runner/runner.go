@@ -125,6 +125,7 @@ type systemRunner struct {
 	steps  []plan.Step
 	res    *core.RunResult
 	sys    *config.System
+	coord  coordinator // the other shards of the run, or nobody
 	target core.SystemConfig
 	srv    *provision.Server
 	drv    Driver
@@ -171,6 +172,10 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 		r.sinkFailed(r.cfg.Sink.SystemEnded(*r.info))
 		return
 	}
+	r.coord = alone{}
+	if r.cfg.Meeting != nil {
+		r.coord = shards{r: r}
+	}
 	err := r.start(ctx, name)
 	defer r.stop()
 	if err != nil {
@@ -179,42 +184,10 @@ func (r *systemRunner) run(ctx context.Context, name string) {
 			return
 		}
 		r.info.Error = red.String(err.Error())
-		if r.cfg.Meeting != nil {
-			r.runSharded(ctx, "the system did not start: "+r.info.Error)
-			return
-		}
-		r.skipFrom(0, core.StatusFailed, "the system did not start: "+r.info.Error)
+		r.runSteps(ctx, "the system did not start: "+r.info.Error)
 		return
 	}
-	if r.cfg.Meeting != nil {
-		r.runSharded(ctx, "")
-		return
-	}
-	r.runSteps(ctx)
-}
-
-// runSteps runs the system's steps in order, each unit asked before and after.
-func (r *systemRunner) runSteps(ctx context.Context) {
-	units := r.units()
-	for i, st := range r.steps {
-		if status, why := r.cannotGoOn(ctx); why != "" {
-			r.skipFrom(i, status, why)
-			return
-		}
-		if o := r.before(ctx, units, &st); o.act != proceed {
-			r.settle(st, o)
-			if o.act == halt {
-				r.skipFrom(i+1, core.StatusSkipped, o.rest)
-				return
-			}
-			continue
-		}
-		p := r.measure(ctx, st)
-		if o := r.after(ctx, units, st, p); o.act == halt {
-			r.skipFrom(i+1, core.StatusSkipped, o.rest)
-			return
-		}
-	}
+	r.runSteps(ctx, "")
 }
 
 // cannotGoOn says why no more steps of the system can run — the run was

@@ -195,162 +195,71 @@ func meetPoint(st plan.Step, when string) string {
 	return fmt.Sprintf("%s.%d.%d.%s", st.System, st.Index, st.Repetition, when)
 }
 
-// shardState is what a shard carries from one of a system's steps to the next.
-type shardState struct {
-	failed  string // why this shard can run no step (the system did not start here)
-	broken  string // why the data the next phases need is not there
-	stopped string // why this shard runs no more phases (a validation failed)
-	ladders ladderStops
-}
+// shards is the coordinator of a shard of a sharded run: before every step the
+// shards meet to agree that all can run it and when it starts, and after it to
+// learn how the whole step ended; shard 0 does what needs the whole data set.
+type shards struct{ r *systemRunner }
 
-// runSharded runs a system's steps as one shard of the run; failed says why this
-// shard can run none of them (the system did not start here): it still meets the
-// others at every step, so that they skip them too.
-func (r *systemRunner) runSharded(ctx context.Context, failed string) {
-	s := &shardState{failed: failed, ladders: ladderStops{}}
-	for i, st := range r.steps {
-		if ctx.Err() != nil {
-			r.skipFrom(i, core.StatusSkipped, "run interrupted before this phase")
-			return
-		}
-		if why := s.ladders.stopped(st); why != "" {
-			if s.ladders.note(st) {
-				r.cfg.Observer.Note(fmt.Sprintf("%s: %s; its steps from %s on are not run", r.info.Name, why, st.Spec.Name))
-			}
-			continue
-		}
-		own, problem := r.shardProblem(ctx, s, st)
-		var before time.Duration // what the others may still be running
-		if i > 0 {
-			before = r.steps[i-1].Spec.Duration
-		}
-		notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait(before))
-		var stranger *StrangerError
-		switch {
-		case errors.As(err, &stranger):
-			// The run stops on it: said once, by whoever runs the shard.
-			r.skipFrom(i, core.StatusSkipped, "this shard met a shard of another run")
-			return
-		case err != nil:
-			r.skipFrom(i, core.StatusFailed, err.Error())
-			return
-		}
-		if why := shardProblems(notes, r.cfg.Plan.Shard); why != "" {
-			r.skipOnShards(s, st, own, why)
-			continue
-		}
-		if !r.measureOnShards(ctx, s, i, st, notes) {
-			return
-		}
-	}
-}
+func (c shards) checks() bool { return c.r.cfg.Plan.Shard.First() }
 
-// shardProblem says why a step cannot run: own is this shard's problem with it,
-// which fails it here (the others skip it); problem is what this shard tells the
-// others, own or not.
-func (r *systemRunner) shardProblem(ctx context.Context, s *shardState, st plan.Step) (own, problem string) {
-	own, problem = s.failed, s.stopped
-	if problem == "" && s.broken != "" && st.Spec.Kind != core.PhaseLoad {
-		problem = s.broken
+// agree meets the other shards before step i with this shard's problem with it,
+// if any: a problem of any shard keeps the step from running on all (failed on
+// the shard whose problem it is, skipped on the others). A ladder's step omitted
+// is omitted on every shard alike, without a meeting: it was decided on the
+// whole of the steps before it.
+func (c shards) agree(ctx context.Context, i int, st *plan.Step, o outcome) (outcome, bool) {
+	r := c.r
+	if o.act == omit {
+		return o, false
 	}
-	if problem == "" && own == "" {
-		own = r.prepareShard(ctx, st)
+	var problem string
+	if o.act != proceed {
+		problem = o.why
 	}
-	if own != "" {
-		problem = own
+	var before time.Duration // what the others may still be running
+	if i > 0 {
+		before = r.steps[i-1].Spec.Duration
 	}
-	return own, problem
-}
-
-// skipOnShards records a step that some shard cannot run: failed on the shard
-// whose problem it is, skipped on the others.
-func (r *systemRunner) skipOnShards(s *shardState, st plan.Step, own, why string) {
-	status := core.StatusSkipped
-	if own != "" {
-		status, why = core.StatusFailed, own
+	notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(*st, "before"), ShardNote{At: time.Now(), Problem: r.cfg.Redactor.String(problem)}, r.meetWait(before))
+	var stranger *StrangerError
+	switch {
+	case errors.As(err, &stranger):
+		// The run stops on it: said once, by whoever runs the shard.
+		r.skipFrom(i, core.StatusSkipped, "this shard met a shard of another run")
+		return o, true
+	case err != nil:
+		r.skipFrom(i, core.StatusFailed, err.Error())
+		return o, true
 	}
-	r.addPhase(st, core.PhaseEnd{Status: status, Error: why, Started: time.Now(), Ended: time.Now()})
-	if st.Spec.Kind == core.PhaseLoad {
-		s.broken = fmt.Sprintf("the load %q did not run, so the data this phase needs is not there", st.Spec.Name)
+	if o.act != proceed {
+		return o, false
 	}
-}
-
-// measureOnShards runs step i on this shard, starting with the others, and meets
-// them after it to learn how the whole step ended. It returns false when the
-// shards lost each other: the rest of the steps are then failed.
-func (r *systemRunner) measureOnShards(ctx context.Context, s *shardState, i int, st plan.Step, before []ShardNote) bool {
-	shard := r.cfg.Plan.Shard
-	last := slices.MaxFunc(before, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
+	if why := shardProblems(notes, r.cfg.Plan.Shard); why != "" {
+		return outcome{act: skip, why: why}, false
+	}
+	last := slices.MaxFunc(notes, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
 	st.Spec.StartAt = last.Add(startLead(st.Spec))
 	if r.cfg.StartAt.After(st.Spec.StartAt) {
 		st.Spec.StartAt = r.cfg.StartAt
 	}
-	p := r.measure(ctx, st)
+	return o, false
+}
+
+// ended meets the other shards after a step to learn how the whole of it ended.
+func (c shards) ended(ctx context.Context, st plan.Step, p *core.PhaseRun) (stepResult, error) {
+	r, shard := c.r, c.r.cfg.Plan.Shard
 	achieved, _ := core.Sustained(p)
 	notes, err := r.cfg.Meeting.Meet(ctx, meetPoint(st, "after"), ShardNote{At: time.Now(), Status: p.End.Status, OK: issuedOK(p),
 		ElapsedNs: int64(p.End.Elapsed), Rate: st.Spec.Rate}, r.meetWait(st.Spec.Duration))
 	if err != nil {
 		r.cfg.Observer.Warn(fmt.Sprintf("%s: %v", r.info.Name, err))
-		r.skipFrom(i+1, core.StatusFailed, err.Error())
-		return false
+		return stepResult{}, err
 	}
 	whole := wholeStep(notes)
 	if shard.First() {
 		r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.status, whole.achieved, achieved))
 	}
-	s.ladders.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
-	if st.Spec.Kind == core.PhaseLoad {
-		r.loaded = whole.ok
-	}
-	r.checkShardedLoad(ctx, s, st, p, whole.status)
-	return true
-}
-
-// checkShardedLoad validates a load once every shard's part of it has ended: shard
-// 0 counts the whole data set. A load that failed on a shard breaks the phases
-// after it.
-func (r *systemRunner) checkShardedLoad(ctx context.Context, s *shardState, st plan.Step, p *core.PhaseRun, whole core.PhaseStatus) {
-	first := r.cfg.Plan.Shard.First()
-	switch {
-	case st.Spec.Kind == core.PhaseLoad && whole != core.StatusOK && whole != core.StatusInterrupted:
-		s.broken = fmt.Sprintf("the load %q failed on a shard, so the data this phase needs is not all there", st.Spec.Name)
-		if st.Checks.Validate && first {
-			r.addValidation(core.Validation{System: r.info.Name, Point: "after load", Expected: r.loaded, Counted: -1,
-				Problems: []string{"not validated: the load failed on a shard"}})
-		}
-	case st.Checks.Validate && whole == core.StatusOK && first:
-		if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
-			s.stopped = "validation failed: " + problem
-		}
-	}
-}
-
-// prepareShard does what a step needs before it runs on this shard, and says why
-// it cannot run. Shard 0 alone checks that the system is empty (or empties it)
-// before a load, and that it holds only this run's data before a phase that
-// writes: the others would see its checks, or its load.
-func (r *systemRunner) prepareShard(ctx context.Context, st plan.Step) string {
-	if r.drv == nil || r.drv.Exited() {
-		if err := r.launch(ctx, 10*time.Second); err != nil {
-			return "relaunch plugin: " + err.Error()
-		}
-	}
-	if !r.cfg.Plan.Shard.First() {
-		r.owned = true
-		return ""
-	}
-	switch {
-	case st.Spec.Kind == core.PhaseLoad:
-		if err := r.ensureEmpty(ctx); err != nil {
-			return err.Error()
-		}
-		r.owned = true
-	case st.Spec.Writes() && !r.owned:
-		if err := r.ensureOwned(ctx, st.Spec.Name); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
+	return whole, nil
 }
 
 // shardProblems says why some shard cannot run a step, or "".
@@ -386,10 +295,11 @@ type stepResult struct {
 	ok       int64
 	achieved float64
 	rate     float64
+	where    string // " on a shard" when it ran on several
 }
 
 func wholeStep(notes []ShardNote) stepResult {
-	w := stepResult{status: core.StatusOK}
+	w := stepResult{status: core.StatusOK, where: " on a shard"}
 	var elapsed int64
 	for _, n := range notes {
 		if n.Status != core.StatusOK && w.status == core.StatusOK {

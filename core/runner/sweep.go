@@ -35,7 +35,7 @@ func (u *sweepUnit) before(_ context.Context, st *plan.Step) outcome {
 	return outcome{}
 }
 
-func (u *sweepUnit) after(_ context.Context, st plan.Step, p *core.PhaseRun) outcome {
+func (u *sweepUnit) after(_ context.Context, st plan.Step, p *core.PhaseRun, _ stepResult) outcome {
 	u.points.ended(st, p)
 	return outcome{}
 }

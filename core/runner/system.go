@@ -268,5 +268,9 @@ func redactCapture(c core.Capture, red *redact.Redactor) core.Capture {
 		out.Sections[k] = red.String(v)
 	}
 	out.Refused = red.Strings(c.Refused)
+	if c.Facts != nil {
+		f := c.Facts.Map(red.String)
+		out.Facts = &f
+	}
 	return out
 }

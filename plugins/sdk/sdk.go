@@ -156,7 +156,9 @@ func (s *Server) current() (core.Target, error) {
 	return s.target, nil
 }
 
-// Capture implements the protocol.
+// Capture implements the protocol. When the adapter reads facts from its
+// captures (core.FactReader) they go with them, so that the archive keeps
+// them: the same for a built-in adapter and a third-party one.
 func (s *Server) Capture(ctx context.Context, _ *pluginv1.CaptureRequest) (*pluginv1.CaptureResponse, error) {
 	t, err := s.current()
 	if err != nil {
@@ -165,6 +167,10 @@ func (s *Server) Capture(ctx context.Context, _ *pluginv1.CaptureRequest) (*plug
 	c, err := t.Capture(ctx)
 	if err != nil {
 		return nil, plugins.ToStatus(err, codes.Unknown)
+	}
+	if r, ok := s.adapter.(core.FactReader); ok && c.Facts == nil {
+		f := r.Facts(c.Sections)
+		c.Facts = &f
 	}
 	return plugins.CaptureToProto(c), nil
 }

@@ -80,3 +80,53 @@ func TestOpenReceivesEveryNode(t *testing.T) {
 		})
 	}
 }
+
+// captureAdapter's target captures one section; with facts, the adapter reads
+// its facts from the sections (core.FactReader).
+type captureAdapter struct{ core.Adapter }
+
+type captureTarget struct{ core.Target }
+
+func (captureAdapter) Info() core.Info { return core.Info{Name: "capture"} }
+
+func (captureAdapter) Open(context.Context, core.SystemConfig) (core.Target, error) {
+	return captureTarget{}, nil
+}
+
+func (captureTarget) Capture(context.Context) (core.Capture, error) {
+	return core.Capture{Product: "p", Sections: map[string]string{"config": "threads 4\n"}}, nil
+}
+
+type factsAdapter struct{ captureAdapter }
+
+func (factsAdapter) Facts(sections map[string]string) core.Facts {
+	return core.Facts{Threads: core.Fact{Words: "from " + sections["config"]}}
+}
+
+// The SDK sends the facts an adapter reads from its own capture's sections,
+// and none for an adapter that reads none.
+func TestCaptureCarriesTheAdaptersFacts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		adapter core.Adapter
+		want    *core.Facts
+	}{
+		{"a fact reader", factsAdapter{}, &core.Facts{Threads: core.Fact{Words: "from threads 4\n"}}},
+		{"no fact reader", captureAdapter{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(tc.adapter)
+			if _, err := s.Open(context.Background(), &pluginv1.OpenRequest{System: &pluginv1.SystemConfig{Name: "s", Endpoint: "127.0.0.1:1"}}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := s.Capture(context.Background(), &pluginv1.CaptureRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := plugins.CaptureFromProto(m).Facts
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Fatalf("facts %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

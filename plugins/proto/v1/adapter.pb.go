@@ -722,12 +722,16 @@ func (*CaptureRequest) Descriptor() ([]byte, []int) {
 }
 
 type CaptureResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Product       string                 `protobuf:"bytes,1,opt,name=product,proto3" json:"product,omitempty"`
-	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
-	VersionField  string                 `protobuf:"bytes,3,opt,name=version_field,json=versionField,proto3" json:"version_field,omitempty"`
-	Sections      map[string]string      `protobuf:"bytes,4,rep,name=sections,proto3" json:"sections,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Refused       []string               `protobuf:"bytes,5,rep,name=refused,proto3" json:"refused,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Product      string                 `protobuf:"bytes,1,opt,name=product,proto3" json:"product,omitempty"`
+	Version      string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	VersionField string                 `protobuf:"bytes,3,opt,name=version_field,json=versionField,proto3" json:"version_field,omitempty"`
+	Sections     map[string]string      `protobuf:"bytes,4,rep,name=sections,proto3" json:"sections,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Refused      []string               `protobuf:"bytes,5,rep,name=refused,proto3" json:"refused,omitempty"`
+	// The settings that decide a comparison, as the adapter reads them from its
+	// sections (core.FactReader); unset when it reads none. A plugin older than
+	// this field sends none.
+	Facts         *Facts `protobuf:"bytes,6,opt,name=facts,proto3" json:"facts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -797,6 +801,135 @@ func (x *CaptureResponse) GetRefused() []string {
 	return nil
 }
 
+func (x *CaptureResponse) GetFacts() *Facts {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+// core.Facts: each unknown when its words are "".
+type Facts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Durability    *Fact                  `protobuf:"bytes,1,opt,name=durability,proto3" json:"durability,omitempty"`
+	Replication   *Fact                  `protobuf:"bytes,2,opt,name=replication,proto3" json:"replication,omitempty"`
+	Memory        *Fact                  `protobuf:"bytes,3,opt,name=memory,proto3" json:"memory,omitempty"`
+	Threads       *Fact                  `protobuf:"bytes,4,opt,name=threads,proto3" json:"threads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Facts) Reset() {
+	*x = Facts{}
+	mi := &file_v1_adapter_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Facts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Facts) ProtoMessage() {}
+
+func (x *Facts) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Facts.ProtoReflect.Descriptor instead.
+func (*Facts) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Facts) GetDurability() *Fact {
+	if x != nil {
+		return x.Durability
+	}
+	return nil
+}
+
+func (x *Facts) GetReplication() *Fact {
+	if x != nil {
+		return x.Replication
+	}
+	return nil
+}
+
+func (x *Facts) GetMemory() *Fact {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *Facts) GetThreads() *Fact {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+// core.Fact.
+type Fact struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Words         string                 `protobuf:"bytes,1,opt,name=words,proto3" json:"words,omitempty"`
+	Class         string                 `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Fact) Reset() {
+	*x = Fact{}
+	mi := &file_v1_adapter_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Fact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Fact) ProtoMessage() {}
+
+func (x *Fact) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Fact.ProtoReflect.Descriptor instead.
+func (*Fact) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Fact) GetWords() string {
+	if x != nil {
+		return x.Words
+	}
+	return ""
+}
+
+func (x *Fact) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
 type StatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -805,7 +938,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +950,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[12]
+	mi := &file_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +963,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{12}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 type StatsResponse struct {
@@ -842,7 +975,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +987,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[13]
+	mi := &file_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +1000,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{13}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StatsResponse) GetStats() map[string]string {
@@ -906,7 +1039,7 @@ type PhaseSpec struct {
 
 func (x *PhaseSpec) Reset() {
 	*x = PhaseSpec{}
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1051,7 @@ func (x *PhaseSpec) String() string {
 func (*PhaseSpec) ProtoMessage() {}
 
 func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[14]
+	mi := &file_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1064,7 @@ func (x *PhaseSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseSpec.ProtoReflect.Descriptor instead.
 func (*PhaseSpec) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{14}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PhaseSpec) GetName() string {
@@ -1055,7 +1188,7 @@ type RunPhaseRequest struct {
 
 func (x *RunPhaseRequest) Reset() {
 	*x = RunPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1200,7 @@ func (x *RunPhaseRequest) String() string {
 func (*RunPhaseRequest) ProtoMessage() {}
 
 func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[15]
+	mi := &file_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1213,7 @@ func (x *RunPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPhaseRequest.ProtoReflect.Descriptor instead.
 func (*RunPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunPhaseRequest) GetPhase() *PhaseSpec {
@@ -1108,7 +1241,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1253,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[16]
+	mi := &file_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1266,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Latency) GetHdr() []byte {
@@ -1215,7 +1348,7 @@ type OpInterval struct {
 
 func (x *OpInterval) Reset() {
 	*x = OpInterval{}
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1360,7 @@ func (x *OpInterval) String() string {
 func (*OpInterval) ProtoMessage() {}
 
 func (x *OpInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[17]
+	mi := &file_v1_adapter_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1373,7 @@ func (x *OpInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInterval.ProtoReflect.Descriptor instead.
 func (*OpInterval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpInterval) GetOp() uint32 {
@@ -1334,7 +1467,7 @@ type ProbeRecord struct {
 
 func (x *ProbeRecord) Reset() {
 	*x = ProbeRecord{}
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1479,7 @@ func (x *ProbeRecord) String() string {
 func (*ProbeRecord) ProtoMessage() {}
 
 func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[18]
+	mi := &file_v1_adapter_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1492,7 @@ func (x *ProbeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRecord.ProtoReflect.Descriptor instead.
 func (*ProbeRecord) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{18}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ProbeRecord) GetIntendedNs() int64 {
@@ -1417,7 +1550,7 @@ type Interval struct {
 
 func (x *Interval) Reset() {
 	*x = Interval{}
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1562,7 @@ func (x *Interval) String() string {
 func (*Interval) ProtoMessage() {}
 
 func (x *Interval) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[19]
+	mi := &file_v1_adapter_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1575,7 @@ func (x *Interval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interval.ProtoReflect.Descriptor instead.
 func (*Interval) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{19}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Interval) GetIndex() int64 {
@@ -1509,7 +1642,7 @@ type PhaseEnd struct {
 
 func (x *PhaseEnd) Reset() {
 	*x = PhaseEnd{}
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1654,7 @@ func (x *PhaseEnd) String() string {
 func (*PhaseEnd) ProtoMessage() {}
 
 func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[20]
+	mi := &file_v1_adapter_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1667,7 @@ func (x *PhaseEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEnd.ProtoReflect.Descriptor instead.
 func (*PhaseEnd) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{20}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PhaseEnd) GetStatus() string {
@@ -1639,7 +1772,7 @@ type Span struct {
 
 func (x *Span) Reset() {
 	*x = Span{}
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1784,7 @@ func (x *Span) String() string {
 func (*Span) ProtoMessage() {}
 
 func (x *Span) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[21]
+	mi := &file_v1_adapter_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1797,7 @@ func (x *Span) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Span.ProtoReflect.Descriptor instead.
 func (*Span) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{21}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Span) GetStartNs() int64 {
@@ -1696,7 +1829,7 @@ type PubSubCounts struct {
 
 func (x *PubSubCounts) Reset() {
 	*x = PubSubCounts{}
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1841,7 @@ func (x *PubSubCounts) String() string {
 func (*PubSubCounts) ProtoMessage() {}
 
 func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[22]
+	mi := &file_v1_adapter_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1854,7 @@ func (x *PubSubCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PubSubCounts.ProtoReflect.Descriptor instead.
 func (*PubSubCounts) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{22}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PubSubCounts) GetPublished() int64 {
@@ -1786,7 +1919,7 @@ type PhaseEvent struct {
 
 func (x *PhaseEvent) Reset() {
 	*x = PhaseEvent{}
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1931,7 @@ func (x *PhaseEvent) String() string {
 func (*PhaseEvent) ProtoMessage() {}
 
 func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[23]
+	mi := &file_v1_adapter_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1944,7 @@ func (x *PhaseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhaseEvent.ProtoReflect.Descriptor instead.
 func (*PhaseEvent) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{23}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhaseEvent) GetEvent() isPhaseEvent_Event {
@@ -1864,7 +1997,7 @@ type StopPhaseRequest struct {
 
 func (x *StopPhaseRequest) Reset() {
 	*x = StopPhaseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2009,7 @@ func (x *StopPhaseRequest) String() string {
 func (*StopPhaseRequest) ProtoMessage() {}
 
 func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[24]
+	mi := &file_v1_adapter_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2022,7 @@ func (x *StopPhaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseRequest.ProtoReflect.Descriptor instead.
 func (*StopPhaseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{24}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StopPhaseRequest) GetReason() string {
@@ -1907,7 +2040,7 @@ type StopPhaseResponse struct {
 
 func (x *StopPhaseResponse) Reset() {
 	*x = StopPhaseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2052,7 @@ func (x *StopPhaseResponse) String() string {
 func (*StopPhaseResponse) ProtoMessage() {}
 
 func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[25]
+	mi := &file_v1_adapter_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2065,7 @@ func (x *StopPhaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPhaseResponse.ProtoReflect.Descriptor instead.
 func (*StopPhaseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{25}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
 }
 
 type CountRequest struct {
@@ -1943,7 +2076,7 @@ type CountRequest struct {
 
 func (x *CountRequest) Reset() {
 	*x = CountRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2088,7 @@ func (x *CountRequest) String() string {
 func (*CountRequest) ProtoMessage() {}
 
 func (x *CountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[26]
+	mi := &file_v1_adapter_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2101,7 @@ func (x *CountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountRequest.ProtoReflect.Descriptor instead.
 func (*CountRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{26}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
 }
 
 type CountResponse struct {
@@ -1980,7 +2113,7 @@ type CountResponse struct {
 
 func (x *CountResponse) Reset() {
 	*x = CountResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2125,7 @@ func (x *CountResponse) String() string {
 func (*CountResponse) ProtoMessage() {}
 
 func (x *CountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[27]
+	mi := &file_v1_adapter_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2138,7 @@ func (x *CountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountResponse.ProtoReflect.Descriptor instead.
 func (*CountResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{27}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CountResponse) GetCount() int64 {
@@ -2023,7 +2156,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2168,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[28]
+	mi := &file_v1_adapter_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2181,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{28}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
 }
 
 type FlushResponse struct {
@@ -2059,7 +2192,7 @@ type FlushResponse struct {
 
 func (x *FlushResponse) Reset() {
 	*x = FlushResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2204,7 @@ func (x *FlushResponse) String() string {
 func (*FlushResponse) ProtoMessage() {}
 
 func (x *FlushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[29]
+	mi := &file_v1_adapter_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2217,7 @@ func (x *FlushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushResponse.ProtoReflect.Descriptor instead.
 func (*FlushResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{29}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
 }
 
 type ValidateRequest struct {
@@ -2097,7 +2230,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2242,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[30]
+	mi := &file_v1_adapter_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2255,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{30}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ValidateRequest) GetLoad() *PhaseSpec {
@@ -2152,7 +2285,7 @@ type SampleCheck struct {
 
 func (x *SampleCheck) Reset() {
 	*x = SampleCheck{}
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2297,7 @@ func (x *SampleCheck) String() string {
 func (*SampleCheck) ProtoMessage() {}
 
 func (x *SampleCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[31]
+	mi := &file_v1_adapter_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2310,7 @@ func (x *SampleCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleCheck.ProtoReflect.Descriptor instead.
 func (*SampleCheck) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{31}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SampleCheck) GetRecord() int64 {
@@ -2227,7 +2360,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2372,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[32]
+	mi := &file_v1_adapter_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2385,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{32}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ValidateResponse) GetCounted() int64 {
@@ -2291,7 +2424,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2436,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[33]
+	mi := &file_v1_adapter_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2449,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{33}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{35}
 }
 
 type CloseResponse struct {
@@ -2327,7 +2460,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_v1_adapter_proto_msgTypes[34]
+	mi := &file_v1_adapter_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2472,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_v1_adapter_proto_msgTypes[34]
+	mi := &file_v1_adapter_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2485,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_v1_adapter_proto_rawDescGZIP(), []int{34}
+	return file_v1_adapter_proto_rawDescGZIP(), []int{36}
 }
 
 var File_v1_adapter_proto protoreflect.FileDescriptor
@@ -2416,16 +2549,27 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\vOpenRequest\x128\n" +
 	"\x06system\x18\x01 \x01(\v2 .cmpbench.plugin.v1.SystemConfigR\x06system\"\x0e\n" +
 	"\fOpenResponse\"\x10\n" +
-	"\x0eCaptureRequest\"\x90\x02\n" +
+	"\x0eCaptureRequest\"\xc1\x02\n" +
 	"\x0fCaptureResponse\x12\x18\n" +
 	"\aproduct\x18\x01 \x01(\tR\aproduct\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12#\n" +
 	"\rversion_field\x18\x03 \x01(\tR\fversionField\x12M\n" +
 	"\bsections\x18\x04 \x03(\v21.cmpbench.plugin.v1.CaptureResponse.SectionsEntryR\bsections\x12\x18\n" +
-	"\arefused\x18\x05 \x03(\tR\arefused\x1a;\n" +
+	"\arefused\x18\x05 \x03(\tR\arefused\x12/\n" +
+	"\x05facts\x18\x06 \x01(\v2\x19.cmpbench.plugin.v1.FactsR\x05facts\x1a;\n" +
 	"\rSectionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x0e\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe3\x01\n" +
+	"\x05Facts\x128\n" +
+	"\n" +
+	"durability\x18\x01 \x01(\v2\x18.cmpbench.plugin.v1.FactR\n" +
+	"durability\x12:\n" +
+	"\vreplication\x18\x02 \x01(\v2\x18.cmpbench.plugin.v1.FactR\vreplication\x120\n" +
+	"\x06memory\x18\x03 \x01(\v2\x18.cmpbench.plugin.v1.FactR\x06memory\x122\n" +
+	"\athreads\x18\x04 \x01(\v2\x18.cmpbench.plugin.v1.FactR\athreads\"2\n" +
+	"\x04Fact\x12\x14\n" +
+	"\x05words\x18\x01 \x01(\tR\x05words\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\tR\x05class\"\x0e\n" +
 	"\fStatsRequest\"\x8d\x01\n" +
 	"\rStatsResponse\x12B\n" +
 	"\x05stats\x18\x01 \x03(\v2,.cmpbench.plugin.v1.StatsResponse.StatsEntryR\x05stats\x1a8\n" +
@@ -2580,7 +2724,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),       // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2594,82 +2738,89 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*OpenResponse)(nil),           // 9: cmpbench.plugin.v1.OpenResponse
 	(*CaptureRequest)(nil),         // 10: cmpbench.plugin.v1.CaptureRequest
 	(*CaptureResponse)(nil),        // 11: cmpbench.plugin.v1.CaptureResponse
-	(*StatsRequest)(nil),           // 12: cmpbench.plugin.v1.StatsRequest
-	(*StatsResponse)(nil),          // 13: cmpbench.plugin.v1.StatsResponse
-	(*PhaseSpec)(nil),              // 14: cmpbench.plugin.v1.PhaseSpec
-	(*RunPhaseRequest)(nil),        // 15: cmpbench.plugin.v1.RunPhaseRequest
-	(*Latency)(nil),                // 16: cmpbench.plugin.v1.Latency
-	(*OpInterval)(nil),             // 17: cmpbench.plugin.v1.OpInterval
-	(*ProbeRecord)(nil),            // 18: cmpbench.plugin.v1.ProbeRecord
-	(*Interval)(nil),               // 19: cmpbench.plugin.v1.Interval
-	(*PhaseEnd)(nil),               // 20: cmpbench.plugin.v1.PhaseEnd
-	(*Span)(nil),                   // 21: cmpbench.plugin.v1.Span
-	(*PubSubCounts)(nil),           // 22: cmpbench.plugin.v1.PubSubCounts
-	(*PhaseEvent)(nil),             // 23: cmpbench.plugin.v1.PhaseEvent
-	(*StopPhaseRequest)(nil),       // 24: cmpbench.plugin.v1.StopPhaseRequest
-	(*StopPhaseResponse)(nil),      // 25: cmpbench.plugin.v1.StopPhaseResponse
-	(*CountRequest)(nil),           // 26: cmpbench.plugin.v1.CountRequest
-	(*CountResponse)(nil),          // 27: cmpbench.plugin.v1.CountResponse
-	(*FlushRequest)(nil),           // 28: cmpbench.plugin.v1.FlushRequest
-	(*FlushResponse)(nil),          // 29: cmpbench.plugin.v1.FlushResponse
-	(*ValidateRequest)(nil),        // 30: cmpbench.plugin.v1.ValidateRequest
-	(*SampleCheck)(nil),            // 31: cmpbench.plugin.v1.SampleCheck
-	(*ValidateResponse)(nil),       // 32: cmpbench.plugin.v1.ValidateResponse
-	(*CloseRequest)(nil),           // 33: cmpbench.plugin.v1.CloseRequest
-	(*CloseResponse)(nil),          // 34: cmpbench.plugin.v1.CloseResponse
-	nil,                            // 35: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                            // 36: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                            // 37: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*Facts)(nil),                  // 12: cmpbench.plugin.v1.Facts
+	(*Fact)(nil),                   // 13: cmpbench.plugin.v1.Fact
+	(*StatsRequest)(nil),           // 14: cmpbench.plugin.v1.StatsRequest
+	(*StatsResponse)(nil),          // 15: cmpbench.plugin.v1.StatsResponse
+	(*PhaseSpec)(nil),              // 16: cmpbench.plugin.v1.PhaseSpec
+	(*RunPhaseRequest)(nil),        // 17: cmpbench.plugin.v1.RunPhaseRequest
+	(*Latency)(nil),                // 18: cmpbench.plugin.v1.Latency
+	(*OpInterval)(nil),             // 19: cmpbench.plugin.v1.OpInterval
+	(*ProbeRecord)(nil),            // 20: cmpbench.plugin.v1.ProbeRecord
+	(*Interval)(nil),               // 21: cmpbench.plugin.v1.Interval
+	(*PhaseEnd)(nil),               // 22: cmpbench.plugin.v1.PhaseEnd
+	(*Span)(nil),                   // 23: cmpbench.plugin.v1.Span
+	(*PubSubCounts)(nil),           // 24: cmpbench.plugin.v1.PubSubCounts
+	(*PhaseEvent)(nil),             // 25: cmpbench.plugin.v1.PhaseEvent
+	(*StopPhaseRequest)(nil),       // 26: cmpbench.plugin.v1.StopPhaseRequest
+	(*StopPhaseResponse)(nil),      // 27: cmpbench.plugin.v1.StopPhaseResponse
+	(*CountRequest)(nil),           // 28: cmpbench.plugin.v1.CountRequest
+	(*CountResponse)(nil),          // 29: cmpbench.plugin.v1.CountResponse
+	(*FlushRequest)(nil),           // 30: cmpbench.plugin.v1.FlushRequest
+	(*FlushResponse)(nil),          // 31: cmpbench.plugin.v1.FlushResponse
+	(*ValidateRequest)(nil),        // 32: cmpbench.plugin.v1.ValidateRequest
+	(*SampleCheck)(nil),            // 33: cmpbench.plugin.v1.SampleCheck
+	(*ValidateResponse)(nil),       // 34: cmpbench.plugin.v1.ValidateResponse
+	(*CloseRequest)(nil),           // 35: cmpbench.plugin.v1.CloseRequest
+	(*CloseResponse)(nil),          // 36: cmpbench.plugin.v1.CloseResponse
+	nil,                            // 37: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                            // 38: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                            // 39: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.DescribeResponse.options:type_name -> cmpbench.plugin.v1.OptionSpec
 	7,  // 1: cmpbench.plugin.v1.ValidateSystemRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
 	5,  // 2: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	6,  // 3: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	35, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	37, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	7,  // 5: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	36, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	37, // 7: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
-	14, // 8: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
-	16, // 9: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
-	16, // 10: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
-	16, // 11: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
-	17, // 12: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
-	18, // 13: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	17, // 14: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	22, // 15: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
-	21, // 16: cmpbench.plugin.v1.PhaseEnd.stalls:type_name -> cmpbench.plugin.v1.Span
-	19, // 17: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	20, // 18: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	14, // 19: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	31, // 20: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 21: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	8,  // 22: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	10, // 23: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	12, // 24: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	15, // 25: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	24, // 26: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	33, // 27: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	26, // 28: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	28, // 29: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	30, // 30: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	3,  // 31: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
-	1,  // 32: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	9,  // 33: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	11, // 34: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	13, // 35: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	23, // 36: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	25, // 37: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	34, // 38: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	27, // 39: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	29, // 40: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	32, // 41: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	4,  // 42: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
-	32, // [32:43] is the sub-list for method output_type
-	21, // [21:32] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	38, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	12, // 7: cmpbench.plugin.v1.CaptureResponse.facts:type_name -> cmpbench.plugin.v1.Facts
+	13, // 8: cmpbench.plugin.v1.Facts.durability:type_name -> cmpbench.plugin.v1.Fact
+	13, // 9: cmpbench.plugin.v1.Facts.replication:type_name -> cmpbench.plugin.v1.Fact
+	13, // 10: cmpbench.plugin.v1.Facts.memory:type_name -> cmpbench.plugin.v1.Fact
+	13, // 11: cmpbench.plugin.v1.Facts.threads:type_name -> cmpbench.plugin.v1.Fact
+	39, // 12: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	16, // 13: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
+	18, // 14: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
+	18, // 15: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
+	18, // 16: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
+	19, // 17: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
+	20, // 18: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
+	19, // 19: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	24, // 20: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	23, // 21: cmpbench.plugin.v1.PhaseEnd.stalls:type_name -> cmpbench.plugin.v1.Span
+	21, // 22: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	22, // 23: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	16, // 24: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	33, // 25: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 26: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	8,  // 27: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	10, // 28: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	14, // 29: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	17, // 30: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	26, // 31: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	35, // 32: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	28, // 33: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	30, // 34: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	32, // 35: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	3,  // 36: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
+	1,  // 37: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	9,  // 38: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	11, // 39: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	15, // 40: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	25, // 41: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	27, // 42: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	36, // 43: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	29, // 44: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	31, // 45: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	34, // 46: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	4,  // 47: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2677,7 +2828,7 @@ func file_v1_adapter_proto_init() {
 	if File_v1_adapter_proto != nil {
 		return
 	}
-	file_v1_adapter_proto_msgTypes[23].OneofWrappers = []any{
+	file_v1_adapter_proto_msgTypes[25].OneofWrappers = []any{
 		(*PhaseEvent_Interval)(nil),
 		(*PhaseEvent_End)(nil),
 	}
@@ -2687,7 +2838,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,7 +5,8 @@
 // As written it benchmarks redis-server, GET and SET only, through a minimal
 // hand-written RESP client, so that every part of an adapter is in view: options
 // read and checked in Open, refusals, error classes, the optional Counter and
-// Flusher, capture and stats, and a system of several servers (every node's
+// Flusher, capture and stats, the facts the fairness audit compares (Facts), and
+// a system of several servers (every node's
 // address in core.SystemConfig.Nodes), over which it shards the keys. An adapter executes operations and reads the server;
 // it never times, logs or prints: cmpbench's engine, running inside this process,
 // does that (see ../../README.md).
@@ -191,6 +192,36 @@ func (t *target) Capture(ctx context.Context) (core.Capture, error) {
 		}
 	}
 	return cp, nil
+}
+
+// Facts implements core.FactReader: what the captured INFO says of the settings
+// the fairness audit compares, read from the sections alone (the SDK calls it on
+// every capture, and the archive keeps what it returns). The first node's INFO
+// tells the copies kept and the memory limit; what a crash loses needs CONFIG
+// GET, which this adapter does not capture, so durability stays unknown (a
+// zero Fact), as does anything the capture does not show: never guess. A value
+// the server gave is quoted (core.Quoted); Class is what must be equal between
+// two systems for a fair comparison, in core.Facts' words where they fit.
+func (adapter) Facts(sections map[string]string) core.Facts {
+	first := sections["info"]
+	for _, k := range slices.Sorted(maps.Keys(sections)) {
+		if first == "" && strings.HasPrefix(k, "info@") {
+			first = sections[k]
+		}
+	}
+	info := parseInfo(first)
+	var f core.Facts
+	if role := info["replication.role"]; role != "" {
+		replicas, _ := strconv.Atoi(info["replication.connected_slaves"])
+		f.Replication = core.Fact{Words: core.Quoted(role) + ", " + strconv.Itoa(replicas) + " replica(s)", Class: strconv.Itoa(replicas + 1)}
+	}
+	if mm := info["memory.maxmemory"]; mm == "0" {
+		f.Memory = core.Fact{Words: "no limit", Class: "unlimited"}
+	} else if mm != "" {
+		policy := info["memory.maxmemory_policy"]
+		f.Memory = core.Fact{Words: "maxmemory " + core.BytesWords(mm) + ", " + core.Quoted(policy), Class: "limit " + policy}
+	}
+	return f
 }
 
 // Stats returns every node's INFO as section.key values, plus the keys every

@@ -104,6 +104,24 @@ func TestRefusalsIntegration(t *testing.T) {
 	}
 }
 
+// The facts the adapter reads of its capture: the first node's INFO, what it
+// does not show left unknown.
+func TestFacts(t *testing.T) {
+	info := "# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n# Replication\r\nrole:master\r\nconnected_slaves:1\r\n"
+	for _, sections := range []map[string]string{
+		{"info": info},
+		{"info@127.0.0.1:7001": "# Replication\r\nrole:slave\r\n", "info@127.0.0.1:7000": info},
+	} {
+		f := adapter{}.Facts(sections)
+		if f.Replication != (core.Fact{Words: "`master`, 1 replica(s)", Class: "2"}) || f.Memory != (core.Fact{Words: "no limit", Class: "unlimited"}) || f.Durability.Known() {
+			t.Errorf("facts of %q: %+v", sections, f)
+		}
+	}
+	if f := (adapter{}).Facts(map[string]string{}); f != (core.Facts{}) {
+		t.Errorf("facts of nothing: %+v", f)
+	}
+}
+
 // Options are checked in Open, before anything is dialled, every problem at once.
 func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
