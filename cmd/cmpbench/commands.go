@@ -80,7 +80,7 @@ func openJudged(dir, refused string) (*archive.Archive, error) {
 	case errors.As(err, &unverified):
 		return nil, err
 	case err != nil:
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	return a, nil
 }
@@ -368,7 +368,7 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 				return err
 			}
 			if err := compare.Comparable(rows); err != nil {
-				return badInput{err}
+				return badInput(err)
 			}
 			fmt.Fprintln(w)
 			for _, line := range compare.Summary(rows, o) {
@@ -449,7 +449,7 @@ func exportCmd(g *globals, use, short string, write func(cmd *cobra.Command, a *
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := archive.Open(args[0])
 			if err != nil {
-				return badInput{err}
+				return badInput(err)
 			}
 			return write(cmd, a)
 		},

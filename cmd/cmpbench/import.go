@@ -83,15 +83,15 @@ func runImport(g *globals, path string, o importer.Options, read func(string, im
 		}
 	}
 	if _, err := os.Stat(path); err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	run, err := read(path, o)
 	if err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	out, err := filepath.Abs(g.out)
 	if err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	started := run.Started
 	if started.IsZero() {

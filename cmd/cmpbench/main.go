@@ -24,13 +24,11 @@ const (
 	exitBadInput = 2 // the command line, a config or a suite is wrong
 )
 
-// badInput marks errors caused by what the user gave us.
-type badInput struct{ err error }
+// badInput marks errors caused by what the user gave us (exit 2), here and in
+// the packages below that find them.
+func badInput(err error) error { return core.BadInput{Err: err} }
 
-func (e badInput) Error() string { return e.err.Error() }
-func (e badInput) Unwrap() error { return e.err }
-
-func inputErr(format string, a ...any) error { return badInput{fmt.Errorf(format, a...)} }
+func inputErr(format string, a ...any) error { return core.BadInputf(format, a...) }
 
 // failed marks a run or check that completed but did not pass; its details have
 // already been printed.
@@ -73,7 +71,7 @@ func run(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
 	err := root.Execute()
-	var bi badInput
+	var bi core.BadInput
 	switch {
 	case err == nil:
 		return exitOK
@@ -111,7 +109,7 @@ func newRoot() *cobra.Command {
 		// What a command writes is checked before it runs (outputs.go).
 		PersistentPreRunE: checkOutputs,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "systems file (default ./cmpbench.yaml when it exists, else built-in systems only)")
 	pf.StringVar(&g.out, "out", "results", "directory that receives run archives")
@@ -151,10 +149,10 @@ func argsAreInput(c *cobra.Command) {
 				}
 			}
 			if len(args) > 0 {
-				return badInput{fmt.Errorf("%s: unknown command %q (commands: %s)", cmd.CommandPath(), args[0], strings.Join(names, ", "))}
+				return badInput(fmt.Errorf("%s: unknown command %q (commands: %s)", cmd.CommandPath(), args[0], strings.Join(names, ", ")))
 			}
 			if cmd.HasParent() {
-				return badInput{fmt.Errorf("%s needs a command: %s (see %s --help)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())}
+				return badInput(fmt.Errorf("%s needs a command: %s (see %s --help)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath()))
 			}
 			return cmd.Help()
 		}
@@ -162,7 +160,7 @@ func argsAreInput(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return badInput{fmt.Errorf("%s: %w (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())}
+				return badInput(fmt.Errorf("%s: %w (usage: %s)", cmd.CommandPath(), err, cmd.UseLine()))
 			}
 			return nil
 		}

@@ -61,7 +61,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 			archives, shards, err = archive.CheckShards(found)
 		}
 		if err != nil && (!errors.Is(err, archive.ErrNoShards) || time.Now().After(deadline)) {
-			return badInput{err}
+			return badInput(err)
 		}
 		if err == nil {
 			now, why := mergeNow(archives, shards, time.Now().After(deadline))
@@ -88,7 +88,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 	}
 	out, err := filepath.Abs(g.out)
 	if err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	red := &redact.Redactor{}
 	if s, err := loadSystems(g); err == nil {
@@ -104,7 +104,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 	if err != nil {
 		var refused *archive.MergeError
 		if errors.As(err, &refused) {
-			return badInput{err}
+			return badInput(err)
 		}
 		return err
 	}

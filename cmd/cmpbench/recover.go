@@ -46,7 +46,7 @@ the disk. verify, report, compare and export then accept it.`,
 				if environmentFault(err) {
 					return fmt.Errorf("%w: free space (or make it writable) and recover again; nothing was lost", err)
 				}
-				return badInput{err}
+				return badInput(err)
 			}
 			dir, tables, err := finishArchive(w, w.RecoveredStatus(), w.Ended())
 			if err != nil {

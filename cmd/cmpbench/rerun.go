@@ -60,7 +60,7 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 	}
 	suite, err := plan.ParseSuite(fmt.Sprintf("suite.yaml of %s", m.RunID), []byte(m.Suite.YAML))
 	if err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	suite.Source = "rerun of " + m.RunID
 	systems, names, leftOut, err := rerunSystems(m, only, stderr)
@@ -115,14 +115,14 @@ func rerunSystems(m archive.Manifest, only []string, stderr io.Writer) (*config.
 		run = append(run, n)
 	}
 	if len(leftOut) > 0 && (len(only) > 0 || len(run) == 0) {
-		return nil, nil, nil, badInput{errors.Join(why...)}
+		return nil, nil, nil, badInput(errors.Join(why...))
 	}
 	for _, err := range why {
 		fmt.Fprintln(stderr, "warning:", err)
 	}
 	systems, err := loadArchivedSystems(m, run...)
 	if err != nil {
-		return nil, nil, nil, badInput{err}
+		return nil, nil, nil, badInput(err)
 	}
 	return systems, run, leftOut, nil
 }

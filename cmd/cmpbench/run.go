@@ -91,7 +91,7 @@ func loadSystems(g *globals) (*config.Systems, error) {
 	}
 	s, err := config.LoadSystems(path, required)
 	if err != nil {
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	return s, nil
 }
@@ -123,7 +123,7 @@ func checkSystems(g *globals, systems *config.Systems, names []string) error {
 		return nil
 	}
 	if len(entries) == 0 {
-		return badInput{errs}
+		return badInput(errs)
 	}
 	servers := "a server"
 	if len(whats) > 1 {
@@ -133,8 +133,8 @@ func checkSystems(g *globals, systems *config.Systems, names []string) error {
 	if g.config != "" {
 		file = g.config
 	}
-	return badInput{fmt.Errorf("%w\n%s; for %s on this machine, add to %s:\nsystems:\n%s",
-		errs, strings.Join(whats, ", "), servers, file, strings.Join(entries, "\n"))}
+	return badInput(fmt.Errorf("%w\n%s; for %s on this machine, add to %s:\nsystems:\n%s",
+		errs, strings.Join(whats, ", "), servers, file, strings.Join(entries, "\n")))
 }
 
 // builtinExample says what a name is built into cmpbench as, an adapter or a product
@@ -175,13 +175,13 @@ func loadSuite(name string) (*plan.Suite, error) {
 		}
 		s, err := plan.ParseSuite(name, data)
 		if err != nil {
-			return nil, badInput{err}
+			return nil, badInput(err)
 		}
 		return s, nil
 	}
 	data, err := suites.Get(name)
 	if err != nil {
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	s, err := plan.ParseSuite(name+".yaml (built-in)", data)
 	if err != nil {
@@ -237,7 +237,7 @@ func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Sy
 		}
 	}
 	if len(errs) > 0 {
-		return badInput{errs}
+		return badInput(errs)
 	}
 	return nil
 }
@@ -471,7 +471,7 @@ func shardOf(f *runFlags, p *plan.Plan, systems *config.Systems) (*sharding, err
 	}
 	s, err := plan.ParseShard(f.shard)
 	if err != nil {
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	if f.startAt == "" {
 		return nil, inputErr("--shard %s needs --start-at: the time at which every shard starts its first phase (RFC 3339, e.g. %s)", f.shard, time.Now().Add(3*time.Minute).UTC().Format(time.RFC3339))
@@ -489,7 +489,7 @@ func shardOf(f *runFlags, p *plan.Plan, systems *config.Systems) (*sharding, err
 		}
 	}
 	if err := p.ForShard(s); err != nil {
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	return &sharding{startAt: at.UTC()}, nil
 }
@@ -512,7 +512,7 @@ func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
 			}
 		}
 		if len(errs) > 0 {
-			return nil, badInput{errors.Join(errs...)}
+			return nil, badInput(errors.Join(errs...))
 		}
 	}
 	if f.clientCPUs == "" {

@@ -129,7 +129,7 @@ func (r *suiteRun) refuseStranger() error {
 		}
 	}
 	r.w.Discard()
-	return badInput{fmt.Errorf("%w; this shard measured nothing and keeps no archive", se)}
+	return badInput(fmt.Errorf("%w; this shard measured nothing and keeps no archive", se))
 }
 
 // endRefused ends a run stopped by a stranger it met: one that measured nothing
@@ -146,5 +146,5 @@ func (r *suiteRun) endRefused(res *core.RunResult) error {
 		}
 	}
 	r.w.Discard()
-	return badInput{fmt.Errorf("%w; this shard measured nothing and keeps no archive", se)}
+	return badInput(fmt.Errorf("%w; this shard measured nothing and keeps no archive", se))
 }

@@ -55,7 +55,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 	}
 	dir, err := r.finish(f, status, stdout)
 	if se := r.meet.refusal(); se != nil {
-		return dir, badInput{se}
+		return dir, badInput(se)
 	}
 	return dir, err
 }
@@ -98,7 +98,7 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	r := &suiteRun{suite: suite, systems: systems, names: names, red: systems.Redactor()}
 	var err error
 	if r.p, err = plan.Build(suite, names, f.scale, f.seed, f.repeat); err != nil {
-		return nil, badInput{err}
+		return nil, badInput(err)
 	}
 	if r.cat, _, err = discover(g); err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (r *suiteRun) printDryRun(stdout, stderr io.Writer) {
 func (r *suiteRun) create(g *globals, f *runFlags, stderr io.Writer) error {
 	out, err := filepath.Abs(g.out)
 	if err != nil {
-		return badInput{err}
+		return badInput(err)
 	}
 	r.runID = newRunID(time.Now(), r.suite.Name)
 	h := header(r.runID, r.p, r.systems, r.red)
