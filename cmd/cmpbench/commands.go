@@ -233,7 +233,7 @@ func listSystems(ctx context.Context, g *globals, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return checkAdapters(ctx, cat, s, usable, nil)
+	return cat.CheckSystems(ctx, s, usable, nil)
 }
 
 func newSuitesCmd() *cobra.Command {

@@ -191,57 +191,6 @@ func loadSuite(name string) (*plan.Suite, error) {
 	return s, nil
 }
 
-// checkAdapters checks that every system's adapter is there, and the system's
-// configuration against what its adapter declares, without connecting: its options
-// (a built-in adapter's were checked when the file was read; a plugin's take
-// running it), the adapter's own check (core.SystemValidator), and that it
-// executes every phase's op kinds. Problems are bad input, with the system's
-// file:line.
-func checkAdapters(ctx context.Context, cat *catalog.Catalog, systems *config.Systems, names []string, phases []core.PhaseSpec) error {
-	var errs config.Errors
-	for _, n := range names {
-		sys, _ := systems.Get(n)
-		e, err := cat.Lookup(sys.Adapter)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
-			continue
-		}
-		target := sys.SystemConfig(sys.Endpoints()...)
-		var info core.Info
-		var validate func(core.SystemConfig) error
-		if a, ok := core.BuiltinAdapter(e.Name); e.Builtin && ok {
-			info = a.Info() // its options were checked when the file was read
-			if v, ok := a.(core.SystemValidator); ok {
-				validate = v.ValidateSystem
-			}
-		} else {
-			d, err := cat.Launch(ctx, e)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: system %q: %w", sys.Source, n, err))
-				continue
-			}
-			defer d.Kill()
-			info = d.Info()
-			errs = append(errs, sys.CheckOptions(info.Options)...)
-			validate = func(c core.SystemConfig) error { return d.ValidateSystem(ctx, c) }
-		}
-		if validate != nil {
-			// As the plugin's Open will receive it: with the declared defaults.
-			target = target.Received(info.Options)
-			errs = append(errs, sys.AdapterProblems(validate(target), info.Options)...)
-		}
-		for _, ph := range phases {
-			if err := info.CanRun(ph.Workload); err != nil {
-				errs = append(errs, fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return badInput(errs)
-	}
-	return nil
-}
-
 // discover finds the adapters: built-ins and the plugins in --plugin-dir (or the
 // default directories), which it returns too.
 func discover(g *globals) (*catalog.Catalog, []string, error) {
@@ -371,57 +320,6 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 		h.Systems = append(h.Systems, si)
 	}
 	return h
-}
-
-// launcher starts adapters through the catalog, built-in or third-party alike:
-// processes plugin processes for each system (one Driver, runner.Multi, when more
-// than one), process i pinned to cpus[i] when given.
-func launcher(cat *catalog.Catalog, processes int, cpus [][]int) runner.Launcher {
-	one := launchOne(cat)
-	if processes <= 1 && cpus == nil {
-		return one
-	}
-	return func(ctx context.Context, adapter string) (runner.Driver, core.PluginRef, error) {
-		var drivers []runner.Driver
-		var ref core.PluginRef
-		for i := range max(1, processes) {
-			d, r, err := one(ctx, adapter)
-			if err == nil && cpus != nil {
-				if err = sampler.Pin(d.Pid(), cpus[i]); err != nil {
-					d.Kill()
-				}
-			}
-			if err != nil {
-				for _, d := range drivers {
-					d.Kill()
-				}
-				return nil, core.PluginRef{}, err
-			}
-			drivers, ref = append(drivers, d), r
-		}
-		if len(drivers) == 1 {
-			return drivers[0], ref, nil
-		}
-		return runner.NewMulti(drivers), ref, nil
-	}
-}
-
-// launchOne starts one plugin process for an adapter.
-func launchOne(cat *catalog.Catalog) runner.Launcher {
-	return func(ctx context.Context, adapter string) (runner.Driver, core.PluginRef, error) {
-		e, err := cat.Lookup(adapter)
-		if err != nil {
-			return nil, core.PluginRef{}, err
-		}
-		d, err := cat.Launch(ctx, e)
-		if err != nil {
-			return nil, core.PluginRef{}, err
-		}
-		return d, core.PluginRef{
-			Adapter: e.Name, Builtin: e.Builtin, Path: e.Path, SHA256: e.SHA256,
-			Version: d.Info().Version, SDKVersion: d.SDKVersion(), Protocol: d.Protocol(),
-		}, nil
-	}
 }
 
 func newRunID(t time.Time, suite string) string {

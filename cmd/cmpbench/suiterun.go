@@ -103,7 +103,7 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	if r.cat, _, err = discover(g); err != nil {
 		return nil, err
 	}
-	if err := checkAdapters(ctx, r.cat, systems, names, r.p.Phases); err != nil {
+	if err := r.cat.CheckSystems(ctx, systems, names, r.p.Phases); err != nil {
 		return nil, err
 	}
 	if r.sh, err = shardOf(f, r.p, systems); err != nil {
@@ -214,7 +214,7 @@ func (r *suiteRun) run(ctx context.Context, f *runFlags, work string, stderr io.
 		RunID:         r.runID,
 		Plan:          r.p,
 		Systems:       r.systems,
-		Launch:        launcher(r.cat, f.processes, r.cpus),
+		Launch:        r.cat.Launcher(f.processes, r.cpus),
 		Redactor:      r.red,
 		WorkDir:       work,
 		Sink:          r.w,

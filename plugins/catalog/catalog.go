@@ -1,6 +1,8 @@
 // Package catalog finds adapters: the built-ins served by the cmpbench binary itself,
 // and third-party plugin binaries named cmpbench-adapter-<name> in plugin directories.
 // Every entry carries the SHA-256 of its binary, which is checked again at launch.
+// A catalog checks systems against their adapters before a run (CheckSystems) and
+// is the runner's Launcher of plugin processes (Launcher).
 package catalog
 
 import (
