@@ -15,6 +15,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive/importer"
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/suiterun"
 )
 
 func newImportCmd(g *globals) *cobra.Command {
@@ -98,11 +99,11 @@ func runImport(g *globals, path string, o importer.Options, read func(string, im
 		started = time.Now()
 	}
 	version, commit := core.BuildVersion()
-	w, err := run.Write(out, newRunID(started, "import-"+strings.TrimSuffix(run.Info.Tool, "_benchmark")), archive.BuildInfo{Version: version, Commit: commit}, os.Args)
+	w, err := run.Write(out, suiterun.NewRunID(started, "import-"+strings.TrimSuffix(run.Info.Tool, "_benchmark")), archive.BuildInfo{Version: version, Commit: commit}, os.Args)
 	if err != nil {
 		return inputErr("--out %s: cannot write the archive there: %w", g.out, err)
 	}
-	dir, tables, err := finishArchive(w, run.Status, run.Ended)
+	dir, tables, err := suiterun.FinishArchive(w, run.Status, run.Ended)
 	if err != nil {
 		return fmt.Errorf("%w; what was imported is in %s", err, w.Dir())
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/suiterun"
 )
 
 func newMergeCmd(g *globals) *cobra.Command {
@@ -109,7 +110,7 @@ func runMerge(ctx context.Context, g *globals, args []string, wait time.Duration
 		return err
 	}
 	status := archive.MergedStatus(archives)
-	dir, tables, err := finishArchive(w, status, archive.MergedEnd(archives))
+	dir, tables, err := suiterun.FinishArchive(w, status, archive.MergedEnd(archives))
 	if err != nil {
 		// A merge is made again from its inputs: nothing half-written is left.
 		w.Discard()

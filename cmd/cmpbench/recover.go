@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -14,6 +11,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/suiterun"
 )
 
 func newRecoverCmd(g *globals) *cobra.Command {
@@ -48,7 +46,7 @@ the disk. verify, report, compare and export then accept it.`,
 				}
 				return badInput(err)
 			}
-			dir, tables, err := finishArchive(w, w.RecoveredStatus(), w.Ended())
+			dir, tables, err := suiterun.FinishArchive(w, w.RecoveredStatus(), w.Ended())
 			if err != nil {
 				return err
 			}
@@ -58,36 +56,6 @@ the disk. verify, report, compare and export then accept it.`,
 			return nil
 		},
 	}
-}
-
-// newWorkDir makes the directory that holds the data of the servers cmpbench
-// starts, and removes those that runs killed before they could clean up left.
-func newWorkDir(runID string) (string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "cmpbench-*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
-		if err != nil {
-			continue
-		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if pid > 0 && !cmpbenchRunning(pid) {
-			os.RemoveAll(d)
-		}
-	}
-	work, err := os.MkdirTemp("", "cmpbench-"+runID+"-")
-	if err != nil {
-		return "", err
-	}
-	return work, os.WriteFile(filepath.Join(work, "owner.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-}
-
-// cmpbenchRunning reports whether pid is a live cmpbench process.
-func cmpbenchRunning(pid int) bool {
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil {
-		return false
-	}
-	return strings.HasPrefix(strings.TrimSpace(string(comm)), "cmpbench")
 }
 
 // environmentFault reports whether err is the machine's (a full disk, a

@@ -18,6 +18,7 @@ import (
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/runner"
+	"github.com/cmpbench/cmpbench/suiterun"
 )
 
 func newRerunCmd(g *globals) *cobra.Command {
@@ -67,9 +68,9 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 	if err != nil {
 		return err
 	}
-	f := &runFlags{systems: names, scale: m.Scale, seed: m.Seed, repeat: max(1, m.Repeat), stats: runner.DefaultStatsInterval, processes: 1, quiet: quiet}
+	f := &runFlags{systems: names, Options: suiterun.Options{Scale: m.Scale, Seed: m.Seed, Repeat: max(1, m.Repeat), Stats: runner.DefaultStatsInterval, Processes: 1, Quiet: quiet}}
 	if !quiet {
-		fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.seed, f.scale, f.repeat)
+		fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.Seed, f.Scale, f.Repeat)
 	}
 	newDir, runErr := runSuite(ctx, g, f, suite, systems, stdout, stderr)
 	if newDir == "" {

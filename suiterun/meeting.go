@@ -1,4 +1,4 @@
-package main
+package suiterun
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
-	"github.com/cmpbench/cmpbench/cmd/cmpbench/internal/progress"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/runner"
 )
@@ -71,7 +70,7 @@ func runIdentity(h archive.Header) string {
 // meeting is where a shard meets the others; ctx's stop ends the run when it
 // meets a shard of another run. A shard waiting for another says so, also under
 // --quiet.
-func (r *suiteRun) meeting(prog *progress.Progress, stop context.CancelCauseFunc) *shardMeeting {
+func (r *Run) meeting(prog Progress, stop context.CancelCauseFunc) *shardMeeting {
 	p, startAt, dir := r.p, r.sh.startAt, r.meetDir
 	m := &shardMeeting{stop: stop}
 	m.DirMeeting = runner.DirMeeting{Dir: dir, Shard: p.Shard, Run: runIdentity(r.h),
@@ -94,7 +93,7 @@ func (r *suiteRun) meeting(prog *progress.Progress, stop context.CancelCauseFunc
 
 // stranger finds in --out a shard that could be taken for one of this shard's
 // run but is not, and says so; nil when there is none.
-func (r *suiteRun) stranger() (*archive.RunningShard, *runner.StrangerError) {
+func (r *Run) stranger() (*archive.RunningShard, *runner.StrangerError) {
 	for _, o := range archive.RunningShards(r.out, r.w.Dir()) {
 		d := archive.ShardStranger(r.h, &o.Manifest)
 		if d == "" {
@@ -118,7 +117,7 @@ const strangerLinger = 10 * time.Second
 // refuseStranger stops a shard that finds a stranger in --out as it starts,
 // before it contacts any system: it keeps its directory until the stranger
 // stopped too (or strangerLinger), then removes it, having measured nothing.
-func (r *suiteRun) refuseStranger() error {
+func (r *Run) refuseStranger() error {
 	o, se := r.stranger()
 	if se == nil {
 		return nil
@@ -129,13 +128,13 @@ func (r *suiteRun) refuseStranger() error {
 		}
 	}
 	r.w.Discard()
-	return badInput(fmt.Errorf("%w; this shard measured nothing and keeps no archive", se))
+	return core.BadInput{Err: fmt.Errorf("%w; this shard measured nothing and keeps no archive", se)}
 }
 
 // endRefused ends a run stopped by a stranger it met: one that measured nothing
 // (it stops before the first phase) keeps no archive; one that did is finished
 // as it stands, and its refusal returned after.
-func (r *suiteRun) endRefused(res *core.RunResult) error {
+func (r *Run) endRefused(res *core.RunResult) error {
 	se := r.meet.refusal()
 	if se == nil {
 		return nil
@@ -146,5 +145,5 @@ func (r *suiteRun) endRefused(res *core.RunResult) error {
 		}
 	}
 	r.w.Discard()
-	return badInput(fmt.Errorf("%w; this shard measured nothing and keeps no archive", se))
+	return core.BadInput{Err: fmt.Errorf("%w; this shard measured nothing and keeps no archive", se)}
 }
