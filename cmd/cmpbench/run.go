@@ -446,10 +446,7 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 	fmt.Fprintln(tw, "#\tSYSTEM\tPHASE\tKIND\tSHAPE\tBOUND\tWORKLOAD\tSEED")
 	for i, st := range p.Steps {
 		s := st.Spec
-		shape := plan.Shape(s)
-		if st.KneeOf != "" {
-			shape = "closed loop, the knee of " + st.KneeOf
-		}
+		shape := plan.StepShape(st)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), core.DescribeWorkload(s.Workload), s.Seed)
 	}
 	tw.Flush()
@@ -504,8 +501,8 @@ func processesOf(f *runFlags, p *plan.Plan) ([][]int, error) {
 	if k > 1 {
 		var errs []error
 		for _, st := range p.Steps {
-			if st.KneeOf != "" {
-				continue // its connections are known when the sweep has run
+			if st.Uses.Kind != "" {
+				continue // its connections are known when the phase it uses has run
 			}
 			if _, err := plan.SplitSpec(st.Spec, plan.Shard{Index: 0, Count: k}, 1); err != nil {
 				errs = append(errs, fmt.Errorf("phase %q cannot run on --processes %d: %w", st.Spec.Name, k, err))
