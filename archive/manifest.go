@@ -20,7 +20,9 @@ import (
 // FormatVersion is the archive format this code writes and the newest it reads.
 // Version 1 grew within itself before any release: columns and manifest fields added
 // since its first archives are optional, so every version 1 archive still reads.
-const FormatVersion = 1
+// Version 2 names the method a phase is a step of as one field, PhaseInfo.Method
+// (and the phase whose result it used, Uses); format1.go reads version 1's.
+const FormatVersion = 2
 
 // StatusInProgress is the status of a run's manifest until the archive is finished:
 // a directory that says so is a run still going, or one whose cmpbench died
@@ -201,17 +203,11 @@ type PhaseInfo struct {
 	Ops         int64          `json:"ops"`
 	IntervalNs  int64          `json:"interval_ns"`
 	Seed        uint64         `json:"seed"`
-	// Ladder names the fixed-rate ladder the phase is a step of (suite `ladder:`);
-	// LadderCombine how the report combines the step's repetitions
-	// (core.LadderPooled or core.LadderMean; "" in older archives: pooled).
-	Ladder        string `json:"ladder,omitempty"`
-	LadderCombine string `json:"ladder_combine,omitempty"`
-	// Sweep names the concurrency sweep the phase is a step of, with the knee rule
-	// (core.Knee); KneeOf the sweep at whose knee the phase ran.
-	Sweep           string  `json:"sweep,omitempty"`
-	SweepGain       float64 `json:"sweep_gain,omitempty"`
-	SweepP99BoundNs int64   `json:"sweep_p99_bound_ns,omitempty"`
-	KneeOf          string  `json:"knee_of,omitempty"`
+	// Method is the method the phase is a step of (core.Method: its kind, the
+	// phase as the suite wrote it, its parameters); nil for other phases. Uses
+	// names the phase whose result gave this one its connections (a sweep's knee).
+	Method *core.MethodStep `json:"method,omitempty"`
+	Uses   *core.MethodRef  `json:"uses,omitempty"`
 	// Spec is the workload as resolved (--scale applied, insert ranges set),
 	// archived under its kind's key ("memtier", "ycsb", "pubsub": whatever
 	// registered it, core.RegisterWorkload); nil when this binary does not know
@@ -353,6 +349,9 @@ func (p *PhaseInfo) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	p.Spec, p.unknown = nil, nil
+	if err := p.readFormat1(raw); err != nil {
+		return fmt.Errorf("phase %s: %w", p.Name, err)
+	}
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		v := raw[k]
 		if phaseKeys()[k] || string(v) == "null" {

@@ -293,10 +293,10 @@ func (w *Writer) writeCaptures(sr core.SystemRun) error {
 func phaseInfo(p *core.PhaseRun) PhaseInfo {
 	s := p.Spec
 	pi := PhaseInfo{
+		Method: stepOf(p.Method), Uses: usesOf(p.Uses),
 		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: core.DescribeWorkload(s.Workload), Shape: p.Shape,
 		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
-		IntervalNs: int64(s.Interval), Seed: s.Seed, Ladder: p.Ladder, LadderCombine: p.LadderCombine, Spec: s.Workload,
-		Sweep: p.Sweep, SweepGain: p.SweepGain, SweepP99BoundNs: int64(p.SweepP99Bound), KneeOf: p.KneeOf,
+		IntervalNs: int64(s.Interval), Seed: s.Seed, Spec: s.Workload,
 		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,
 		ClientCores: p.ClientCores, CoresAllowed: p.CoresAllowed, ClientBound: p.ClientBound,
@@ -314,6 +314,22 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 		pi.ScheduledStart = &t
 	}
 	return pi
+}
+
+// stepOf and usesOf are a phase's method and the phase it used, or nil for
+// none (omitted from the manifest).
+func stepOf(m core.MethodStep) *core.MethodStep {
+	if m.Kind == "" {
+		return nil
+	}
+	return &m
+}
+
+func usesOf(u core.MethodRef) *core.MethodRef {
+	if u.Kind == "" {
+		return nil
+	}
+	return &u
 }
 
 // PhaseStarted records that a phase began: if the run dies during it, recovery knows

@@ -200,15 +200,6 @@ func Split(n int64, parts, k int) (start, count int64) {
 // to count; below it the phase is reported as NS (not sustained).
 const SustainedFraction = 0.97
 
-// How the report combines the repetitions of a fixed-rate ladder's step (suite
-// `ladder: {combine: ...}`): LadderPooled merges their histograms, which is exact;
-// LadderMean averages each repetition's own percentiles, as the published ladders
-// did.
-const (
-	LadderPooled = "pooled"
-	LadderMean   = "mean"
-)
-
 // Sustained says whether a fixed-rate phase that ended ok achieved its target rate
 // (at least SustainedFraction of it), and the rate it achieved: its successful
 // operations (issued ones: not deliveries) over its RateWindow. A closed-loop phase that ended ok is sustained.
@@ -226,34 +217,4 @@ func Sustained(p *PhaseRun) (achieved float64, ok bool) {
 		return achieved, false
 	}
 	return achieved, p.Spec.Rate <= 0 || achieved >= SustainedFraction*p.Spec.Rate
-}
-
-// SweepPoint is one step of a concurrency sweep as measured: its connections, the
-// rate it achieved and its p99 (ns). OK is false for a step that did not end ok.
-type SweepPoint struct {
-	Connections int
-	Throughput  float64
-	P99         int64
-	OK          bool
-}
-
-// DefaultKneeGain is the least throughput gain from one step of a concurrency
-// sweep to the next that makes the next step worth its connections.
-const DefaultKneeGain = 0.10
-
-// Knee is the index of a sweep's knee: the first step after which throughput grows
-// by less than gain (a fraction: 0.10 is 10%), or the next step's p99 exceeds p99Bound
-// (ns; 0 for no bound), or the next step did not end ok. A sweep that keeps growing
-// has its knee at its last step. -1 when the first step did not end ok.
-func Knee(points []SweepPoint, gain float64, p99Bound int64) int {
-	if len(points) == 0 || !points[0].OK {
-		return -1
-	}
-	for i := 0; i+1 < len(points); i++ {
-		next := points[i+1]
-		if !next.OK || next.Throughput < points[i].Throughput*(1+gain)*(1-1e-9) || p99Bound > 0 && next.P99 > p99Bound {
-			return i
-		}
-	}
-	return len(points) - 1
 }

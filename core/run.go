@@ -57,18 +57,11 @@ type PhaseRun struct {
 	// Shape describes the phase's load in words ("20000 ops/s, 50 conns"), as the plan
 	// printed it; the archive records it as written.
 	Shape string
-	// Ladder names the fixed-rate ladder the phase is a step of, as the suite wrote
-	// it; "" for other phases. LadderCombine is how the report combines the step's
-	// repetitions: LadderPooled or LadderMean.
-	Ladder        string
-	LadderCombine string
-	// Sweep names the concurrency sweep the phase is a step of, with its knee rule
-	// (core.Knee's gain and p99 bound); KneeOf the sweep at whose knee the phase ran.
-	Sweep         string
-	SweepGain     float64
-	SweepP99Bound time.Duration
-	KneeOf        string
-	End           PhaseEnd
+	// Method is the method the phase is a step of (Step.Method); Uses the phase
+	// whose result gave it its connections (Step.Uses).
+	Method MethodStep
+	Uses   MethodRef
+	End    PhaseEnd
 	// Totals holds one OpInterval per op kind, in OpKind order: every interval merged.
 	Totals []OpInterval
 	// Intervals is how many intervals arrived.

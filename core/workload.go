@@ -199,6 +199,9 @@ func RegisterWorkload(k WorkloadKind) {
 	if reserved {
 		panic(fmt.Sprintf("core.RegisterWorkload: kind %q is a key of %s", k.Name, by))
 	}
+	if _, ok := LookupMethod(k.Name); ok {
+		panic(fmt.Sprintf("core.RegisterWorkload: kind %q is also a method", k.Name))
+	}
 	workloadKinds.Lock()
 	defer workloadKinds.Unlock()
 	if _, dup := workloadKinds.m[k.Name]; dup {

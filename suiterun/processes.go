@@ -23,8 +23,8 @@ func processesOf(o Options, p *plan.Plan) ([][]int, error) {
 	if k > 1 {
 		var errs []error
 		for _, st := range p.Steps {
-			if st.KneeOf != "" {
-				continue // its connections are known when the sweep has run
+			if st.Uses.Kind != "" {
+				continue // its connections are known when the phase it uses has run
 			}
 			if _, err := plan.SplitSpec(st.Spec, plan.Shard{Index: 0, Count: k}, 1); err != nil {
 				errs = append(errs, fmt.Errorf("phase %q cannot run on --processes %d: %w", st.Spec.Name, k, err))

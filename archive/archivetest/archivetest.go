@@ -3,6 +3,7 @@
 package archivetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
+	"github.com/cmpbench/cmpbench/methods/ladder"
+	"github.com/cmpbench/cmpbench/methods/sweep"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
@@ -42,7 +45,7 @@ type Options struct {
 	// RestartPhase names a measured phase during which the first system's server
 	// restarted: it ends failed and its after sample counts from zero.
 	RestartPhase string
-	// Ladder, when set (core.LadderPooled or core.LadderMean), makes the fixed-rate
+	// Ladder, when set (ladder.Pooled or ladder.Mean), makes the fixed-rate
 	// phase the one step of a ladder "rate" whose repetitions the report combines so;
 	// repetition r's latencies are r+1 times the first's, so that the methods differ.
 	Ladder string
@@ -283,11 +286,13 @@ func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpe
 	g := &phaseGen{opt: opt, si: si, pi: pi, spec: spec, latency: opt.Latency, secs: 3, soak: spec.Name == "soak"}
 	g.p = core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
 	if opt.Ladder != "" && spec.Name == "rate-5000" {
-		g.p.Ladder, g.p.LadderCombine = "rate", opt.Ladder
+		params, _ := json.Marshal(ladder.Params{StopAfterNS: ladder.DefaultStopAfterNS, Combine: opt.Ladder})
+		g.p.Method = core.MethodStep{Kind: ladder.Name, Of: "rate", Params: params}
 		g.latency *= float64(rp + 1)
 	}
 	if opt.Sweep && spec.Name == "closed-1:10" {
-		g.p.Sweep, g.p.SweepGain = "closed", 0.1
+		params, _ := json.Marshal(sweep.Params{Gain: 0.1})
+		g.p.Method = core.MethodStep{Kind: sweep.Name, Of: "closed", Params: params}
 	}
 	g.factor = opt.Throughput * (1 + opt.Jitter*float64(rp))
 	g.start = t0.Add(time.Duration(si*20+pi*5) * time.Second)

@@ -14,7 +14,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive/archivetest"
 	"github.com/cmpbench/cmpbench/archive/report/browsertest"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
-	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/methods/ladder"
 )
 
 // Every chart of the generated run, opened in Chromium: no text reaches beyond
@@ -64,7 +64,7 @@ func TestChartsAlikeInReportAndPage(t *testing.T) {
 	}{
 		{"phases", archivetest.Options{}},
 		{"soak", archivetest.Options{Soak: true}},
-		{"ladder", archivetest.Options{Ladder: core.LadderMean, Repeat: 2}},
+		{"ladder", archivetest.Options{Ladder: ladder.Mean, Repeat: 2}},
 		{"sweep", archivetest.Options{Sweep: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/methods/ladder"
 )
 
 // ladders writes, for each fixed-rate ladder of the suite, the table the published
@@ -26,9 +27,9 @@ func (d *data) ladders(b *strings.Builder) {
 		fmt.Fprintf(b, "### Ladder %s\n\n%s; %d connections; each step %s.\n\n", name, first.Workload, first.Connections, time.Duration(first.DurationNs))
 		how := "repetitions pooled (histograms merged)"
 		switch {
-		case method == core.LadderMean && reps > 1:
+		case method == ladder.Mean && reps > 1:
 			how = fmt.Sprintf("the mean of the %d repetitions' percentiles (each repetition's own p50 and p99 averaged, as in the published tables; merging their histograms would be exact)", reps)
-		case method == core.LadderMean:
+		case method == ladder.Mean:
 			how = "one repetition (combine: mean has nothing to average)"
 		}
 		over := "every op of the step"
@@ -60,20 +61,29 @@ func (d *data) ladders(b *strings.Builder) {
 	}
 }
 
-// ladderCombine is how a ladder combines its steps' repetitions: core.LadderPooled
-// or core.LadderMean, as the manifest says (older archives say nothing: pooled).
+// ladderCombine is how a ladder combines its steps' repetitions: ladder.Pooled
+// or ladder.Mean, as the manifest says (older archives say nothing: pooled).
 func ladderCombine(p archive.PhaseInfo) string {
-	if p.LadderCombine == "" {
-		return core.LadderPooled
+	var params ladder.Params
+	if p.Method != nil {
+		_ = p.Method.DecodeParams(&params)
 	}
-	return p.LadderCombine
+	return cmp.Or(params.Combine, ladder.Pooled)
+}
+
+// ladderOf is the ladder a phase is a step of, or "".
+func ladderOf(p archive.PhaseInfo) string {
+	if p.Method == nil || p.Method.Kind != ladder.Name {
+		return ""
+	}
+	return p.Method.Of
 }
 
 // ladderRepetitions is how many times the ladder's steps were to run.
 func (d *data) ladderRepetitions(name string) int {
 	n := 1
 	for _, p := range d.m.Phases {
-		if p.Ladder == name {
+		if ladderOf(p) == name {
 			n = max(n, p.Repetition+1)
 		}
 	}
@@ -82,7 +92,7 @@ func (d *data) ladderRepetitions(name string) int {
 
 // ladderSteps are the suite's ladders in order and, for each, its steps by rate.
 func (d *data) ladderSteps() ([]string, map[string][]phaseRef) {
-	return d.groups(func(p archive.PhaseInfo) string { return p.Ladder }, func(p archive.PhaseInfo) float64 { return p.Rate })
+	return d.groups(ladderOf, func(p archive.PhaseInfo) float64 { return p.Rate })
 }
 
 // groups gathers the measured phases that are steps of a ladder or sweep (group
@@ -107,8 +117,8 @@ func (d *data) groups(group func(archive.PhaseInfo) string, by func(archive.Phas
 
 // combined is a ladder step of one system over its repetitions, combined by
 // method: for each quantile q (0-100) of qs, the percentile in ns of hdr's
-// histograms over every op — core.LadderPooled: of every repetition's histograms
-// merged, which is exact; core.LadderMean: the arithmetic mean of each repetition's
+// histograms over every op — ladder.Pooled: of every repetition's histograms
+// merged, which is exact; ladder.Mean: the arithmetic mean of each repetition's
 // own percentile — nil when no op was timed. achieved is the mean rate achieved
 // over the repetitions and sustained whether every repetition held its target,
 // whatever the method; status is the first repetition's that did not end ok (""
@@ -125,7 +135,7 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 		sustained = sustained && r.sustained()
 		rows = append(rows, r.timed()...)
 	}
-	if method != core.LadderMean {
+	if method != ladder.Mean {
 		if h := mergeEncoded(rows, hdr); h != nil && h.TotalCount() > 0 {
 			for _, q := range qs {
 				values = append(values, float64(h.ValueAtQuantile(q)))
@@ -160,7 +170,7 @@ func combined(c cell, method string, hdr func(archive.SummaryRow) []byte, qs ...
 func (d *data) ladderChart(name string, steps []phaseRef) *chart.Chart {
 	method := ladderCombine(steps[0].info)
 	how := "repetitions pooled"
-	if method == core.LadderMean {
+	if method == ladder.Mean {
 		how = "mean of the repetitions' percentiles"
 	}
 	// The title says response time: the axis's label stays short enough for
@@ -187,7 +197,7 @@ func (d *data) ladderChart(name string, steps []phaseRef) *chart.Chart {
 	if len(c.Series) == 0 {
 		return nil
 	}
-	c.Caption = "Each step's response time (from the intended send) at p50 (solid), p99 and p99.9 (dashed), against the rate it achieved, repetitions " + ifStr(method == core.LadderMean, "averaged (the mean of their percentiles)") + ifStr(method != core.LadderMean, "pooled") + ". NS marks a step that did not sustain its target: past it, latencies describe an overloaded system."
+	c.Caption = "Each step's response time (from the intended send) at p50 (solid), p99 and p99.9 (dashed), against the rate it achieved, repetitions " + ifStr(method == ladder.Mean, "averaged (the mean of their percentiles)") + ifStr(method != ladder.Mean, "pooled") + ". NS marks a step that did not sustain its target: past it, latencies describe an overloaded system."
 	return c
 }
 

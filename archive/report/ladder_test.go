@@ -11,6 +11,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/archivetest"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/methods/ladder"
 )
 
 // The report reads a ladder's method from the manifest, and so draws the same
@@ -21,8 +22,8 @@ func TestLadderReportNamesItsMethod(t *testing.T) {
 	for _, tc := range []struct {
 		method, caption, axis string
 	}{
-		{core.LadderPooled, "over every op of the step, repetitions pooled (histograms merged).", "repetitions pooled"},
-		{core.LadderMean, "over every op of the step, the mean of the 2 repetitions' percentiles", "mean of the repetitions' percentiles"},
+		{ladder.Pooled, "over every op of the step, repetitions pooled (histograms merged).", "repetitions pooled"},
+		{ladder.Mean, "over every op of the step, the mean of the 2 repetitions' percentiles", "mean of the repetitions' percentiles"},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			dir := fixtureOf(t, archivetest.Options{Ladder: tc.method, Repeat: 2})
@@ -92,7 +93,7 @@ func TestLadderCellCombinesRepetitions(t *testing.T) {
 			"—", "—"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for method, want := range map[string]string{core.LadderPooled: tc.pooled, core.LadderMean: tc.mean} {
+			for method, want := range map[string]string{ladder.Pooled: tc.pooled, ladder.Mean: tc.mean} {
 				if got := ladderCell(cell{reps: tc.reps}, method, func(r archive.SummaryRow) []byte { return r.RespHDR }); got != want {
 					t.Errorf("%s: %s, want %s", method, got, want)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/methods/sweep"
 )
 
 // sweeps writes, for each concurrency sweep of the suite and each system, the table
@@ -19,13 +20,13 @@ func (d *data) sweeps(b *strings.Builder) {
 	names, steps := d.sweepSteps()
 	for _, name := range names {
 		st := steps[name]
-		first := st[0].info
-		rule := fmt.Sprintf("throughput grows by less than %g%% to the next step", first.SweepGain*100)
-		if first.SweepP99BoundNs > 0 {
-			rule += fmt.Sprintf(", or the next step's p99 exceeds %s ms", ms(first.SweepP99BoundNs))
+		first, rule := st[0].info, sweepRule(st[0].info)
+		says := fmt.Sprintf("throughput grows by less than %g%% to the next step", rule.Gain*100)
+		if rule.P99BoundNs > 0 {
+			says += fmt.Sprintf(", or the next step's p99 exceeds %s ms", ms(rule.P99BoundNs))
 		}
 		fmt.Fprintf(b, "### Sweep %s\n\n%s; closed loop; each step %s. The knee is the first step after which %s (or the next step did not end ok); phases written with `connections: knee` ran there.\n\n",
-			name, first.Workload, time.Duration(first.DurationNs), rule)
+			name, first.Workload, time.Duration(first.DurationNs), says)
 		for _, sys := range d.systems {
 			points, worst := d.sweepPoints(st, sys)
 			var p9999 []string
@@ -36,7 +37,7 @@ func (d *data) sweeps(b *strings.Builder) {
 					p9999 = append(p9999, ms(w))
 				}
 			}
-			knee := core.Knee(points, first.SweepGain, first.SweepP99BoundNs)
+			knee := sweep.Knee(points, rule.Gain, rule.P99BoundNs)
 			fmt.Fprintf(b, "**%s**", sys)
 			if knee >= 0 {
 				fmt.Fprintf(b, " — knee at %d connections", points[knee].Connections)
@@ -72,17 +73,31 @@ func (d *data) sweeps(b *strings.Builder) {
 // sweepSteps are the suite's sweeps in order and, for each, its steps by
 // connections.
 func (d *data) sweepSteps() ([]string, map[string][]phaseRef) {
-	return d.groups(func(p archive.PhaseInfo) string { return p.Sweep }, func(p archive.PhaseInfo) float64 { return float64(p.Connections) })
+	return d.groups(func(p archive.PhaseInfo) string {
+		if p.Method == nil || p.Method.Kind != sweep.Name {
+			return ""
+		}
+		return p.Method.Of
+	}, func(p archive.PhaseInfo) float64 { return float64(p.Connections) })
+}
+
+// sweepRule is a sweep's knee rule, as its steps carry it.
+func sweepRule(p archive.PhaseInfo) sweep.Params {
+	var params sweep.Params
+	if p.Method != nil {
+		_ = p.Method.DecodeParams(&params)
+	}
+	return params
 }
 
 // sweepPoints is what a system's sweep measured, step by step, as the runner
 // reckons it (repetitions: mean throughput, worst p99), and each step's worst
 // p99.99 (-1 where the step did not run).
-func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []int64) {
-	points := make([]core.SweepPoint, len(steps))
+func (d *data) sweepPoints(steps []phaseRef, sys string) ([]sweep.Point, []int64) {
+	points := make([]sweep.Point, len(steps))
 	worst := make([]int64, len(steps))
 	for i, ph := range steps {
-		points[i] = core.SweepPoint{Connections: ph.info.Connections}
+		points[i] = sweep.Point{Connections: ph.info.Connections}
 		reps := d.cell(ph, sys).measured()
 		points[i].OK = len(reps) > 0
 		worst[i] = -1
@@ -102,7 +117,7 @@ func (d *data) sweepPoints(steps []phaseRef, sys string) ([]core.SweepPoint, []i
 // load-latency curve, the worst op's p99.99 against the throughput: one line
 // per system, a point per step that ended ok, the knee marked.
 func (d *data) sweepCharts(name string, steps []phaseRef) []*chart.Chart {
-	first := steps[0].info
+	rule := sweepRule(steps[0].info)
 	base := "sweep-" + namePart(name)
 	tp := &chart.Chart{
 		ID: base + "-throughput", File: chartsDir + base + "-throughput.svg",
@@ -120,7 +135,7 @@ func (d *data) sweepCharts(name string, steps []phaseRef) []*chart.Chart {
 	}
 	for i, sys := range d.systems {
 		points, worst := d.sweepPoints(steps, sys)
-		knee := core.Knee(points, first.SweepGain, first.SweepP99BoundNs)
+		knee := sweep.Knee(points, rule.Gain, rule.P99BoundNs)
 		var a, c []chart.XY
 		for j, pt := range points {
 			if !pt.OK || worst[j] <= 0 {

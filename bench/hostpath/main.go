@@ -25,6 +25,7 @@ import (
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/redact"
 	"github.com/cmpbench/cmpbench/core/runner"
+	_ "github.com/cmpbench/cmpbench/methods" // the built-in methods, which suites name
 	"github.com/cmpbench/cmpbench/plugins/plugintest"
 	_ "github.com/cmpbench/cmpbench/workloads" // the built-in workloads, which archives and suites name
 	"github.com/cmpbench/cmpbench/workloads/suites"

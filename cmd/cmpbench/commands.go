@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -249,21 +248,7 @@ func newSuitesCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// A ladder reads as one entry: its name and its rates.
-				var names []string
-				for i := 0; i < len(s.Phases); i++ {
-					l := s.Ladders[i]
-					if l.Name == "" {
-						names = append(names, s.Phases[i].Name)
-						continue
-					}
-					var rates []string
-					for ; i < len(s.Phases) && s.Ladders[i].Name == l.Name; i++ {
-						rates = append(rates, strconv.FormatFloat(s.Phases[i].Rate, 'f', -1, 64))
-					}
-					i--
-					names = append(names, fmt.Sprintf("%s (ladder: %s ops/s)", l.Name, strings.Join(rates, ", ")))
-				}
+				names := s.Entries()
 				fmt.Fprintf(w, "%s\n%s\n%s\n\n", n, indentWrap("phases: "+strings.Join(names, ", "), width, "  "),
 					indentWrap(strings.TrimSpace(s.Description), width, "  "))
 			}

@@ -14,6 +14,7 @@ import (
 	_ "github.com/cmpbench/cmpbench/adapters/all" // built-in adapters, served by `cmpbench plugin serve`
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/gotrace"
+	_ "github.com/cmpbench/cmpbench/methods"   // built-in methods: suites, archives
 	_ "github.com/cmpbench/cmpbench/workloads" // built-in workloads: suites, the plugin boundary, archives
 )
 

@@ -264,10 +264,7 @@ func printPlan(w io.Writer, p *plan.Plan, systems *config.Systems) {
 	fmt.Fprintln(tw, "#\tSYSTEM\tPHASE\tKIND\tSHAPE\tBOUND\tWORKLOAD\tSEED")
 	for i, st := range p.Steps {
 		s := st.Spec
-		shape := plan.Shape(s)
-		if st.KneeOf != "" {
-			shape = "closed loop, the knee of " + st.KneeOf
-		}
+		shape := plan.StepShape(st)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, st.System, s.Name, s.Kind, shape, plan.Bound(s), core.DescribeWorkload(s.Workload), s.Seed)
 	}
 	tw.Flush()

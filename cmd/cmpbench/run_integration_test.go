@@ -609,8 +609,8 @@ phases:
 	var names []string
 	for _, p := range a.Manifest.Phases {
 		names = append(names, p.Name)
-		if strings.HasPrefix(p.Name, "get@") && p.Ladder != "get" {
-			t.Errorf("step %s is not recorded as a step of the ladder: %q", p.Name, p.Ladder)
+		if strings.HasPrefix(p.Name, "get@") && (p.Method == nil || p.Method.Kind != "ladder" || p.Method.Of != "get") {
+			t.Errorf("step %s is not recorded as a step of the ladder: %+v", p.Name, p.Method)
 		}
 	}
 	if got := strings.Join(names, " "); got != "load get@1000 get@4000 get@3000000" {
@@ -658,12 +658,15 @@ phases:
 	for _, p := range a.Manifest.Phases {
 		if p.Name == "at-knee" {
 			knee = p.Connections
-			if p.KneeOf != "reads" {
-				t.Errorf("at-knee does not say whose knee it ran at: %q", p.KneeOf)
+			if p.Uses == nil || *p.Uses != (core.MethodRef{Kind: "sweep", Of: "reads"}) {
+				t.Errorf("at-knee does not say whose knee it ran at: %+v", p.Uses)
 			}
 		}
-		if strings.HasPrefix(p.Name, "reads@") && (p.Sweep != "reads" || p.SweepGain != 0.1) {
-			t.Errorf("step %s: sweep %q gain %g", p.Name, p.Sweep, p.SweepGain)
+		if strings.HasPrefix(p.Name, "reads@") {
+			var params struct{ Gain float64 }
+			if p.Method == nil || p.Method.Of != "reads" || p.Method.DecodeParams(&params) != nil || params.Gain != 0.1 {
+				t.Errorf("step %s: %+v", p.Name, p.Method)
+			}
 		}
 	}
 	if !slices.Contains([]int{1, 2, 4, 8}, knee) {

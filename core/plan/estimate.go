@@ -128,19 +128,22 @@ func EstimateMeasured(steps []Step, m Measured) Estimate {
 		e.System = steps[0].System
 	}
 	written := keyRanges{}
-	type ladderOf struct{ system, name string }
-	ladderStart := map[ladderOf]int{} // the index of each ladder's first step
+	type methodOf struct {
+		system string
+		core.MethodRef
+	}
+	firstStep := map[methodOf]int{} // the index of each stopping method's first step
 	for _, st := range steps {
 		s := st.Spec
 		least, most, unmeasured := m.wall(st)
 		e.MaxWall += most
 		mayRun := true
-		if l := st.Ladder; l.Name != "" && l.StopAfterNS > 0 {
-			k := ladderOf{st.System, l.Name}
-			if _, ok := ladderStart[k]; !ok {
-				ladderStart[k] = st.Index
+		if sure := sureSteps(st.Method); sure > 0 {
+			k := methodOf{st.System, st.Method.Ref()}
+			if _, ok := firstStep[k]; !ok {
+				firstStep[k] = st.Index
 			}
-			mayRun = st.Index-ladderStart[k] < l.StopAfterNS
+			mayRun = st.Index-firstStep[k] < sure
 			e.MayStop = e.MayStop || !mayRun
 		}
 		if mayRun {
@@ -366,4 +369,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// sureSteps is how many of a method's first steps always run when it may leave
+// later ones out (core.Stopping); 0 when every step runs.
+func sureSteps(m core.MethodStep) int {
+	if method, ok := core.LookupMethod(m.Kind); ok {
+		if s, ok := method.(core.Stopping); ok {
+			return s.Sure(m.Params)
+		}
+	}
+	return 0
 }

@@ -10,19 +10,8 @@ import (
 	"github.com/cmpbench/cmpbench/core"
 )
 
-// Step is one phase of one system.
-type Step struct {
-	System     string
-	Index      int // position of the phase in the suite
-	Repetition int // 0-based; measured phases run Repeat times
-	Spec       core.PhaseSpec
-	Checks     Checks
-	Ladder     Ladder // the step's ladder; zero for a phase that is not a step
-	Sweep      Sweep  // the step's sweep; zero for a phase that is not a step
-	// KneeOf names the sweep at whose knee the phase runs (connections: knee): the
-	// runner sets its connections.
-	KneeOf string
-}
+// Step is one phase of one system (core.Step).
+type Step = core.Step
 
 // insertStride separates the record numbers that the phases (and repetitions) of a
 // run insert, so that no two ever insert the same record: phase i inserts from
@@ -88,28 +77,20 @@ func Build(suite *Suite, systems []string, scale float64, seed uint64, repeat in
 	}
 	for _, sys := range systems {
 		for i, ph := range p.Phases {
-			var ladder Ladder
-			if i < len(suite.Ladders) {
-				ladder = suite.Ladders[i]
+			var around Around
+			if i < len(suite.Around) {
+				around = suite.Around[i]
 			}
 			reps := 1
 			if ph.Kind == core.PhaseMeasured {
-				reps = max(repeat, ladder.Repeat)
+				reps = max(repeat, around.Repeat)
 			}
 			for r := range reps {
 				spec := ph
 				if w, ok := ph.Workload.(core.Inserter); ok && ph.Kind != core.PhaseLoad {
 					spec.Workload = w.ShiftInserts(int64(i+1)*insertStride, int64(r)*repetitionStride)
 				}
-				var checks Checks
-				if i < len(suite.Checks) {
-					checks = suite.Checks[i]
-				}
-				st := Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: checks, Ladder: ladder}
-				if i < len(suite.Sweeps) {
-					st.Sweep, st.KneeOf = suite.Sweeps[i], suite.KneeOf[i]
-				}
-				p.Steps = append(p.Steps, st)
+				p.Steps = append(p.Steps, Step{System: sys, Index: i, Repetition: r, Spec: spec, Checks: around.Checks, Method: around.Method, Uses: around.Uses})
 			}
 		}
 	}
@@ -151,6 +132,22 @@ func scalePhase(p core.PhaseSpec, scale float64) (core.PhaseSpec, error) {
 // phaseSeed derives a phase's seed (splitmix64 of the run seed and phase index).
 func phaseSeed(seed uint64, i int) uint64 {
 	return core.Mix64(seed + uint64(i+1)*core.SplitMixGamma)
+}
+
+// StepShape describes how a step drives load, as Shape does; a step whose
+// connections come from another phase's result says whose ("closed loop, the
+// knee of reads").
+func StepShape(st Step) string {
+	if st.Uses.Kind == "" {
+		return Shape(st.Spec)
+	}
+	what := st.Uses.Kind
+	if m, ok := core.LookupMethod(st.Uses.Kind); ok {
+		if src, ok := m.(core.ConnectionsSource); ok {
+			what, _ = src.ConnectionsWord()
+		}
+	}
+	return "closed loop, the " + what + " of " + st.Uses.Of
 }
 
 // Shape describes how a phase drives load, e.g. "closed loop, 8 conns" or

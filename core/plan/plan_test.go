@@ -79,8 +79,8 @@ func TestSoakSuiteShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Phases) != 4 || s.Phases[0].Kind != core.PhaseLoad || !s.Checks[0].Validate || s.Phases[0].Ops != 1_000_000 {
-		t.Fatalf("phases %+v, checks %+v", s.Phases, s.Checks)
+	if len(s.Phases) != 4 || s.Phases[0].Kind != core.PhaseLoad || !s.Around[0].Checks.Validate || s.Phases[0].Ops != 1_000_000 {
+		t.Fatalf("phases %+v, checks %+v", s.Phases, s.Around)
 	}
 	want := [][2]int{{1, 19}, {1, 1}, {19, 1}}
 	for i, w := range want {
@@ -232,6 +232,24 @@ phases:
 phases:
   - {name: a, duration: 1s, connections: many, memtier: {key_max: 5}}
 `, []string{"x.yaml:3:", `connections "many" is not a number, nor knee`}},
+		{"a section that is no mapping", `name: x
+phases:
+  - {name: a, duration: 1s, memtier: 5}
+  - {name: b, duration: 1s, memtier: {key_max: 5}, ladder: [1, 2]}
+`, []string{`x.yaml:3: memtier: a mapping of its settings, not "5"`, `x.yaml:4: ladder: a mapping of its settings, not a list`}},
+		{"two methods", `name: x
+phases:
+  - {name: a, memtier: {key_max: 5}, ladder: {rates: [1], step: 1s}, sweep: {connections: [1], step: 1s}}
+`, []string{`x.yaml:3: ladder and sweep given: a phase is the steps of one method at most`}},
+		{"knee without a sweep, and of no sweep", `name: x
+phases:
+  - {name: a, duration: 1s, connections: knee, memtier: {key_max: 5}}
+  - {name: s, memtier: {key_max: 5}, sweep: {connections: [1, 2], step: 1s}}
+  - {name: b, duration: 1s, connections: "knee:t", memtier: {key_max: 5}}
+  - {name: c, connections: knee, memtier: {key_max: 5}, ladder: {rates: [1], step: 1s}}
+`, []string{`x.yaml:3: phase "a": connections: knee, but no sweep comes before this phase`,
+			`x.yaml:5: phase "b": connections: knee:t, but no sweep of that name comes before this phase`,
+			`x.yaml:6: phase "c": connections: knee is for phases after a sweep, not a ladder`}},
 		{"rate 0 and connections 0", `name: x
 phases:
   - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}

@@ -62,8 +62,8 @@ func (p *Plan) ForShard(s Shard) error {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		switch {
-		case st.Sweep.Name != "" || st.KneeOf != "":
-			refuse(*st, "concurrency sweeps and knees are decided on one process's results; run them unsharded")
+		case unsplit(*st) != "":
+			refuse(*st, unsplit(*st))
 			continue
 		case st.Checks.Restart:
 			refuse(*st, "a restart check restarts the one server all shards share; run it unsharded")
@@ -128,4 +128,18 @@ func SplitSpec(spec core.PhaseSpec, s Shard, stride int64) (core.PhaseSpec, erro
 		out.Workload = w.ShiftInserts(0, int64(s.Index)*(stride/int64(s.Count)))
 	}
 	return out, nil
+}
+
+// unsplit says why a step cannot run sharded when its method (or the method
+// whose result it uses) is decided on one process's results (core.Unsplit),
+// or "".
+func unsplit(st Step) string {
+	for _, kind := range []string{st.Method.Kind, st.Uses.Kind} {
+		if m, ok := core.LookupMethod(kind); ok {
+			if u, ok := m.(core.Unsplit); ok {
+				return u.Unsplit()
+			}
+		}
+	}
+	return ""
 }

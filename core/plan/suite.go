@@ -3,10 +3,9 @@
 package plan
 
 import (
-	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -32,79 +31,78 @@ type Suite struct {
 	Source string
 	Text   []byte
 	Phases []core.PhaseSpec
-	// Checks are what runs after each phase (same index as Phases).
-	Checks []Checks
-	// Ladders say which phases are the steps of a fixed-rate ladder (same index as
-	// Phases; the zero Ladder for the others).
-	Ladders []Ladder
-	// Sweeps say which phases are the steps of a concurrency sweep, and KneeOf
-	// which phases run at a sweep's knee (the sweep's name); both same index as
-	// Phases.
-	Sweeps []Sweep
-	KneeOf []string
+	// Around is what the run does around each phase besides running it (same
+	// index as Phases): its checks, the method it is a step of, the phase whose
+	// result it uses.
+	Around []Around
 }
 
-// Sweep is what a step of a concurrency sweep knows of its sweep: a phase written
-// with `sweep:` becomes one closed-loop measured phase per connection count, named
-// "<name>@<connections>c". Its knee (core.Knee) is where later phases that say
-// `connections: knee` run.
-type Sweep struct {
-	Name     string  // the phase as written; "" for a phase that is not a step
-	Gain     float64 // core.Knee's gain: 0.10 unless the suite says
-	P99Bound time.Duration
+// Around is what the run does around a phase of the suite besides running it.
+type Around struct {
+	Checks Checks
+	// Method is the method the phase is a step of; Repeat how many times, at
+	// least, each of its steps runs.
+	Method core.MethodStep
+	Repeat int
+	// Uses names the phase whose result gives this one its connections.
+	Uses core.MethodRef
 }
 
-// connectionsDoc is a phase's connections: a number, or `knee` (the knee of the
-// last sweep before the phase) or `knee:<sweep>`.
+// Checks follow a load phase (core.Checks).
+type Checks = core.Checks
+
+// Entries are the suite's phases as a list reads them: a phase's name, or for
+// the steps of a method that sums them up (core.Summarized) one entry, the
+// phase as written and its summary ("get (ladder: 1000, 2000 ops/s)").
+func (s *Suite) Entries() []string {
+	var out []string
+	for i := 0; i < len(s.Phases); i++ {
+		m := s.Around[i].Method
+		method, _ := core.LookupMethod(m.Kind)
+		sum, ok := method.(core.Summarized)
+		if !ok {
+			out = append(out, s.Phases[i].Name)
+			continue
+		}
+		j := i
+		for j < len(s.Phases) && s.Around[j].Method.Ref() == m.Ref() {
+			j++
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", m.Of, sum.Summary(s.Phases[i:j])))
+		i = j - 1
+	}
+	return out
+}
+
+// connectionsDoc is a phase's connections: a number, or the word of a method
+// that is a source of connections (core.ConnectionsSource: `knee`, the knee of the
+// last sweep before the phase, or `knee:<sweep>`).
 type connectionsDoc struct {
-	n     int
-	knee  bool
-	sweep string // "" for the last sweep before
+	n    int
+	from core.Method // nil for a number
+	of   string      // "" for the last phase of that method before
 }
 
 func (c *connectionsDoc) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		if v, ok := strings.CutPrefix(n.Value, "knee"); ok && (v == "" || strings.HasPrefix(v, ":")) {
-			c.knee, c.sweep = true, strings.TrimPrefix(v, ":")
-			return nil
+	var nor []string
+	for _, m := range core.Methods() {
+		src, ok := m.(core.ConnectionsSource)
+		if !ok {
+			continue
 		}
+		word, meaning := src.ConnectionsWord()
+		if n.Kind == yaml.ScalarNode {
+			if v, ok := strings.CutPrefix(n.Value, word); ok && (v == "" || strings.HasPrefix(v, ":")) {
+				c.from, c.of = m, strings.TrimPrefix(v, ":")
+				return nil
+			}
+		}
+		nor = append(nor, fmt.Sprintf(", nor %s (%s), nor %s:<%s>", word, meaning, word, m.Name()))
 	}
 	if err := n.Decode(&c.n); err != nil || n.Tag == "!!float" {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: connections %q is not a number, nor knee (the knee of the last sweep before), nor knee:<sweep>", n.Line, n.Value)}}
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: connections %q is not a number%s", n.Line, n.Value, strings.Join(nor, ""))}}
 	}
 	return nil
-}
-
-type sweepDoc struct {
-	Connections []int            `yaml:"connections"`
-	Step        config.Duration  `yaml:"step"`
-	Gain        *float64         `yaml:"gain"`      // default core.DefaultKneeGain
-	P99Bound    *config.Duration `yaml:"p99_bound"` // nil: none
-}
-
-// Ladder is what a step of a fixed-rate ladder knows of its ladder: a phase
-// written with `ladder:` becomes one measured phase per rate, named
-// "<name>@<rate>", each with its own seed.
-type Ladder struct {
-	Name string // the phase as written; "" for a phase that is not a step
-	// StopAfterNS ends the ladder of a system once that many of its steps were not
-	// sustained; its later steps are skipped. 0 runs every step.
-	StopAfterNS int
-	// Repeat runs each step that many times (at least --repeat); Combine is how the
-	// report combines them: core.LadderPooled (the default) or core.LadderMean.
-	Repeat  int
-	Combine string
-}
-
-// DefaultStopAfterNS: a ladder stops at its first step not sustained, as the
-// published ladders do (a dash after a system's sweep stopped).
-const DefaultStopAfterNS = 1
-
-// Checks follow a load phase: Validate compares the server's record count with the
-// successful inserts and checks sample records; Restart then stops a provisioned
-// system cleanly, starts it on the same data and validates again.
-type Checks struct {
-	Validate, Restart bool
 }
 
 type suiteFile struct {
@@ -127,11 +125,13 @@ type phaseDoc struct {
 	Probe       *probeDoc       `yaml:"probe"`
 	Validate    bool            `yaml:"validate"`
 	Restart     bool            `yaml:"restart"`
-	Ladder      *ladderDoc      `yaml:"ladder"`
-	Sweep       *sweepDoc       `yaml:"sweep"`
 	// work holds the phase's workload sections by kind (core.RegisterWorkload):
 	// keys of the phase (and the defaults) that name a registered kind.
 	work map[string]core.WorkloadDoc
+	// method is the phase's method section, when it has one (core.RegisterMethod):
+	// a key of the phase that names a registered method; methodOf names it.
+	method   core.MethodDoc
+	methodOf core.Method
 }
 
 func init() {
@@ -145,16 +145,37 @@ func init() {
 	core.ReserveWorkloadNames("a suite's phase", keys...)
 }
 
-// decodeWorkloads decodes the workload sections of a phase (or the defaults)
-// mapping n into d.work, on top of what is there already (the defaults').
-// Merge keys (<<: *base) and aliases count, as they do for the phase's own keys.
-func (d *phaseDoc) decodeWorkloads(file string, n *yaml.Node) []error {
+// decodeSections decodes the workload and method sections of a phase (or the
+// defaults) mapping n into d.work and d.method, on top of what is there
+// already (the defaults'). Merge keys (<<: *base) and aliases count, as they
+// do for the phase's own keys.
+func (d *phaseDoc) decodeSections(file string, n *yaml.Node) []error {
 	var sections map[string]yaml.Node
 	if n.Decode(&sections) != nil {
 		return nil // not a mapping: DecodeStrict says so
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		v := sections[name]
+		if _, workload := core.LookupWorkload(name); (workload || isMethod(name)) && (v.Kind == yaml.ScalarNode && v.Tag != "!!null" || v.Kind == yaml.SequenceNode) {
+			got := strconv.Quote(v.Value)
+			if v.Kind == yaml.SequenceNode {
+				got = "a list"
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s: a mapping of its settings, not %s", file, v.Line, name, got))
+			continue
+		}
+		if m, ok := core.LookupMethod(name); ok {
+			if d.methodOf != nil && d.methodOf.Name() != name {
+				errs = append(errs, fmt.Errorf("%s:%d: %s and %s given: a phase is the steps of one method at most", file, v.Line, d.methodOf.Name(), name))
+				continue
+			}
+			if d.method == nil {
+				d.method, d.methodOf = m.Doc(), m
+			}
+			errs = append(errs, config.DecodeStrict(file, &v, d.method)...)
+			continue
+		}
 		kind, ok := core.LookupWorkload(name)
 		if !ok {
 			continue
@@ -167,73 +188,20 @@ func (d *phaseDoc) decodeWorkloads(file string, n *yaml.Node) []error {
 			doc = kind.Doc()
 			d.work[name] = doc
 		}
-		v := sections[name]
 		errs = append(errs, config.DecodeStrict(file, &v, doc)...)
 	}
 	return errs
 }
 
-// ladderDoc is a fixed-rate ladder as written: rates as a list, or from a rate to
-// another by a factor; each step lasts step (default the phase's duration).
-type ladderDoc struct {
-	Rates       yaml.Node       `yaml:"rates"`
-	Step        config.Duration `yaml:"step"`
-	Repeat      int             `yaml:"repeat"`
-	StopAfterNS *int            `yaml:"stop_after_ns"`
-	Combine     string          `yaml:"combine"` // default core.LadderPooled
+func isMethod(name string) bool {
+	_, ok := core.LookupMethod(name)
+	return ok
 }
 
-type rateRange struct {
-	From   float64 `yaml:"from"`
-	To     float64 `yaml:"to"`
-	Factor float64 `yaml:"factor"`
-}
-
-// maxLadderSteps bounds a ladder: more steps are a mistake in from, to or factor.
-const maxLadderSteps = 100
-
-// rates are the ladder's target rates, lowest first.
-func (l *ladderDoc) rates(file string) ([]float64, []error) {
-	n := &l.Rates
-	var out []float64
-	switch n.Kind {
-	case yaml.SequenceNode:
-		if errs := config.DecodeStrict(file, n, &out); len(errs) > 0 {
-			return nil, errs
-		}
-	case yaml.MappingNode:
-		var r rateRange
-		if errs := config.DecodeStrict(file, n, &r); len(errs) > 0 {
-			return nil, errs
-		}
-		if !(r.From > 0 && r.To >= r.From && r.To <= core.MaxRate && r.Factor > 1) {
-			return nil, []error{fmt.Errorf("ladder.rates: from must be positive, to at least from and at most %g, and factor above 1 (got from %g, to %g, factor %g)", core.MaxRate, r.From, r.To, r.Factor)}
-		}
-		for v := r.From; v <= r.To*(1+1e-9) && len(out) <= maxLadderSteps; v *= r.Factor {
-			out = append(out, math.Round(v))
-		}
-		if last := out[len(out)-1]; last < r.To {
-			out = append(out, r.To) // the top of the range is always a step
-		}
-	default:
-		return nil, []error{fmt.Errorf("ladder.rates: a list of rates, or {from, to, factor}")}
-	}
-	switch {
-	case len(out) == 0:
-		return nil, []error{fmt.Errorf("ladder.rates: no rates")}
-	case len(out) > maxLadderSteps:
-		return nil, []error{fmt.Errorf("ladder.rates: %d steps, more than %d", len(out), maxLadderSteps)}
-	}
-	for i, r := range out {
-		if r > core.MaxRate || math.IsNaN(r) {
-			// Before a step is named after it ("<name>@<rate>").
-			return nil, []error{fmt.Errorf("ladder.rates: %g is beyond %g requests/s", r, core.MaxRate)}
-		}
-		if r <= 0 || i > 0 && r <= out[i-1] {
-			return nil, []error{fmt.Errorf("ladder.rates: rates must be positive and rising, got %v", out)}
-		}
-	}
-	return out, nil
+// sectionKeys are the keys of a phase that name a workload's or a method's
+// section.
+func sectionKeys() []string {
+	return append(core.WorkloadKinds(), core.MethodNames()...)
 }
 
 // probeDoc configures the side probe of measured phases; rate 0 turns it off.
@@ -258,7 +226,7 @@ func ParseSuite(file string, data []byte) (*Suite, error) {
 	var f suiteFile
 	errs := config.DecodeStrict(file, doc, &f)
 	errs = append(errs, checkSuiteHead(file, doc, &f)...)
-	p := &suiteParse{file: file, s: &Suite{Name: f.Name, Description: f.Description, Source: file, Text: data}, seen: map[string]int{}}
+	p := &suiteParse{file: file, s: &Suite{Name: f.Name, Description: f.Description, Source: file, Text: data}, seen: map[string]int{}, written: map[string][]string{}}
 	if f.Defaults.Kind != 0 {
 		p.defaults = &f.Defaults
 		errs = append(errs, checkKeys(file, p.defaults)...)
@@ -297,8 +265,10 @@ type suiteParse struct {
 	defaults *yaml.Node // nil when the suite has none
 	s        *Suite
 	seen     map[string]int // the line of each phase name
-	sweeps   []string       // the sweeps so far, for connections: knee
-	errs     []error
+	// written are the phases written with each method so far, for a later
+	// phase's connections (core.ConnectionsSource).
+	written map[string][]string
+	errs    []error
 }
 
 // phaseAt is a phase as decoded, with where it is for messages.
@@ -311,21 +281,17 @@ type phaseAt struct {
 	decoded bool
 }
 
-// phase reads one phase as written (pn) into the suite: a sweep's or a ladder's
-// steps, or the phase itself.
+// phase reads one phase as written (pn) into the suite: a method's steps, or
+// the phase itself.
 func (p *suiteParse) phase(pn yaml.Node) {
 	pd := p.decode(&pn)
 	p.checkName(pn.Line, pd)
-	if pd.Sweep != nil {
-		p.addSweep(pd)
+	uses := p.uses(pd)
+	if pd.method != nil {
+		p.addMethod(pd)
 		return
 	}
-	kneeOf := p.kneeOf(pd)
-	if pd.Ladder != nil {
-		p.addLadder(pd)
-		return
-	}
-	p.addPhase(pd, kneeOf)
+	p.addPhase(pd, uses)
 }
 
 // decode decodes a phase on top of the suite's defaults.
@@ -333,10 +299,10 @@ func (p *suiteParse) decode(pn *yaml.Node) phaseAt {
 	var pd phaseDoc
 	if p.defaults != nil {
 		_ = p.defaults.Decode(&pd) // its errors are reported once, in ParseSuite
-		_ = pd.decodeWorkloads(p.file, p.defaults)
+		_ = pd.decodeSections(p.file, p.defaults)
 	}
-	decodeErrs := config.DecodeStrict(p.file, pn, &pd, core.WorkloadKinds()...)
-	decodeErrs = append(decodeErrs, pd.decodeWorkloads(p.file, pn)...)
+	decodeErrs := config.DecodeStrict(p.file, pn, &pd, sectionKeys()...)
+	decodeErrs = append(decodeErrs, pd.decodeSections(p.file, pn)...)
 	p.errs = append(p.errs, decodeErrs...)
 	return phaseAt{phaseDoc: pd, at: fmt.Sprintf("%s:%d: phase %q", p.file, pn.Line, pd.Name), decoded: len(decodeErrs) == 0}
 }
@@ -362,169 +328,100 @@ func (p *suiteParse) report(pd phaseAt, errs []error) {
 	}
 }
 
-// add appends one phase to the suite, with what runs after it, the ladder or
-// sweep it is a step of, and the sweep at whose knee it runs.
-func (s *Suite) add(spec core.PhaseSpec, checks Checks, ladder Ladder, sweep Sweep, kneeOf string) {
+// add appends one phase to the suite, with what the run does around it.
+func (s *Suite) add(spec core.PhaseSpec, around Around) {
 	s.Phases = append(s.Phases, spec)
-	s.Checks = append(s.Checks, checks)
-	s.Ladders = append(s.Ladders, ladder)
-	s.Sweeps = append(s.Sweeps, sweep)
-	s.KneeOf = append(s.KneeOf, kneeOf)
+	s.Around = append(s.Around, around)
 }
 
-// addSweep adds the steps of a phase written with `sweep:`.
-func (p *suiteParse) addSweep(pd phaseAt) {
-	steps, errs := pd.sweep()
-	p.report(pd, errs)
-	gain := core.DefaultKneeGain
-	if pd.Sweep.Gain != nil {
-		gain = *pd.Sweep.Gain
-	}
-	var bound time.Duration
-	if b := pd.Sweep.P99Bound; b != nil {
-		bound = time.Duration(*b)
-	}
-	for _, spec := range steps {
-		p.s.add(spec, Checks{}, Ladder{}, Sweep{Name: pd.Name, Gain: gain, P99Bound: bound}, "")
-	}
-	p.sweeps = append(p.sweeps, pd.Name)
-}
-
-// kneeOf is the sweep at whose knee a phase written with `connections: knee`
-// runs, or "".
-func (p *suiteParse) kneeOf(pd phaseAt) string {
+// uses is the phase whose result gives pd its connections (connections: knee,
+// the knee of the last sweep before, or knee:<sweep>), or none.
+func (p *suiteParse) uses(pd phaseAt) core.MethodRef {
 	c := pd.Connections
-	if c == nil || !c.knee {
-		return ""
+	if c == nil || c.from == nil {
+		return core.MethodRef{}
 	}
+	word, _ := c.from.(core.ConnectionsSource).ConnectionsWord()
+	name := c.from.Name()
+	before := p.written[name]
 	switch {
-	case pd.Ladder != nil:
-		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee is for phases after a sweep, not a ladder", pd.at))
-	case c.sweep == "" && len(p.sweeps) == 0:
-		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee, but no sweep comes before this phase", pd.at))
-	case c.sweep == "":
-		return p.sweeps[len(p.sweeps)-1]
-	case !slices.Contains(p.sweeps, c.sweep):
-		p.errs = append(p.errs, fmt.Errorf("%s: connections: knee:%s, but no sweep of that name comes before this phase", pd.at, c.sweep))
+	case pd.methodOf != nil:
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: %s is for phases after a %s, not a %s", pd.at, word, name, pd.methodOf.Name()))
+	case c.of == "" && len(before) == 0:
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: %s, but no %s comes before this phase", pd.at, word, name))
+	case c.of == "":
+		return core.MethodRef{Kind: name, Of: before[len(before)-1]}
+	case !slices.Contains(before, c.of):
+		p.errs = append(p.errs, fmt.Errorf("%s: connections: %s:%s, but no %s of that name comes before this phase", pd.at, word, c.of, name))
 	default:
-		return c.sweep
+		return core.MethodRef{Kind: name, Of: c.of}
 	}
-	return ""
+	return core.MethodRef{}
 }
 
-// addLadder adds the steps of a phase written with `ladder:`.
-func (p *suiteParse) addLadder(pd phaseAt) {
-	steps, errs := pd.ladder(p.file)
+// addMethod adds the steps of a phase written with a method.
+func (p *suiteParse) addMethod(pd phaseAt) {
+	steps, around, errs := pd.methodSteps(p.file)
 	p.report(pd, errs)
-	stop := DefaultStopAfterNS
-	if pd.Ladder.StopAfterNS != nil {
-		stop = *pd.Ladder.StopAfterNS
-	}
-	ladder := Ladder{Name: pd.Name, StopAfterNS: stop, Repeat: pd.Ladder.Repeat, Combine: cmp.Or(pd.Ladder.Combine, core.LadderPooled)}
 	for _, spec := range steps {
-		p.s.add(spec, Checks{}, ladder, Sweep{}, "")
+		p.s.add(spec, around)
 	}
+	name := pd.methodOf.Name()
+	p.written[name] = append(p.written[name], pd.Name)
 }
 
-// addPhase adds a phase that is neither a sweep nor a ladder, running at the
-// knee of sweep kneeOf when not "".
-func (p *suiteParse) addPhase(pd phaseAt, kneeOf string) {
+// addPhase adds a phase that is no method's steps, with connections from the
+// result of uses when it names one.
+func (p *suiteParse) addPhase(pd phaseAt, uses core.MethodRef) {
 	spec, errs := pd.spec()
 	if (pd.Validate || pd.Restart) && spec.Kind != core.PhaseLoad {
 		errs = append(errs, fmt.Errorf("validate and restart follow load phases only"))
 	}
 	p.report(pd, errs)
-	p.s.add(spec, Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart}, Ladder{}, Sweep{}, kneeOf)
+	p.s.add(spec, Around{Checks: Checks{Validate: pd.Validate || pd.Restart, Restart: pd.Restart}, Uses: uses})
 }
 
-// sweep expands a phase written with `sweep:` into its steps: one closed-loop
-// measured phase per connection count, named "<name>@<connections>c".
-func (d phaseDoc) sweep() ([]core.PhaseSpec, []error) {
-	w := d.Sweep
-	var errs []error
-	if d.Rate != nil {
-		errs = append(errs, fmt.Errorf("a sweep's steps are closed loop: leave rate out"))
+// methodSteps expands a phase written with a method into its steps, measured
+// phases, and what each carries of the method.
+func (d phaseDoc) methodSteps(file string) ([]core.PhaseSpec, Around, []error) {
+	ms, errs := d.method.Steps(core.WrittenPhase{
+		File: file, Name: d.Name, Kind: core.PhaseKind(d.Kind), Rate: d.Rate != nil,
+		Duration: time.Duration(d.Duration), Checks: d.Validate || d.Restart,
+	})
+	if len(errs) > 0 {
+		return nil, Around{}, errs
 	}
-	if d.Kind != "" && core.PhaseKind(d.Kind) != core.PhaseMeasured {
-		errs = append(errs, fmt.Errorf("a sweep's steps are measured phases: leave kind out"))
-	}
-	if w.Gain != nil && (*w.Gain <= 0 || *w.Gain >= 10) {
-		errs = append(errs, fmt.Errorf("sweep: gain is a fraction above 0 (0.10 is 10%%), got %g", *w.Gain))
-	}
-	if w.P99Bound != nil && *w.P99Bound <= 0 {
-		errs = append(errs, fmt.Errorf("sweep: p99_bound must be a positive duration, got %s (leave it out for no bound)", time.Duration(*w.P99Bound)))
-	}
-	if w.Step > 0 {
-		d.Duration = w.Step
-	}
-	if d.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("sweep: step (how long each connection count runs) is required"))
-	}
-	if len(w.Connections) == 0 || len(w.Connections) > maxLadderSteps {
-		errs = append(errs, fmt.Errorf("sweep: connections lists 1 to %d connection counts", maxLadderSteps))
-	}
-	for i, c := range w.Connections {
-		if c < 1 || i > 0 && c <= w.Connections[i-1] {
-			errs = append(errs, fmt.Errorf("sweep: connections must be positive and rising, got %v", w.Connections))
-			break
+	around := Around{Method: core.MethodStep{Kind: d.methodOf.Name(), Of: d.Name}, Repeat: ms.Repeat}
+	if ms.Params != nil {
+		params, err := json.Marshal(ms.Params)
+		if err != nil {
+			return nil, Around{}, []error{fmt.Errorf("%s: %w", d.methodOf.Name(), err)}
 		}
+		around.Method.Params = params
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return d.measuredSteps(len(w.Connections), func(step *phaseDoc, i int) {
-		step.Name = fmt.Sprintf("%s@%dc", d.Name, w.Connections[i])
-		step.Connections = &connectionsDoc{n: w.Connections[i]}
-	})
+	steps, errs := d.measuredSteps(ms.Steps)
+	return steps, around, errs
 }
 
-// ladder expands a phase written with `ladder:` into its steps: one measured phase
-// per rate, named "<name>@<rate>", lasting the ladder's step.
-func (d phaseDoc) ladder(file string) ([]core.PhaseSpec, []error) {
-	l := d.Ladder
-	var errs []error
-	if d.Rate != nil {
-		errs = append(errs, fmt.Errorf("a ladder's rates are its steps': leave rate out"))
-	}
-	if d.Kind != "" && core.PhaseKind(d.Kind) != core.PhaseMeasured {
-		errs = append(errs, fmt.Errorf("a ladder's steps are measured phases: leave kind out"))
-	}
-	if d.Validate || d.Restart {
-		errs = append(errs, fmt.Errorf("validate and restart follow load phases only"))
-	}
-	if l.StopAfterNS != nil && *l.StopAfterNS < 0 || l.Repeat < 0 || l.Repeat > 100 {
-		errs = append(errs, fmt.Errorf("ladder: stop_after_ns must be 0 or more, repeat between 1 and 100"))
-	}
-	if l.Combine != "" && l.Combine != core.LadderPooled && l.Combine != core.LadderMean {
-		errs = append(errs, fmt.Errorf("ladder: combine %q is not %s or %s", l.Combine, core.LadderPooled, core.LadderMean))
-	}
-	if l.Step > 0 {
-		d.Duration = l.Step
-	}
-	if d.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("ladder: step (how long each rate is held) is required"))
-	}
-	rates, rerrs := l.rates(file)
-	errs = append(errs, rerrs...)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return d.measuredSteps(len(rates), func(step *phaseDoc, i int) {
-		step.Name = d.Name + "@" + strconv.FormatFloat(rates[i], 'f', -1, 64)
-		step.Rate = &rates[i]
-	})
-}
-
-// measuredSteps turns a sweep or a ladder into its n steps, measured phases: step
-// i is the phase as written, with its name and what the steps vary set by set,
-// and each of its problems is named by the step.
-func (d phaseDoc) measuredSteps(n int, set func(step *phaseDoc, i int)) ([]core.PhaseSpec, []error) {
+// measuredSteps turns a method's variants into its steps, measured phases: each
+// is the phase as written, with its name and what the variant varies, and each
+// of its problems is named by the step.
+func (d phaseDoc) measuredSteps(variants []core.Variant) ([]core.PhaseSpec, []error) {
 	var steps []core.PhaseSpec
 	var errs []error
-	for i := range n {
+	for _, v := range variants {
 		step := d
-		step.Sweep, step.Ladder, step.Kind = nil, nil, string(core.PhaseMeasured)
-		set(&step, i)
+		step.method, step.methodOf, step.Kind = nil, nil, string(core.PhaseMeasured)
+		step.Name = v.Name
+		if v.Rate > 0 {
+			step.Rate = &v.Rate
+		}
+		if v.Connections > 0 {
+			step.Connections = &connectionsDoc{n: v.Connections}
+		}
+		if v.Duration > 0 {
+			step.Duration = config.Duration(v.Duration)
+		}
 		spec, serrs := step.spec()
 		for _, e := range serrs {
 			errs = append(errs, fmt.Errorf("step %s: %v", step.Name, e))
@@ -536,8 +433,8 @@ func (d phaseDoc) measuredSteps(n int, set func(step *phaseDoc, i int)) ([]core.
 
 func checkKeys(file string, n *yaml.Node) []error {
 	var pd phaseDoc
-	errs := config.DecodeStrict(file, n, &pd, core.WorkloadKinds()...)
-	return append(errs, pd.decodeWorkloads(file, n)...)
+	errs := config.DecodeStrict(file, n, &pd, sectionKeys()...)
+	return append(errs, pd.decodeSections(file, n)...)
 }
 
 // spec turns a phase as written into a phase specification and checks it.
@@ -552,8 +449,8 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	}
 	if d.Connections != nil {
 		p.Connections = d.Connections.n // Validate refuses fewer than one
-		if d.Connections.knee {
-			p.Connections = 1 // the runner puts the knee's connections in
+		if d.Connections.from != nil {
+			p.Connections = 1 // the method's unit puts its result's connections in
 		}
 	}
 	if d.Rate != nil {

@@ -24,48 +24,48 @@ type dataUnit struct {
 	broken string
 }
 
-func (u *dataUnit) before(ctx context.Context, st *plan.Step) outcome {
+func (u *dataUnit) before(ctx context.Context, st *plan.Step) core.Verdict {
 	r := u.r
 	if st.Spec.Kind != core.PhaseLoad && u.broken != "" {
-		return outcome{act: skip, why: u.broken}
+		return core.Verdict{Act: core.Skip, Why: u.broken}
 	}
 	// A plugin that crashed in the last phase is replaced before anything is
 	// asked of it: a shard that cannot tells the others.
 	if err := r.plugin(ctx); err != nil {
-		return outcome{act: fail, why: err.Error()}
+		return core.Verdict{Act: core.Fail, Why: err.Error()}
 	}
 	if st.Spec.Kind != core.PhaseLoad && (!st.Spec.Writes() || r.owned) {
-		return outcome{}
+		return core.Verdict{}
 	}
 	u.broken = ""
 	if !r.coord.checks() {
 		// Another shard checks the whole data set; the others would see its
 		// checks, or its load.
 		r.owned = true
-		return outcome{}
+		return core.Verdict{}
 	}
 	if st.Spec.Kind == core.PhaseLoad {
 		if err := r.ensureEmpty(ctx); err != nil {
-			return outcome{act: halt, why: err.Error(), rest: "the load was refused"}
+			return core.Verdict{Act: core.Halt, Why: err.Error(), Rest: "the load was refused"}
 		}
 		r.owned = true
-		return outcome{}
+		return core.Verdict{}
 	}
 	if err := r.ensureOwned(ctx, st.Spec.Name); err != nil {
-		return outcome{act: fail, why: err.Error()}
+		return core.Verdict{Act: core.Fail, Why: err.Error()}
 	}
-	return outcome{}
+	return core.Verdict{}
 }
 
 // after learns what a load wrote (on every shard: whole) and checks it where
 // the coordinator says the whole data set is checked.
-func (u *dataUnit) after(ctx context.Context, st plan.Step, p *core.PhaseRun, whole stepResult) outcome {
+func (u *dataUnit) after(ctx context.Context, st plan.Step, p *core.PhaseRun, whole stepResult) core.Verdict {
 	r := u.r
 	if st.Spec.Kind == core.PhaseLoad {
-		r.loaded = whole.ok
+		r.loaded = whole.OK
 	}
 	switch {
-	case st.Spec.Kind == core.PhaseLoad && whole.status != core.StatusOK && whole.status != core.StatusInterrupted:
+	case st.Spec.Kind == core.PhaseLoad && whole.Status != core.StatusOK && whole.Status != core.StatusInterrupted:
 		u.broken = fmt.Sprintf("the load %q failed%s, so the data this phase needs is not all there", st.Spec.Name, whole.where)
 		if st.Checks.Validate && r.coord.checks() {
 			why := "not validated: the load failed: " + p.End.Error
@@ -76,12 +76,12 @@ func (u *dataUnit) after(ctx context.Context, st plan.Step, p *core.PhaseRun, wh
 		}
 	case r.restarted != "":
 		u.broken = r.afterRestart(ctx, st.Spec.Name)
-	case st.Checks.Validate && whole.status == core.StatusOK && r.coord.checks():
+	case st.Checks.Validate && whole.Status == core.StatusOK && r.coord.checks():
 		if problem := r.checkLoad(ctx, st, p, r.loaded); problem != "" {
-			return outcome{act: halt, rest: "validation failed: " + problem}
+			return core.Verdict{Act: core.Halt, Rest: "validation failed: " + problem}
 		}
 	}
-	return outcome{}
+	return core.Verdict{}
 }
 
 // notRun: a load that did not run leaves the phases after it without their data.

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -76,57 +74,6 @@ func TestDataGiB(t *testing.T) {
 	}
 }
 
-func TestLadderStopsAfterItsStepsNotSustained(t *testing.T) {
-	rates := []float64{100, 200, 400, 800}
-	held := map[float64]float64{100: 100, 200: 199, 400: 300, 800: 300} // 199 of 200 is within 97%
-	for _, tc := range []struct {
-		name      string
-		stopAfter int
-		reps      int
-		failAt    float64 // a step that fails instead
-		want      string  // per step and repetition: r(un) or s(kipped)
-	}{
-		{"stop at the first NS, after its repetitions", 1, 2, 0, "rr rr rr ss"},
-		{"two NS steps", 2, 1, 0, "r r r r"},
-		{"never stop", 0, 1, 0, "r r r r"},
-		{"a failed step counts as not sustained", 1, 1, 200, "r r s s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := ladderStops{}
-			var got []string
-			for i, rate := range rates {
-				var step string
-				for rep := range tc.reps {
-					st := plan.Step{Index: i + 1, Repetition: rep, Spec: core.PhaseSpec{Name: fmt.Sprintf("get@%g", rate), Rate: rate},
-						Ladder: plan.Ladder{Name: "get", StopAfterNS: tc.stopAfter}}
-					if l.stopped(st) != "" {
-						step += "s"
-						continue
-					}
-					step += "r"
-					p := &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: 10 * time.Second},
-						Totals: []core.OpInterval{{Op: core.OpGet, OK: int64(held[rate] * 10)}}}
-					if rate == tc.failAt {
-						p.End.Status = core.StatusFailed
-					}
-					ladderEnded(l, st, p)
-				}
-				got = append(got, step)
-			}
-			if strings.Join(got, " ") != tc.want {
-				t.Fatalf("steps %q, want %q", strings.Join(got, " "), tc.want)
-			}
-		})
-	}
-	l := ladderStops{}
-	st := plan.Step{Index: 3, Spec: core.PhaseSpec{Name: "get@400", Rate: 400}, Ladder: plan.Ladder{Name: "get", StopAfterNS: 1}}
-	ladderEnded(l, st, &core.PhaseRun{Spec: st.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}, Totals: []core.OpInterval{{OK: 300}}})
-	next := plan.Step{Index: 4, Ladder: st.Ladder}
-	if why := l.stopped(next); why != `the ladder "get" stopped: 1 of its steps not sustained, the last get@400 (held 300 ops/s of 400 ops/s)` {
-		t.Errorf("why: %s", why)
-	}
-}
-
 type noteTaker struct {
 	nopObserver
 	notes, prompts []string
@@ -148,12 +95,6 @@ func TestPromptFallsBackToNote(t *testing.T) {
 	if len(n.notes) != 1 || len(p.prompts) != 1 || len(p.notes) != 0 {
 		t.Fatalf("observer: notes %q; prompter: notes %q, prompts %q", n.notes, p.notes, p.prompts)
 	}
-}
-
-// ladderEnded tells l how a step ended when it ran alone, as the step loop does.
-func ladderEnded(l ladderStops, st plan.Step, p *core.PhaseRun) {
-	whole, _ := alone{}.ended(context.Background(), st, p)
-	l.endedAs(st, whole.status, whole.achieved, whole.sustained(), whole.rate)
 }
 
 // A capture is redacted whole: its sections, what was refused and the facts

@@ -27,8 +27,7 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: refused, Started: time.Now(), Ended: time.Now()})
 	}
 	pid := r.drv.Pid()
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name, LadderCombine: st.Ladder.Combine,
-		Sweep: st.Sweep.Name, SweepGain: st.Sweep.Gain, SweepP99Bound: st.Sweep.P99Bound, KneeOf: st.KneeOf}
+	p := newPhase(st)
 	p.End.Started = time.Now()
 	r.sinkFailed(r.cfg.Sink.PhaseStarted(p))
 	r.cfg.Observer.PhaseStarted(st, pid)

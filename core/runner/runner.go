@@ -219,9 +219,13 @@ func (r *systemRunner) plugin(ctx context.Context) error {
 
 // addPhase records a phase that did not run, or failed before it started.
 func (r *systemRunner) addPhase(st plan.Step, end core.PhaseEnd) *core.PhaseRun {
-	p := &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Ladder: st.Ladder.Name, LadderCombine: st.Ladder.Combine,
-		Sweep: st.Sweep.Name, SweepGain: st.Sweep.Gain, SweepP99Bound: st.Sweep.P99Bound, KneeOf: st.KneeOf}
+	p := newPhase(st)
 	return r.endPhase(p, end)
+}
+
+// newPhase is a step's phase, before it runs.
+func newPhase(st plan.Step) *core.PhaseRun {
+	return &core.PhaseRun{System: st.System, Index: st.Index, Repetition: st.Repetition, Spec: st.Spec, Shape: plan.Shape(st.Spec), Method: st.Method, Uses: st.Uses}
 }
 
 // endPhase records how a phase ended; every phase's error text passes here, and is

@@ -207,14 +207,14 @@ func (c shards) checks() bool { return c.r.cfg.Plan.Shard.First() }
 // the shard whose problem it is, skipped on the others). A ladder's step omitted
 // is omitted on every shard alike, without a meeting: it was decided on the
 // whole of the steps before it.
-func (c shards) agree(ctx context.Context, i int, st *plan.Step, o outcome) (outcome, bool) {
+func (c shards) agree(ctx context.Context, i int, st *plan.Step, o core.Verdict) (core.Verdict, bool) {
 	r := c.r
-	if o.act == omit {
+	if o.Act == core.Omit {
 		return o, false
 	}
 	var problem string
-	if o.act != proceed {
-		problem = o.why
+	if o.Act != core.Proceed {
+		problem = o.Why
 	}
 	var before time.Duration // what the others may still be running
 	if i > 0 {
@@ -231,11 +231,11 @@ func (c shards) agree(ctx context.Context, i int, st *plan.Step, o outcome) (out
 		r.skipFrom(i, core.StatusFailed, err.Error())
 		return o, true
 	}
-	if o.act != proceed {
+	if o.Act != core.Proceed {
 		return o, false
 	}
 	if why := shardProblems(notes, r.cfg.Plan.Shard); why != "" {
-		return outcome{act: skip, why: why}, false
+		return core.Verdict{Act: core.Skip, Why: why}, false
 	}
 	last := slices.MaxFunc(notes, func(a, b ShardNote) int { return a.At.Compare(b.At) }).At
 	st.Spec.StartAt = last.Add(startLead(st.Spec))
@@ -257,7 +257,7 @@ func (c shards) ended(ctx context.Context, st plan.Step, p *core.PhaseRun) (step
 	}
 	whole := wholeStep(notes)
 	if shard.First() {
-		r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.status, whole.achieved, achieved))
+		r.cfg.Observer.Note(fmt.Sprintf("%s: %s on all %d shards: %s, %.0f ops/s (this shard %.0f)", r.info.Name, st.Spec.Name, shard.Count, whole.Status, whole.Achieved, achieved))
 	}
 	return whole, nil
 }
@@ -291,30 +291,23 @@ func issuedOK(p *core.PhaseRun) int64 {
 // successful operations of all over the longest elapsed time against the sum of
 // their targets — as `cmpbench merge` decides it.
 type stepResult struct {
-	status   core.PhaseStatus
-	ok       int64
-	achieved float64
-	rate     float64
-	where    string // " on a shard" when it ran on several
+	core.WholeStep
+	where string // " on a shard" when it ran on several
 }
 
 func wholeStep(notes []ShardNote) stepResult {
-	w := stepResult{status: core.StatusOK, where: " on a shard"}
+	w := stepResult{WholeStep: core.WholeStep{Status: core.StatusOK}, where: " on a shard"}
 	var elapsed int64
 	for _, n := range notes {
-		if n.Status != core.StatusOK && w.status == core.StatusOK {
-			w.status = n.Status
+		if n.Status != core.StatusOK && w.Status == core.StatusOK {
+			w.Status = n.Status
 		}
-		w.ok += n.OK
-		w.rate += n.Rate
+		w.OK += n.OK
+		w.Rate += n.Rate
 		elapsed = max(elapsed, n.ElapsedNs)
 	}
 	if elapsed > 0 {
-		w.achieved = float64(w.ok) / (float64(elapsed) / 1e9)
+		w.Achieved = float64(w.OK) / (float64(elapsed) / 1e9)
 	}
 	return w
-}
-
-func (w stepResult) sustained() bool {
-	return w.status == core.StatusOK && (w.rate <= 0 || w.achieved >= core.SustainedFraction*w.rate)
 }

@@ -141,7 +141,7 @@ func TestWholeStepDecidesOnTheSum(t *testing.T) {
 		{[]ShardNote{{Status: core.StatusOK, OK: 1000, ElapsedNs: 1e9, Rate: 1000}, {Status: core.StatusFailed, OK: 1000, ElapsedNs: 1e9, Rate: 1000}}, false},
 		{[]ShardNote{{Status: core.StatusOK, OK: 5, ElapsedNs: 1e9}, {Status: core.StatusOK, OK: 5, ElapsedNs: 2e9}}, true},
 	} {
-		if got := wholeStep(tc.notes).sustained(); got != tc.want {
+		if got := wholeStep(tc.notes).Sustained(); got != tc.want {
 			t.Errorf("%+v: sustained %v, want %v", tc.notes, got, tc.want)
 		}
 	}

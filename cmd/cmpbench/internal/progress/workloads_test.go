@@ -1,5 +1,8 @@
 package progress
 
-// The built-in workloads, which the binaries register (cmd/cmpbench, plugins/sdk):
-// these tests read suites that name them.
-import _ "github.com/cmpbench/cmpbench/workloads"
+// The built-in workloads and methods, which the binaries register
+// (cmd/cmpbench): these tests read suites that name them.
+import (
+	_ "github.com/cmpbench/cmpbench/methods"
+	_ "github.com/cmpbench/cmpbench/workloads"
+)

@@ -1,4 +1,4 @@
-package plan
+package ladder
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/plan"
+	_ "github.com/cmpbench/cmpbench/workloads"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
@@ -29,7 +31,7 @@ func TestLadderExpansion(t *testing.T) {
 		{"an unknown key", `{rates: [1], step: 1s, stop_after: 2}`, "", `unknown key "stop_after"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseSuite("l.yaml", []byte(fmt.Sprintf(`name: l
+			s, err := plan.ParseSuite("l.yaml", []byte(fmt.Sprintf(`name: l
 defaults: {memtier: {key_max: 100}}
 phases:
   - {name: load, kind: load, duration: 5s, memtier: {ratio: "1:0", key_pattern: P}}
@@ -45,22 +47,23 @@ phases:
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(s, []string{"a"}, 1, 7, 1)
+			p, err := plan.Build(s, []string{"a"}, 1, 7, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
 			seeds := map[uint64]bool{}
 			for i, ph := range s.Phases {
-				l := s.Ladders[i]
-				if l.Name == "" {
+				m := s.Around[i].Method
+				if m.Kind != Name {
 					continue
 				}
+				l := paramsOf(t, m)
 				reps := 0
 				for _, st := range p.Steps {
 					if st.Index == i {
 						reps++
-						if st.Ladder != l || st.Spec.Kind != core.PhaseMeasured || st.Spec.Connections != 48 {
+						if st.Method.Ref() != m.Ref() || string(st.Method.Params) != string(m.Params) || st.Spec.Kind != core.PhaseMeasured || st.Spec.Connections != 48 {
 							t.Errorf("step %s: %+v", ph.Name, st)
 						}
 					}
@@ -74,7 +77,7 @@ phases:
 			if len(seeds) != len(got) {
 				t.Errorf("steps share seeds: %d seeds for %d steps", len(seeds), len(got))
 			}
-			if last := s.Phases[len(s.Phases)-1]; last.Name != "after" || s.Ladders[len(s.Phases)-1].Name != "" || last.Duration != time.Second {
+			if last := s.Phases[len(s.Phases)-1]; last.Name != "after" || s.Around[len(s.Phases)-1].Method.Kind != "" || last.Duration != time.Second {
 				t.Errorf("the phase after the ladder: %+v", last)
 			}
 		})
@@ -86,11 +89,11 @@ phases:
 // 300,000, 20 s steps run twice, stopping at the first step not sustained.
 func TestLatencySuiteShape(t *testing.T) {
 	data, _ := suites.Get("latency")
-	s, err := ParseSuite("latency.yaml", data)
+	s, err := plan.ParseSuite("latency.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(s, []string{"a"}, 1, 1, 1)
+	p, err := plan.Build(s, []string{"a"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,17 +105,17 @@ func TestLatencySuiteShape(t *testing.T) {
 	}
 	got := map[string]*ladder{}
 	for _, st := range p.Steps {
-		l := st.Ladder
-		if l.Name == "" {
+		if st.Method.Kind != Name {
 			continue
 		}
+		l := paramsOf(t, st.Method)
 		if l.StopAfterNS != 1 || st.Spec.Duration != 20*time.Second || st.Spec.Workload.(memtier.Spec).ValueMax != 256 || st.Spec.Workload.(memtier.Spec).KeyMax != 1_000_000 {
 			t.Errorf("step %s: %+v %+v", st.Spec.Name, l, st.Spec)
 		}
-		g := got[l.Name]
+		g := got[st.Method.Of]
 		if g == nil {
 			g = &ladder{conns: st.Spec.Connections, ratio: fmt.Sprintf("%d:%d", st.Spec.Workload.(memtier.Spec).SetRatio, st.Spec.Workload.(memtier.Spec).GetRatio), first: st.Spec.Rate}
-			got[l.Name] = g
+			got[st.Method.Of] = g
 		}
 		g.last = st.Spec.Rate
 		if st.Repetition == 0 {
@@ -136,11 +139,11 @@ func TestLatencySuiteShape(t *testing.T) {
 // 100 channels, 128 B messages, a ladder of publish rates, 20 s steps twice.
 func TestPubSubSuiteShape(t *testing.T) {
 	data, _ := suites.Get("pubsub")
-	s, err := ParseSuite("pubsub.yaml", data)
+	s, err := plan.ParseSuite("pubsub.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(s, []string{"a"}, 1, 1, 1)
+	p, err := plan.Build(s, []string{"a"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +151,7 @@ func TestPubSubSuiteShape(t *testing.T) {
 	for _, st := range p.Steps {
 		ps, ok := st.Spec.Workload.(core.PubSubSpec)
 		if !ok || ps != (core.PubSubSpec{Channels: 100, Subscribers: 100, PayloadSize: 128, ChannelPrefix: core.DefaultChannelPrefix}) ||
-			st.Spec.Connections != 64 || st.Spec.Probe != nil || st.Spec.Duration != 20*time.Second || st.Ladder.Name != "pubsub" {
+			st.Spec.Connections != 64 || st.Spec.Probe != nil || st.Spec.Duration != 20*time.Second || st.Method.Of != "pubsub" {
 			t.Fatalf("step %s: %+v %+v", st.Spec.Name, st.Spec, ps)
 		}
 		if st.Repetition == 0 {
@@ -170,14 +173,14 @@ func TestLadderCombine(t *testing.T) {
 		want          string
 		err           string
 	}{
-		{"pooled by default", "", core.LadderPooled, ""},
-		{"pooled", ", combine: pooled", core.LadderPooled, ""},
-		{"mean", ", combine: mean", core.LadderMean, ""},
+		{"pooled by default", "", Pooled, ""},
+		{"pooled", ", combine: pooled", Pooled, ""},
+		{"mean", ", combine: mean", Mean, ""},
 		{"an unknown method", ", combine: median", "", `ladder: combine "median" is not pooled or mean`},
 		{"the wrong case", ", combine: Mean", "", `ladder: combine "Mean" is not pooled or mean`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseSuite("l.yaml", []byte(fmt.Sprintf(`name: l
+			s, err := plan.ParseSuite("l.yaml", []byte(fmt.Sprintf(`name: l
 defaults: {memtier: {key_max: 100}}
 phases:
   - {name: load, kind: load, duration: 5s, memtier: {ratio: "1:0", key_pattern: P}}
@@ -192,18 +195,18 @@ phases:
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(s, []string{"a"}, 1, 7, 1)
+			p, err := plan.Build(s, []string{"a"}, 1, 7, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			steps := 0
 			for _, st := range p.Steps {
-				if st.Ladder.Name == "" {
+				if st.Method.Kind != Name {
 					continue
 				}
 				steps++
-				if st.Ladder.Combine != tc.want {
-					t.Errorf("step %s rep %d: combine %q, want %q", st.Spec.Name, st.Repetition, st.Ladder.Combine, tc.want)
+				if got := paramsOf(t, st.Method).Combine; got != tc.want {
+					t.Errorf("step %s rep %d: combine %q, want %q", st.Spec.Name, st.Repetition, got, tc.want)
 				}
 			}
 			if steps != 4 {
@@ -211,4 +214,14 @@ phases:
 			}
 		})
 	}
+}
+
+// paramsOf is what a ladder's step carries.
+func paramsOf(t *testing.T, m core.MethodStep) Params {
+	t.Helper()
+	var p Params
+	if err := m.DecodeParams(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
