@@ -15,7 +15,11 @@ import (
 // Uses, with the parameters the methods write (methods/ladder, methods/sweep).
 var format1Keys = []string{"ladder", "ladder_combine", "sweep", "sweep_gain", "sweep_p99_bound_ns", "knee_of"}
 
-func init() { core.ReserveWorkloadNames("a version 1 archive's phase", format1Keys...) }
+// Its keys are no workload kind's: "ladder" and "sweep" are the methods' names,
+// which no workload may take (core.RegisterWorkload), the others reserved here.
+func init() {
+	core.ReserveWorkloadNames("a version 1 archive's phase", "ladder_combine", "sweep_gain", "sweep_p99_bound_ns", "knee_of")
+}
 
 // readFormat1 sets Method and Uses from a version 1 phase's fields, and takes
 // them out of raw; a phase of version 2 has none.

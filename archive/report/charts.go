@@ -1,16 +1,14 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"regexp"
 
 	"github.com/cmpbench/cmpbench/archive/report/chart"
+	"github.com/cmpbench/cmpbench/archive/report/section"
 )
 
 // chartsDir holds an archive's chart files.
-const chartsDir = "charts/"
+const chartsDir = section.ChartsDir
 
 // reportCharts are the report's charts, each described once by the section
 // that owns it (chart.Chart): report.md lists them, in the order of all, and
@@ -18,7 +16,7 @@ const chartsDir = "charts/"
 // same order.
 type reportCharts struct {
 	summary []*chart.Chart         // every measured phase side by side: the bars
-	groups  []groupCharts          // the ladders', then the sweeps'
+	groups  []groupCharts          // the methods' sections'
 	phases  map[int][]*chart.Chart // by measured phase
 	order   []*chart.Chart
 }
@@ -54,20 +52,12 @@ type groupCharts struct {
 	charts       []*chart.Chart
 }
 
-// groupsCharts are the ladders' charts, then the sweeps', in suite order.
+// groupsCharts are the charts of each method's section (methodParts), in its
+// order.
 func (d *data) groupsCharts() []groupCharts {
 	var out []groupCharts
-	ladders, steps := d.ladderSteps()
-	for _, name := range ladders {
-		g := groupCharts{anchor: "ladder-" + namePart(name), name: "Ladder " + name}
-		if c := d.ladderChart(name, steps[name]); c != nil {
-			g.charts = []*chart.Chart{c}
-		}
-		out = append(out, g)
-	}
-	sweeps, sweepSteps := d.sweepSteps()
-	for _, name := range sweeps {
-		out = append(out, groupCharts{anchor: "sweep-" + namePart(name), name: "Sweep " + name, charts: d.sweepCharts(name, sweepSteps[name])})
+	for _, p := range d.methodParts() {
+		out = append(out, groupCharts{anchor: p.Anchor, name: p.Title, charts: p.Charts})
 	}
 	return out
 }
@@ -85,20 +75,6 @@ func svgFiles(r reportCharts) ([]File, error) {
 	return out, nil
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// maxNamePart bounds the part of a file name or anchor made from a name in an
-// archive (a phase's, a ladder's): the archive may come from anywhere.
-const maxNamePart = 64
-
-// namePart makes a name of the archive's safe in a file name or an anchor: its
-// characters outside [A-Za-z0-9._-] become _, and a longer one is cut, with a
-// hash of the whole so that two long names stay apart.
-func namePart(name string) string {
-	s := unsafeName.ReplaceAllString(name, "_")
-	if len(s) <= maxNamePart {
-		return s
-	}
-	sum := sha256.Sum256([]byte(name))
-	return s[:maxNamePart-9] + "-" + hex.EncodeToString(sum[:4])
-}
+// namePart makes a name of the archive's safe in a file name or an anchor
+// (section.NamePart).
+func namePart(name string) string { return section.NamePart(name) }

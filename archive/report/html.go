@@ -365,10 +365,11 @@ func (d *data) groupViews(groups []groupCharts, add func(*chart.Chart) *chartVie
 	if len(out) == 0 {
 		return nil, nil
 	}
-	// The tables of all ladders and sweeps, as report.md has them.
+	// The tables of every method's section, as report.md has them.
 	var md strings.Builder
-	d.ladders(&md)
-	d.sweeps(&md)
+	for _, p := range d.methodParts() {
+		md.WriteString(p.Markdown)
+	}
 	tables, err := renderMarkdown(md.String())
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
+	"github.com/cmpbench/cmpbench/archive/report/section"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -18,6 +19,8 @@ import (
 // (intervals, probe requests, server stats) are reduced as they stream past, so
 // that a report of any run is drawn with bounded memory.
 type data struct {
+	// parts are the methods' sections, once made (methodParts).
+	parts       *[]section.Part
 	m           archive.Manifest
 	summary     []archive.SummaryRow
 	validations []core.Validation
@@ -435,18 +438,7 @@ func (c cell) allOpsQuantile(q float64) (int64, bool) {
 }
 
 func mergeEncoded[T any](rows []T, enc func(T) []byte) *hdrhistogram.Histogram {
-	var out *hdrhistogram.Histogram
-	for _, r := range rows {
-		h, err := core.DecodeHist(enc(r))
-		if err != nil || h == nil {
-			continue
-		}
-		if out == nil {
-			out = core.NewHistogram()
-		}
-		out.Merge(h)
-	}
-	return out
+	return section.MergeHistograms(rows, enc)
 }
 
 // commandCalls reads how many times the server ran op's command from INFO

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
+	"github.com/cmpbench/cmpbench/archive/report/section"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -59,8 +60,9 @@ func (d *data) markdown(charts []*chart.Chart) []byte {
 	d.auditSection(&b, d.systemFacts)
 	d.resultsIntro(&b)
 	d.sideBySide(&b)
-	d.ladders(&b)
-	d.sweeps(&b)
+	for _, p := range d.methodParts() {
+		b.WriteString(p.Markdown)
+	}
 	d.pubsubSection(&b)
 	d.tables(&b)
 	d.stallSection(&b)
@@ -914,15 +916,9 @@ func errorCaveat(where string, r rep) string {
 	return fmt.Sprintf("%s had %s errors.", where, thousands(errs))
 }
 
-// tableHead writes a table's header: lead (its first cells, as they are), a
-// right-aligned column for each of cols, and the separator line, sep (the lead
-// cells' alignment) followed by the columns'.
+// tableHead writes a table's header (section.TableHead).
 func tableHead(b *strings.Builder, lead, sep string, cols []string) {
-	b.WriteString(lead)
-	for _, c := range cols {
-		fmt.Fprintf(b, " %s |", c)
-	}
-	b.WriteString("\n" + sep + strings.Repeat("--:|", len(cols)) + "\n")
+	section.TableHead(b, lead, sep, cols)
 }
 
 func errorSummary(errs map[string]int64) string {
@@ -938,24 +934,9 @@ func errorSummary(errs map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-func ms(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
+func ms(ns int64) string { return section.Ms(ns) }
 
-func thousands(n int64) string {
-	s := fmt.Sprintf("%d", n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+func thousands(n int64) string { return section.Thousands(n) }
 
 func code(s string) string {
 	if s == "" {

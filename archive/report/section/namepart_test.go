@@ -1,4 +1,4 @@
-package report
+package section
 
 import (
 	"strings"
@@ -15,11 +15,11 @@ func TestNamePart(t *testing.T) {
 		{"get 95% / 1:19", "get_95_1_19"},
 		{strings.Repeat("a", maxNamePart), strings.Repeat("a", maxNamePart)},
 	} {
-		if got := namePart(tc.in); got != tc.want {
-			t.Errorf("namePart(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := NamePart(tc.in); got != tc.want {
+			t.Errorf("NamePart(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	a, b := namePart(long), namePart(long+"2")
+	a, b := NamePart(long), NamePart(long+"2")
 	if len(a) > maxNamePart || len(b) > maxNamePart || a == b || !strings.HasPrefix(a, "l_111") {
 		t.Errorf("long names: %q and %q", a, b)
 	}
