@@ -1,6 +1,7 @@
-package plan
+package plan_test
 
 import (
+	"github.com/cmpbench/cmpbench/core/plan"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 )
 
 // The estimate of every built-in suite, at scale 1 and 0.01, worked out by hand from
-// the suite files. Each phase costs PhaseOverhead (3 s) more than its time. Memtier
+// the suite files. Each phase costs plan.PhaseOverhead (3 s) more than its time. Memtier
 // keys are "kv_" and the number: at most 3 + the digits of key_max bytes; values
 // average (min+max)/2. A YCSB record of the ycsb suite is its key, "user" + at most 19
 // digits (hashed) = 23 B, ten field names "field0".."field9" = 60 B, and ten values of
@@ -99,11 +100,11 @@ func TestEstimateBuiltinSuites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		su, err := ParseSuite(tc.suite+".yaml", data)
+		su, err := plan.ParseSuite(tc.suite+".yaml", data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Build(su, []string{"a", "b"}, tc.scale, 1, tc.repeat)
+		p, err := plan.Build(su, []string{"a", "b"}, tc.scale, 1, tc.repeat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,8 +124,8 @@ func TestEstimateBuiltinSuites(t *testing.T) {
 // The ycsb suite at scale 1 in one line, as the dry run and a run's start print it.
 func TestEstimateString(t *testing.T) {
 	data, _ := suites.Get("ycsb")
-	su, _ := ParseSuite("ycsb.yaml", data)
-	p, err := Build(su, []string{"a"}, 1, 1, 1)
+	su, _ := plan.ParseSuite("ycsb.yaml", data)
+	p, err := plan.Build(su, []string{"a"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +134,8 @@ func TestEstimateString(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	data, _ = suites.Get("latency")
-	su, _ = ParseSuite("latency.yaml", data)
-	p, _ = Build(su, []string{"a"}, 1, 1, 1)
+	su, _ = plan.ParseSuite("latency.yaml", data)
+	p, _ = plan.Build(su, []string{"a"}, 1, 1, 1)
 	want = "time 2m21s + 1,000,000 ops at the system's rate (at most 49m13s); at most 729,400,000 ops; writes 266.0 MB"
 	if got := p.Estimate("a").String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -179,11 +180,11 @@ phases:
   - {name: i, rate: 1000, duration: 2s, ycsb: {read_proportion: 0.5, insert_proportion: 0.5}}
 `, 80_000 + 49_000, false},
 	} {
-		su, err := ParseSuite("x.yaml", []byte(tc.yaml))
+		su, err := plan.ParseSuite("x.yaml", []byte(tc.yaml))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		p, err := Build(su, []string{"a"}, 1, 1, 1)
+		p, err := plan.Build(su, []string{"a"}, 1, 1, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -196,19 +197,19 @@ phases:
 func TestFormatBytesAndCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 2_640_000: "2.6 MB", 999_960: "1.0 MB",
 		138_480_800_000: "138.5 GB", 2_000_000_000_000: "2.0 TB"} {
-		if got := FormatBytes(n); got != want {
+		if got := plan.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 228_000_000: "228,000,000"} {
-		if got := FormatCount(n); got != want {
+		if got := plan.FormatCount(n); got != want {
 			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
 
 // What is left of a running phase: the rest of its duration, or of its op count at
-// the rate so far, whichever ends first; and what happens around it (PhaseOverhead).
+// the rate so far, whichever ends first; and what happens around it (plan.PhaseOverhead).
 func TestLeft(t *testing.T) {
 	const s = time.Second
 	timed := core.PhaseSpec{Duration: 10 * s}
@@ -232,20 +233,20 @@ func TestLeft(t *testing.T) {
 		// 1000 at 100/s: 10 s, 2 s of which have gone.
 		{"counted, fixed rate, nothing done yet", fixed, 2 * s, 0, 8 * s, 58 * s},
 	} {
-		least, most := Left(tc.spec, tc.elapsed, tc.done)
-		if least != tc.least+PhaseOverhead || most != tc.most+PhaseOverhead {
-			t.Errorf("%s: %s to %s, want %s to %s and PhaseOverhead", tc.name, least, most, tc.least, tc.most)
+		least, most := plan.Left(tc.spec, tc.elapsed, tc.done)
+		if least != tc.least+plan.PhaseOverhead || most != tc.most+plan.PhaseOverhead {
+			t.Errorf("%s: %s to %s, want %s to %s and plan.PhaseOverhead", tc.name, least, most, tc.least, tc.most)
 		}
 	}
 }
 
 // Once a run has measured a closed-loop rate, a load takes its op count at that
 // rate: the system's own, else as fast as the fastest and as slow as the slowest
-// system measured; and each phase its measured overhead, not PhaseOverhead.
+// system measured; and each phase its measured overhead, not plan.PhaseOverhead.
 func TestEstimateMeasured(t *testing.T) {
 	data, _ := suites.Get("smoke")
-	su, _ := ParseSuite("smoke.yaml", data)
-	p, err := Build(su, []string{"a", "b"}, 1, 1, 1)
+	su, _ := plan.ParseSuite("smoke.yaml", data)
+	p, err := plan.Build(su, []string{"a", "b"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,38 +254,38 @@ func TestEstimateMeasured(t *testing.T) {
 	b := p.Steps[3:] // b's load (10,000 ops, at most 60 s) and two 5 s phases
 	for _, tc := range []struct {
 		name        string
-		m           Measured
+		m           plan.Measured
 		least, most time.Duration
 		unmeasured  int64
 	}{
-		{"nothing measured", Measured{}, 10*s + 3*PhaseOverhead, 70*s + 3*PhaseOverhead, 10_000},
-		{"its own rate", Measured{Rates: map[string]float64{"a": 1000, "b": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 2*s + 600*ms, 0},
-		{"the others' rates", Measured{Rates: map[string]float64{"a": 1000, "c": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 10*s + 600*ms, 0},
-		{"a one-off cost among the gaps", Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms, MeanOverhead: time.Second}, 10*s + 2*s + 600*ms, 10*s + 2*s + 3*s, 0},
-		{"slower than its bound", Measured{Rates: map[string]float64{"b": 100}}, 70*s + 3*PhaseOverhead, 70*s + 3*PhaseOverhead, 0},
+		{"nothing measured", plan.Measured{}, 10*s + 3*plan.PhaseOverhead, 70*s + 3*plan.PhaseOverhead, 10_000},
+		{"its own rate", plan.Measured{Rates: map[string]float64{"a": 1000, "b": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 2*s + 600*ms, 0},
+		{"the others' rates", plan.Measured{Rates: map[string]float64{"a": 1000, "c": 5000}, Overhead: 200 * ms}, 10*s + 2*s + 600*ms, 10*s + 10*s + 600*ms, 0},
+		{"a one-off cost among the gaps", plan.Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms, MeanOverhead: time.Second}, 10*s + 2*s + 600*ms, 10*s + 2*s + 3*s, 0},
+		{"slower than its bound", plan.Measured{Rates: map[string]float64{"b": 100}}, 70*s + 3*plan.PhaseOverhead, 70*s + 3*plan.PhaseOverhead, 0},
 	} {
-		e := EstimateMeasured(b, tc.m)
+		e := plan.EstimateMeasured(b, tc.m)
 		if e.MinWall != tc.least || e.MaxWall != tc.most || e.Unmeasured != tc.unmeasured {
 			t.Errorf("%s: %s to %s, %d unmeasured; want %s to %s, %d", tc.name, e.MinWall, e.MaxWall, e.Unmeasured, tc.least, tc.most, tc.unmeasured)
 		}
 	}
-	m := Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms}
+	m := plan.Measured{Rates: map[string]float64{"b": 5000}, Overhead: 200 * ms}
 	if least, most, _ := m.Left(b[0], s, 4000); least != 1500*ms+200*ms || most != least {
 		t.Errorf("b's load 1 s in, 4,000 done: %s to %s left, want 1.7s (at its rate so far)", least, most)
 	}
 	if least, most, u := m.Left(b[0], 500*ms, 0); least != 1500*ms+200*ms || most != least || u != 0 {
 		t.Errorf("b's load 0.5 s in, none done: %s to %s left, %d unmeasured; want 1.7s (at its measured rate)", least, most, u)
 	}
-	if least, most, u := (Measured{}).Left(b[0], 0, 0); least != PhaseOverhead || most != time.Minute+PhaseOverhead || u != 10_000 {
+	if least, most, u := (plan.Measured{}).Left(b[0], 0, 0); least != plan.PhaseOverhead || most != time.Minute+plan.PhaseOverhead || u != 10_000 {
 		t.Errorf("b's load, no rate: %s to %s left, %d unmeasured; want its bounds, 10,000 unmeasured", least, most, u)
 	}
 	for _, tc := range []struct {
-		e    Estimate
+		e    plan.Estimate
 		want string
 	}{
-		{Estimate{MinWall: 25 * s, MaxWall: 6*time.Hour + 25*s, Unmeasured: 100_000}, "25s + 100,000 ops at x (at most 6h0m25s)"},
-		{Estimate{MinWall: 25 * s, MaxWall: 40 * s}, "25s to 40s"},
-		{Estimate{MinWall: 1400 * ms, MaxWall: 1400 * ms}, "1s"},
+		{plan.Estimate{MinWall: 25 * s, MaxWall: 6*time.Hour + 25*s, Unmeasured: 100_000}, "25s + 100,000 ops at x (at most 6h0m25s)"},
+		{plan.Estimate{MinWall: 25 * s, MaxWall: 40 * s}, "25s to 40s"},
+		{plan.Estimate{MinWall: 1400 * ms, MaxWall: 1400 * ms}, "1s"},
 	} {
 		if got := tc.e.Time("x"); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
@@ -296,31 +297,31 @@ func TestEstimateMeasured(t *testing.T) {
 // phases, then the next system's, whose ladders are its own.
 func TestEstimateSteps(t *testing.T) {
 	data, _ := suites.Get("smoke")
-	su, _ := ParseSuite("smoke.yaml", data)
-	p, err := Build(su, []string{"a", "b"}, 1, 1, 1)
+	su, _ := plan.ParseSuite("smoke.yaml", data)
+	p, err := plan.Build(su, []string{"a", "b"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// a's two 5 s phases and b's three: 10 + 19 s to 10 + 79 s, with 3 s each.
-	e := EstimateSteps(p.Steps[1:])
+	e := plan.EstimateSteps(p.Steps[1:])
 	if e.System != "a" || e.MinWall != 16*time.Second+p.Estimate("b").MinWall || e.MaxWall != 16*time.Second+p.Estimate("b").MaxWall {
 		t.Errorf("smoke after a's load: %s, %s to %s", e.System, e.MinWall, e.MaxWall)
 	}
 
 	data, _ = suites.Get("latency")
-	su, _ = ParseSuite("latency.yaml", data)
-	p, err = Build(su, []string{"a", "b"}, 1, 1, 1)
+	su, _ = plan.ParseSuite("latency.yaml", data)
+	p, err = plan.Build(su, []string{"a", "b"}, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	half := len(p.Steps) / 2
 	from := half / 2 // in the middle of one of a's ladders
-	got := EstimateSteps(p.Steps[from:])
-	want := EstimateSteps(p.Steps[from:half]).MinWall + p.Estimate("b").MinWall
+	got := plan.EstimateSteps(p.Steps[from:])
+	want := plan.EstimateSteps(p.Steps[from:half]).MinWall + p.Estimate("b").MinWall
 	if got.MinWall != want {
 		t.Errorf("latency from a's step %d: at least %s, want %s (a's rest and all of b)", from, got.MinWall, want)
 	}
-	if all := EstimateSteps(p.Steps); all.MaxWall != p.Estimate("a").MaxWall+p.Estimate("b").MaxWall {
+	if all := plan.EstimateSteps(p.Steps); all.MaxWall != p.Estimate("a").MaxWall+p.Estimate("b").MaxWall {
 		t.Errorf("the whole run: at most %s", all.MaxWall)
 	}
 }

@@ -1,4 +1,6 @@
-package plan
+package plan_test
+
+import "github.com/cmpbench/cmpbench/core/plan"
 
 import "testing"
 
@@ -8,10 +10,10 @@ import "testing"
 func FuzzSuiteFile(f *testing.F) {
 	f.Add([]byte("name: s\nphases:\n  - {name: a, duration: 1s, memtier: {key_max: 5}}\n"), 0.5)
 	f.Fuzz(func(t *testing.T, data []byte, scale float64) {
-		s, err := ParseSuite("fuzz.yaml", data)
+		s, err := plan.ParseSuite("fuzz.yaml", data)
 		if err != nil {
 			return
 		}
-		_, _ = Build(s, []string{"a", "b"}, scale, 7, 2)
+		_, _ = plan.Build(s, []string{"a", "b"}, scale, 7, 2)
 	})
 }

@@ -1,6 +1,7 @@
-package plan
+package plan_test
 
 import (
+	"github.com/cmpbench/cmpbench/core/plan"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +19,14 @@ func TestBuiltinSuitesParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := ParseSuite(name+".yaml", data)
+		s, err := plan.ParseSuite(name+".yaml", data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if s.Name != name {
 			t.Errorf("%s.yaml names itself %q", name, s.Name)
 		}
-		if _, err := Build(s, []string{"a", "b"}, 0.01, 1, 1); err != nil {
+		if _, err := plan.Build(s, []string{"a", "b"}, 0.01, 1, 1); err != nil {
 			t.Errorf("%s at scale 0.01: %v", name, err)
 		}
 	}
@@ -33,7 +34,7 @@ func TestBuiltinSuitesParse(t *testing.T) {
 
 func TestSmokeSuiteShape(t *testing.T) {
 	data, _ := suites.Get("smoke")
-	s, err := ParseSuite("smoke.yaml", data)
+	s, err := plan.ParseSuite("smoke.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestSmokeSuiteShape(t *testing.T) {
 
 func TestMemtierSuiteMixes(t *testing.T) {
 	data, _ := suites.Get("memtier")
-	s, err := ParseSuite("memtier.yaml", data)
+	s, err := plan.ParseSuite("memtier.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestMemtierSuiteMixes(t *testing.T) {
 // threshold.
 func TestSoakSuiteShape(t *testing.T) {
 	data, _ := suites.Get("soak")
-	s, err := ParseSuite("soak.yaml", data)
+	s, err := plan.ParseSuite("soak.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestSoakSuiteShape(t *testing.T) {
 			t.Errorf("phase %s: %+v %+v %+v", p.Name, p, m, p.Probe)
 		}
 	}
-	pl, err := Build(s, []string{"a"}, 0.01, 1, 1)
+	pl, err := plan.Build(s, []string{"a"}, 0.01, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestSoakSuiteShape(t *testing.T) {
 
 func TestScale(t *testing.T) {
 	data, _ := suites.Get("memtier")
-	s, _ := ParseSuite("memtier.yaml", data)
-	p, err := Build(s, []string{"redis"}, 0.001, 7, 1)
+	s, _ := plan.ParseSuite("memtier.yaml", data)
+	p, err := plan.Build(s, []string{"redis"}, 0.001, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +127,8 @@ func TestScale(t *testing.T) {
 
 func TestScaleKeepsYCSBLoadBound(t *testing.T) {
 	data, _ := suites.Get("ycsb")
-	s, _ := ParseSuite("ycsb.yaml", data)
-	p, err := Build(s, []string{"redis"}, 0.0001, 7, 1)
+	s, _ := plan.ParseSuite("ycsb.yaml", data)
+	p, err := plan.Build(s, []string{"redis"}, 0.0001, 7, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func TestScaleKeepsYCSBLoadBound(t *testing.T) {
 
 func TestScaleTooLarge(t *testing.T) {
 	data, _ := suites.Get("memtier")
-	s, _ := ParseSuite("memtier.yaml", data)
-	_, err := Build(s, []string{"redis"}, 2e9, 7, 1)
+	s, _ := plan.ParseSuite("memtier.yaml", data)
+	_, err := plan.Build(s, []string{"redis"}, 2e9, 7, 1)
 	if err == nil || !strings.Contains(err.Error(), "--scale 2e+09 is too large") {
 		t.Fatalf("--scale 2e9: %v", err)
 	}
@@ -149,8 +150,8 @@ func TestScaleTooLarge(t *testing.T) {
 
 func TestSameSeedsForEverySystem(t *testing.T) {
 	data, _ := suites.Get("smoke")
-	s, _ := ParseSuite("smoke.yaml", data)
-	p, err := Build(s, []string{"a", "b"}, 1, 42, 1)
+	s, _ := plan.ParseSuite("smoke.yaml", data)
+	p, err := plan.Build(s, []string{"a", "b"}, 1, 42, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +175,14 @@ func TestProbeStallThreshold(t *testing.T) {
 		{", probe: {stall: 250ms}", 250 * time.Millisecond},
 		{", probe: {rate: 50, op: set, stall: 2s}", 2 * time.Second},
 	} {
-		s, err := ParseSuite("x.yaml", []byte(`name: x
+		s, err := plan.ParseSuite("x.yaml", []byte(`name: x
 phases:
   - {name: a, duration: 100s, memtier: {key_max: 100}`+tc.probe+`}
 `))
 		if err != nil {
 			t.Fatalf("%q: %v", tc.probe, err)
 		}
-		p, err := Build(s, []string{"r"}, 0.01, 1, 1)
+		p, err := plan.Build(s, []string{"r"}, 0.01, 1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +324,7 @@ phases:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSuite("x.yaml", []byte(tc.yaml))
+			_, err := plan.ParseSuite("x.yaml", []byte(tc.yaml))
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -340,7 +341,7 @@ phases:
 }
 
 func TestDefaultsApplyAndPhasesOverride(t *testing.T) {
-	s, err := ParseSuite("x.yaml", []byte(`name: x
+	s, err := plan.ParseSuite("x.yaml", []byte(`name: x
 defaults:
   connections: 3
   memtier: {key_max: 100, value_size: 1024-4096, key_prefix: ""}
@@ -364,7 +365,7 @@ phases:
 }
 
 func TestRepeatAndProbe(t *testing.T) {
-	s, err := ParseSuite("x.yaml", []byte(`name: x
+	s, err := plan.ParseSuite("x.yaml", []byte(`name: x
 defaults: {memtier: {key_max: 100}}
 phases:
   - {name: load, kind: load, duration: 5s, memtier: {ratio: "1:0", key_pattern: P}}
@@ -393,7 +394,7 @@ phases:
 			t.Errorf("phase %d: stall threshold %s, want %s", i, got, want)
 		}
 	}
-	p, err := Build(s, []string{"r"}, 1, 1, 3)
+	p, err := plan.Build(s, []string{"r"}, 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,13 +405,13 @@ phases:
 	if want := "load:0 warm:0 a:0 a:1 a:2 b:0 b:1 b:2 c:0 c:1 c:2"; strings.Join(got, " ") != want {
 		t.Fatalf("steps %v, want %s", got, want)
 	}
-	if _, err := Build(s, []string{"r"}, 1, 1, 0); err == nil {
+	if _, err := plan.Build(s, []string{"r"}, 1, 1, 0); err == nil {
 		t.Error("--repeat 0 accepted")
 	}
 }
 
 func TestYCSBRequestDistributionDefaults(t *testing.T) {
-	s, err := ParseSuite("x.yaml", []byte(`name: x
+	s, err := plan.ParseSuite("x.yaml", []byte(`name: x
 defaults: {ycsb: {record_count: 100}}
 phases:
   - {name: custom, duration: 1s, ycsb: {read_proportion: 0.9, update_proportion: 0.1}}
@@ -441,7 +442,7 @@ func TestYCSBProportionsMustAddUpToOne(t *testing.T) {
 		{"C plus an insert share", "workload: C, insert_proportion: 0.05", "x.yaml:4:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSuite("x.yaml", []byte(`name: x
+			_, err := plan.ParseSuite("x.yaml", []byte(`name: x
 defaults: {ycsb: {record_count: 100}}
 phases:
   - {name: a, duration: 1s, ycsb: {`+tc.props+`}}
@@ -455,7 +456,7 @@ phases:
 		})
 	}
 	// Decimal fractions that add up to 1 only up to floating-point rounding are fine.
-	if _, err := ParseSuite("x.yaml", []byte(`name: x
+	if _, err := plan.ParseSuite("x.yaml", []byte(`name: x
 phases:
   - {name: a, duration: 1s, ycsb: {record_count: 100, read_proportion: 0.7, update_proportion: 0.1, insert_proportion: 0.2}}
 `)); err != nil {
@@ -464,7 +465,7 @@ phases:
 }
 
 func TestYCSBWriteAllFields(t *testing.T) {
-	s, err := ParseSuite("x.yaml", []byte(`name: x
+	s, err := plan.ParseSuite("x.yaml", []byte(`name: x
 defaults: {ycsb: {record_count: 100}}
 phases:
   - {name: default, duration: 1s, ycsb: {workload: A}}
@@ -483,7 +484,7 @@ phases:
 	if !strings.Contains(string(data), "write_all_fields: true") {
 		t.Error("ycsb.yaml does not say write_all_fields: true")
 	}
-	y, err := ParseSuite("ycsb.yaml", data)
+	y, err := plan.ParseSuite("ycsb.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +498,7 @@ phases:
 // A phase that takes its workload from another through a YAML merge key (or an
 // alias) has it, as it has the other's other keys.
 func TestWorkloadSectionsFollowMergeKeys(t *testing.T) {
-	s, err := ParseSuite("m.yaml", []byte(`name: m
+	s, err := plan.ParseSuite("m.yaml", []byte(`name: m
 defaults:
   duration: 1s
 phases:

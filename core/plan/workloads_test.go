@@ -1,4 +1,4 @@
-package plan
+package plan_test
 
 // The built-in workloads and methods, which the binaries register (cmd/cmpbench,
 // plugins/sdk): these tests read suites, manifests and phases that name them.
