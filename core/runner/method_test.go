@@ -3,13 +3,10 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/core/runner"
 )
@@ -109,18 +106,7 @@ func TestAMethodAddedInOneFileRunsLocallyAndSharded(t *testing.T) {
 // runAlone runs suite on system "s" in one process, with plugin pl.
 func runAlone(t *testing.T, suite string, pl *shardPlugin) *core.RunResult {
 	t.Helper()
-	cfgFile := filepath.Join(t.TempDir(), "cmpbench.yaml")
-	if err := os.WriteFile(cfgFile, []byte("systems:\n  s:\n    adapter: resp\n    endpoint: 127.0.0.1:7000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sys, err := config.LoadSystems(cfgFile, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := plan.ParseSuite("s.yaml", []byte(suite))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, st := systemAndSuite(t, suite)
 	p, err := plan.Build(st, []string{"s"}, 1, 7, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -57,18 +57,7 @@ func (s *shardPlugin) RunPhase(ctx context.Context, spec core.PhaseSpec, onInter
 // each shard's result.
 func runShards(t *testing.T, suite string, plugins []*shardPlugin) []*core.RunResult {
 	t.Helper()
-	cfgFile := filepath.Join(t.TempDir(), "cmpbench.yaml")
-	if err := os.WriteFile(cfgFile, []byte("systems:\n  s:\n    adapter: resp\n    endpoint: 127.0.0.1:7000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sys, err := config.LoadSystems(cfgFile, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := plan.ParseSuite("s.yaml", []byte(suite))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, st := systemAndSuite(t, suite)
 	meet, n := t.TempDir(), len(plugins)
 	res := make([]*core.RunResult, n)
 	var wg sync.WaitGroup
@@ -92,6 +81,25 @@ func runShards(t *testing.T, suite string, plugins []*shardPlugin) []*core.RunRe
 	}
 	wg.Wait()
 	return res
+}
+
+// systemAndSuite are system "s" (an endpoint no test reaches: the plugins are
+// synthetic) and the suite read from its text.
+func systemAndSuite(t *testing.T, suite string) (*config.Systems, *plan.Suite) {
+	t.Helper()
+	cfgFile := filepath.Join(t.TempDir(), "cmpbench.yaml")
+	if err := os.WriteFile(cfgFile, []byte("systems:\n  s:\n    adapter: resp\n    endpoint: 127.0.0.1:7000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := config.LoadSystems(cfgFile, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := plan.ParseSuite("s.yaml", []byte(suite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys, st
 }
 
 func newShardPlugins(n int, rates ...float64) []*shardPlugin {
