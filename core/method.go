@@ -182,8 +182,8 @@ var methods = struct {
 // RegisterWorkload does.
 func RegisterMethod(m Method) {
 	name := m.Name()
-	if !kindName.MatchString(name) {
-		panic(fmt.Sprintf("core.RegisterMethod: method %q needs a lower-case name", name))
+	if !kindName.MatchString(name) || m.Doc() == nil {
+		panic(fmt.Sprintf("core.RegisterMethod: method %q needs a lower-case name and a Doc", name))
 	}
 	if _, ok := LookupWorkload(name); ok {
 		panic(fmt.Sprintf("core.RegisterMethod: method %q is also a workload kind", name))

@@ -52,6 +52,10 @@ type Options struct {
 	// Sweep makes the closed-loop phase the one step of a concurrency sweep
 	// "closed" (gain 0.1): its knee.
 	Sweep bool
+	// Method, when its Kind is set, makes every measured phase a step of that
+	// method, as a suite's phase written with it: a method of one's own, with
+	// its part in the report (archive/report/section).
+	Method core.MethodStep
 	// Soak adds a 40 s fixed-rate phase "soak" with server stats sampled every 5 s,
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
@@ -289,6 +293,9 @@ func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpe
 		params, _ := json.Marshal(ladder.Params{StopAfterNS: ladder.DefaultStopAfterNS, Combine: opt.Ladder})
 		g.p.Method = core.MethodStep{Kind: ladder.Name, Of: "rate", Params: params}
 		g.latency *= float64(rp + 1)
+	}
+	if opt.Method.Kind != "" && spec.Kind == core.PhaseMeasured {
+		g.p.Method = opt.Method
 	}
 	if opt.Sweep && spec.Name == "closed-1:10" {
 		params, _ := json.Marshal(sweep.Params{Gain: 0.1})
