@@ -34,6 +34,9 @@ func Recover(dir string, red *redact.Redactor) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The manifest is written again in this format (an older one's phases read
+	// into it: format1.go), as its Parquet files' metadata say.
+	m.FormatVersion = FormatVersion
 	w := &Writer{dir: dir, final: filepath.Join(parent, m.RunID), red: red, m: m, running: -1, recoveredStatus: core.RunInterrupted, lock: lock}
 	ok := false
 	defer func() {

@@ -56,7 +56,7 @@ type MethodSteps struct {
 // Variant is how one step of a method differs from the phase as written.
 type Variant struct {
 	Name        string        // the step's phase name: "<phase>@<what varies>"
-	Rate        float64       // 0: a closed loop
+	Rate        float64       // 0: as written (a closed loop when it gives none)
 	Connections int           // 0: as written
 	Duration    time.Duration // 0: as written
 }
@@ -127,6 +127,11 @@ type (
 // change it (a knee's connections) or keep it from running; after each, it
 // learns how the step ended here (p) and everywhere it ran (whole: every shard
 // together). It sees every step, and acts on those of its method.
+//
+// On a sharded run every shard asks its own unit, and a step Before omits is
+// omitted on that shard without meeting the others: Before must decide from
+// the plan and from what After learned of whole steps (whole), never from
+// this shard's own phases (p), or the shards would part ways.
 type MethodUnit interface {
 	Before(st *Step) Verdict
 	After(st Step, p *PhaseRun, whole WholeStep) Verdict

@@ -182,6 +182,9 @@ func ReserveWorkloadNames(by string, names ...string) {
 		if _, ok := LookupWorkload(n); ok {
 			panic(fmt.Sprintf("core.ReserveWorkloadNames: workload kind %q is also a key of %s", n, by))
 		}
+		if _, ok := LookupMethod(n); ok {
+			panic(fmt.Sprintf("core.ReserveWorkloadNames: method %q is also a key of %s", n, by))
+		}
 		reservedKinds.m[n] = by
 	}
 }

@@ -3,6 +3,9 @@ package report
 import (
 	"github.com/cmpbench/cmpbench/archive/report/section"
 	"github.com/cmpbench/cmpbench/core"
+	// The built-in methods, whose sections every report of their steps has:
+	// a binary with the report has them, whatever else it registers.
+	_ "github.com/cmpbench/cmpbench/methods"
 )
 
 // methodParts are the sections of the methods that have one in the report
@@ -56,7 +59,7 @@ func (d *data) methodGroups(kind string) []section.Group {
 func (c cell) section() section.Cell {
 	var out section.Cell
 	for _, r := range c.reps {
-		out.Reps = append(out.Reps, section.Rep{Info: r.info, Rows: r.rows, Throughput: r.throughput})
+		out.Reps = append(out.Reps, r.section())
 	}
 	return out
 }

@@ -345,18 +345,15 @@ type rep struct {
 	throughput float64              // successful ops/s, all ops
 }
 
-func (r rep) op(name string) (archive.SummaryRow, bool) {
-	for _, row := range r.rows {
-		if row.Op == name {
-			return row, true
-		}
-	}
-	return archive.SummaryRow{}, false
+// section is the repetition as a method's section sees it, whose rules the
+// report's tables follow too.
+func (r rep) section() section.Rep {
+	return section.Rep{Info: r.info, Rows: r.rows, Throughput: r.throughput}
 }
 
-func (r rep) sustained() bool {
-	return len(r.rows) == 0 || r.rows[0].Sustained == nil || *r.rows[0].Sustained
-}
+func (r rep) op(name string) (archive.SummaryRow, bool) { return r.section().Op(name) }
+
+func (r rep) sustained() bool { return r.section().Sustained() }
 
 // cell is one system in one measured phase, over its repetitions.
 type cell struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/cmpbench/cmpbench/archive"
-	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/archive/report/section"
 )
 
 // The report of pub/sub phases: their delivery latency is the DELIVER op's (in the
@@ -13,20 +13,9 @@ import (
 // intended publish, service time from the actual one), and what their messages
 // did is this section's table.
 
-// deliverOp names the op whose latencies describe a pub/sub phase.
-var deliverOp = core.OpDeliver.String()
-
-// timed are the rows whose latencies describe the repetition: its deliveries in
-// a pub/sub phase (the publishes' own round trips say little), else every op.
-func (r rep) timed() []archive.SummaryRow {
-	if _, ok := r.info.Spec.(core.PubSubSpec); !ok {
-		return r.rows
-	}
-	if row, ok := r.op(deliverOp); ok {
-		return []archive.SummaryRow{row}
-	}
-	return nil
-}
+// timed are the rows whose latencies describe the repetition (section.Rep's
+// Timed): its deliveries in a pub/sub phase, else every op.
+func (r rep) timed() []archive.SummaryRow { return r.section().Timed() }
 
 // pubsubSection writes a table of every pub/sub phase's messages.
 func (d *data) pubsubSection(b *strings.Builder) {
@@ -44,7 +33,7 @@ func (d *data) pubsubSection(b *strings.Builder) {
 					name += fmt.Sprintf(" (repetition %d)", r.info.Repetition)
 				}
 				lat := "—"
-				if row, ok := r.op(deliverOp); ok && row.Count > 0 {
+				if row, ok := r.op(section.DeliverOp); ok && row.Count > 0 {
 					lat = fmt.Sprintf("%s / %s / %s", ms(row.SvcP50), ms(row.SvcP99), ms(row.SvcP999))
 					if row.RespP99 > 0 {
 						lat += fmt.Sprintf(" (response p99 %s)", ms(row.RespP99))

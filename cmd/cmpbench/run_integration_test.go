@@ -664,7 +664,7 @@ phases:
 		}
 		if strings.HasPrefix(p.Name, "reads@") {
 			var params struct{ Gain float64 }
-			if p.Method == nil || p.Method.Of != "reads" || p.Method.DecodeParams(&params) != nil || params.Gain != 0.1 {
+			if p.Method == nil || p.Method.Kind != "sweep" || p.Method.Of != "reads" || p.Method.DecodeParams(&params) != nil || params.Gain != 0.1 {
 				t.Errorf("step %s: %+v", p.Name, p.Method)
 			}
 		}

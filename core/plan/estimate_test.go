@@ -1,12 +1,12 @@
 package plan_test
 
 import (
-	"github.com/cmpbench/cmpbench/core/plan"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/workloads/suites"
 )
 

@@ -1,8 +1,10 @@
 package plan_test
 
-import "github.com/cmpbench/cmpbench/core/plan"
+import (
+	"testing"
 
-import "testing"
+	"github.com/cmpbench/cmpbench/core/plan"
+)
 
 // FuzzSuiteFile feeds arbitrary bytes to the suite reader and builds a plan from
 // what it accepts: either may refuse, neither may panic. Seeds:

@@ -1,12 +1,12 @@
 package plan_test
 
 import (
-	"github.com/cmpbench/cmpbench/core/plan"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/plan"
 	"github.com/cmpbench/cmpbench/workloads/keys"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
 	"github.com/cmpbench/cmpbench/workloads/suites"
@@ -248,9 +248,11 @@ phases:
   - {name: s, memtier: {key_max: 5}, sweep: {connections: [1, 2], step: 1s}}
   - {name: b, duration: 1s, connections: "knee:t", memtier: {key_max: 5}}
   - {name: c, connections: knee, memtier: {key_max: 5}, ladder: {rates: [1], step: 1s}}
+  - {name: d, connections: knee, memtier: {key_max: 5}, sweep: {connections: [1, 2], step: 1s}}
 `, []string{`x.yaml:3: phase "a": connections: knee, but no sweep comes before this phase`,
 			`x.yaml:5: phase "b": connections: knee:t, but no sweep of that name comes before this phase`,
-			`x.yaml:6: phase "c": connections: knee is for phases after a sweep, not a ladder`}},
+			`x.yaml:6: phase "c": connections: knee is for phases after a sweep, not a ladder`,
+			`x.yaml:7: phase "d": connections: knee is for phases after a sweep, not a sweep`}},
 		{"rate 0 and connections 0", `name: x
 phases:
   - {name: a, duration: 1s, rate: 0, memtier: {key_max: 5}}

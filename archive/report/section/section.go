@@ -96,8 +96,8 @@ func (r Rep) Op(name string) (archive.SummaryRow, bool) {
 	return archive.SummaryRow{}, false
 }
 
-// deliverOp names the op whose latencies describe a pub/sub phase.
-var deliverOp = core.OpDeliver.String()
+// DeliverOp names the op whose latencies describe a pub/sub phase.
+var DeliverOp = core.OpDeliver.String()
 
 // Timed are the rows whose latencies describe the repetition: its deliveries
 // in a pub/sub phase (the publishes' own round trips say little), else every
@@ -106,7 +106,7 @@ func (r Rep) Timed() []archive.SummaryRow {
 	if _, ok := r.Info.Spec.(core.PubSubSpec); !ok {
 		return r.Rows
 	}
-	if row, ok := r.Op(deliverOp); ok {
+	if row, ok := r.Op(DeliverOp); ok {
 		return []archive.SummaryRow{row}
 	}
 	return nil
