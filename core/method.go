@@ -107,9 +107,11 @@ type (
 	}
 	// Stopping methods may leave a system's later steps out (a ladder stops where
 	// the system no longer keeps up): Sure is how many of a phase's first steps
-	// always run, given its parameters; 0 when every step runs.
+	// always run, given its parameters; 0 when every step runs. Stops says when,
+	// for the estimate's notes ("a ladder stops at a step not sustained, ...").
 	Stopping interface {
 		Sure(params json.RawMessage) int
+		Stops() string
 	}
 	// Unsplit methods are decided on one process's results: their steps, and the
 	// phases that use their result, cannot run sharded; Unsplit says why.

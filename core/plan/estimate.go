@@ -331,8 +331,14 @@ func (e Estimate) Time(rate string) string {
 // EstimateNotes says, once for all systems, what an Estimate's figures count and
 // what they leave out.
 func EstimateNotes() []string {
+	var stops string
+	for _, m := range core.Methods() {
+		if s, ok := m.(core.Stopping); ok {
+			stops += "; " + s.Stops()
+		}
+	}
 	return []string{
-		fmt.Sprintf("time: every phase up to its duration, plus %s for what happens around it; a phase with an op count ends when its count is done: at a fixed rate after count/rate, in a closed loop at the rate the system serves, which only the run measures (its ETA uses it; here '+ N ops at the system's rate', and the time bounds as 'at most'); a ladder stops at a step not sustained, and its later steps do not run; checks after a load (counting keys, a restart) take longer, growing with the data", PhaseOverhead),
+		fmt.Sprintf("time: every phase up to its duration, plus %s for what happens around it; a phase with an op count ends when its count is done: at a fixed rate after count/rate, in a closed loop at the rate the system serves, which only the run measures (its ETA uses it; here '+ N ops at the system's rate', and the time bounds as 'at most')%s; checks after a load (counting keys, a restart) take longer, growing with the data", PhaseOverhead, stops),
 		"ops: the workload's, not the side probe's: rate x duration at a fixed rate, or the op count; a closed-loop phase without an op count does as many as the system serves",
 		"writes: the data the phases add to the server as sent (keys, field names, values; 1 GB = 10^9 bytes); overwrites add nothing; the server's own overhead (indexes, per-key headers, replicas) comes on top",
 	}

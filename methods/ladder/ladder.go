@@ -62,6 +62,11 @@ func (Method) Sure(params json.RawMessage) int {
 	return p.StopAfterNS
 }
 
+// Stops says when a ladder leaves its later steps out (core.Stopping).
+func (Method) Stops() string {
+	return "a ladder stops at a step not sustained, and its later steps do not run"
+}
+
 // Summary lists a ladder's rates (core.Summarized).
 func (Method) Summary(steps []core.PhaseSpec) string {
 	rates := ""
