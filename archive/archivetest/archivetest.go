@@ -13,8 +13,6 @@ import (
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/redact"
-	"github.com/cmpbench/cmpbench/methods/ladder"
-	"github.com/cmpbench/cmpbench/methods/sweep"
 	"github.com/cmpbench/cmpbench/workloads/memtier"
 )
 
@@ -45,7 +43,7 @@ type Options struct {
 	// RestartPhase names a measured phase during which the first system's server
 	// restarted: it ends failed and its after sample counts from zero.
 	RestartPhase string
-	// Ladder, when set (ladder.Pooled or ladder.Mean), makes the fixed-rate
+	// Ladder, when set ("pooled" or "mean", methods/ladder), makes the fixed-rate
 	// phase the one step of a ladder "rate" whose repetitions the report combines so;
 	// repetition r's latencies are r+1 times the first's, so that the methods differ.
 	Ladder string
@@ -290,16 +288,17 @@ func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpe
 	g := &phaseGen{opt: opt, si: si, pi: pi, spec: spec, latency: opt.Latency, secs: 3, soak: spec.Name == "soak"}
 	g.p = core.PhaseRun{System: sys, Index: pi, Repetition: rp, Spec: spec, Shape: shape(spec)}
 	if opt.Ladder != "" && spec.Name == "rate-5000" {
-		params, _ := json.Marshal(ladder.Params{StopAfterNS: ladder.DefaultStopAfterNS, Combine: opt.Ladder})
-		g.p.Method = core.MethodStep{Kind: ladder.Name, Of: "rate", Params: params}
+		// As methods/ladder writes a step (the fixtures stay below the methods).
+		params, _ := json.Marshal(map[string]any{"stop_after_ns": 1, "combine": opt.Ladder})
+		g.p.Method = core.MethodStep{Kind: "ladder", Of: "rate", Params: params}
 		g.latency *= float64(rp + 1)
 	}
 	if opt.Method.Kind != "" && spec.Kind == core.PhaseMeasured {
 		g.p.Method = opt.Method
 	}
 	if opt.Sweep && spec.Name == "closed-1:10" {
-		params, _ := json.Marshal(sweep.Params{Gain: 0.1})
-		g.p.Method = core.MethodStep{Kind: sweep.Name, Of: "closed", Params: params}
+		params, _ := json.Marshal(map[string]any{"gain": 0.1})
+		g.p.Method = core.MethodStep{Kind: "sweep", Of: "closed", Params: params}
 	}
 	g.factor = opt.Throughput * (1 + opt.Jitter*float64(rp))
 	g.start = t0.Add(time.Duration(si*20+pi*5) * time.Second)

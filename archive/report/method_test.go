@@ -76,3 +76,17 @@ func TestAMethodAddedInOneFileHasItsPartInTheReport(t *testing.T) {
 		t.Errorf("report.html lacks the tally's section or its chart")
 	}
 }
+
+// An archive's steps of a method this binary does not know (a plugin's, a
+// newer cmpbench's) keep their place in the tables, and the report says that
+// the method's own section is not there rather than leave it out unsaid.
+func TestAMethodNotKnownHereIsSaid(t *testing.T) {
+	_, files, _ := renderRun(t, archivetest.Options{Method: core.MethodStep{Kind: "unheard", Of: "x"}})
+	md := string(fileNamed(t, files, "report.md"))
+	if !strings.Contains(md, "### Method `unheard` `x`\n\nThe phase `x` was written with the method `unheard`, which this cmpbench has no report section for") {
+		t.Fatalf("report.md does not say the method is not known:\n%s", md)
+	}
+	if !strings.Contains(string(fileNamed(t, files, HTMLFile)), `id="method-unheard-x"`) {
+		t.Errorf("report.html has no section for it")
+	}
+}

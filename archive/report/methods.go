@@ -1,17 +1,18 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/cmpbench/cmpbench/archive/report/section"
 	"github.com/cmpbench/cmpbench/core"
-	// The built-in methods, whose sections every report of their steps has:
-	// a binary with the report has them, whatever else it registers.
-	_ "github.com/cmpbench/cmpbench/methods"
 )
 
 // methodParts are the sections of the methods that have one in the report
 // (section.Method: a ladder's, a sweep's), one for each phase written with
-// them: the methods by name, each one's phases in suite order. They are made
-// once per report.
+// them: the methods by name, each one's phases in suite order; then a line
+// for each method this binary does not know (its section cannot be written,
+// and the report says so rather than leave it out unsaid). They are made once
+// per report.
 func (d *data) methodParts() []section.Part {
 	if d.parts != nil {
 		return *d.parts
@@ -26,7 +27,34 @@ func (d *data) methodParts() []section.Part {
 			out = append(out, sm.Section(g))
 		}
 	}
+	out = append(out, d.unknownMethods()...)
 	d.parts = &out
+	return out
+}
+
+// unknownMethods are a part for each phase written with a method this binary
+// has no section for: the steps are in the tables, the method's own view of
+// them is not.
+func (d *data) unknownMethods() []section.Part {
+	var out []section.Part
+	seen := map[core.MethodRef]bool{}
+	for _, ph := range d.measured {
+		m := ph.info.Method
+		if m == nil || seen[m.Ref()] {
+			continue
+		}
+		seen[m.Ref()] = true
+		if known, ok := core.LookupMethod(m.Kind); ok {
+			if _, ok := known.(section.Method); ok {
+				continue
+			}
+		}
+		out = append(out, section.Part{
+			Title: "Method " + m.Kind + " " + m.Of, Anchor: "method-" + section.NamePart(m.Kind+"-"+m.Of),
+			Markdown: fmt.Sprintf("### Method %s %s\n\nThe phase %s was written with the method %s, which this cmpbench has no report section for: its steps are in the tables above, what the method makes of them is not here.\n\n",
+				literal(m.Kind), literal(m.Of), literal(m.Of), literal(m.Kind)),
+		})
+	}
 	return out
 }
 
