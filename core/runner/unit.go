@@ -37,9 +37,10 @@ type notRunner interface {
 }
 
 // units are the units of a system's run, in the order they are asked: the
-// data's checks, then each registered method's (by name).
+// data's guard, a load's validation and its restart check, then each
+// registered method's (by name).
 func (r *systemRunner) units() []unit {
-	units := []unit{&dataUnit{r: r}}
+	units := []unit{&dataUnit{r: r}, validationUnit{r}, restartUnit{r}}
 	for _, m := range core.Methods() {
 		if um, ok := m.(core.UnitMethod); ok {
 			units = append(units, methodUnit{um.Unit(r.info.Name, r.cfg.Observer.Note)})
