@@ -167,4 +167,3 @@ func (r *systemRunner) awaitRestart(ctx context.Context, wait time.Duration) str
 		}
 	}
 }
-

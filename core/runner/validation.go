@@ -77,4 +77,3 @@ func (r *systemRunner) amendValidation(f func(*core.Validation)) {
 	f(v)
 	r.sinkFailed(r.cfg.Sink.AmendValidation(*v))
 }
-
