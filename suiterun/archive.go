@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
@@ -32,7 +33,10 @@ func header(runID string, p *plan.Plan, systems *config.Systems, red *redact.Red
 	}
 	for _, n := range p.Systems {
 		s, _ := systems.Get(n)
-		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: s.Cluster,
+		// cluster: an option of the system's adapter (the resp adapter's OSS
+		// cluster API), written under options: or at the top level alike.
+		cluster, _ := strconv.ParseBool(s.SystemConfig().Options["cluster"])
+		si := archive.SystemInfo{Name: n, Adapter: s.Adapter, Description: s.Description, DefinedIn: s.Source, Definition: s.Raw, Cluster: cluster,
 			Profile: red.String(string(s.ProfileData))}
 		if t := s.TLS; t != nil && t.Enabled {
 			si.TLS = t.Summary()

@@ -68,7 +68,7 @@ func TestBadInputFailsAtDryRun(t *testing.T) {
 		{name: "resp top-level option", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    resp: 4\n",
 			want: `cmpbench.yaml:5: system "x": resp "4" is not one of 2, 3`},
 		{name: "resp has no namespace", systems: "systems:\n  x:\n    adapter: resp\n    endpoint: 127.0.0.1:1\n    namespace: ycsb\n",
-			want: `cmpbench.yaml:5: system "x": namespace is not an option of adapter resp (its options: cluster, driver, resp)`},
+			want: `cmpbench.yaml:5: system "x": unknown key "namespace" (known: adapter, auth, cluster, cost, description, disposable, endpoint, options, profile, provision, resp, restart_wait, timeout, tls)`},
 		{name: "aerospike option mistyped", systems: "systems:\n  x:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n    namespace: test\n    options: {connection_queue_sise: 8}\n",
 			want: `cmpbench.yaml:6: system "x": connection_queue_sise is not an option of adapter aerospike (its options: cluster_size, connection_queue_size, driver, namespace, set)`},
 		{name: "aerospike option of the wrong type", systems: "systems:\n  x:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n    options: {namespace: test, cluster_size: three}\n",

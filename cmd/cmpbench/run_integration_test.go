@@ -531,7 +531,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}{
 		{[]string{"run", "--systems", "nope"}, `system "nope" is not defined`},
 		{[]string{"run"}, "--systems is required"},
-		{[]string{"--config", "bad.yaml", "run", "--systems", "x"}, `bad.yaml:4: unknown key "endpont"`},
+		{[]string{"--config", "bad.yaml", "run", "--systems", "x"}, `bad.yaml:4: system "x": unknown key "endpont" (known: adapter, auth, cluster,`},
 		{[]string{"run", "--systems", "redis", "--suite", "nosuch"}, `suite "nosuch" is not built in`},
 		{[]string{"run", "--systems", "redis", "--scale", "0"}, "--scale must be a positive number"},
 		{[]string{"run", "--systems", "redis", "--bogus"}, "unknown flag"},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -75,15 +76,13 @@ type System struct {
 	Auth        *Auth             `yaml:"auth"`
 	Timeout     Duration          `yaml:"timeout"`
 	Options     map[string]string `yaml:"options"`
-	// Namespace is the Aerospike namespace (the same as options: {namespace: ...}).
-	Namespace string `yaml:"namespace"`
-	// Cluster uses the OSS cluster API (resp); it is never detected on its own, so
-	// that a standalone endpoint behind a proxy is never probed into failure.
-	Cluster bool `yaml:"cluster"`
-	// RESP forces a protocol version (resp: 2 for servers that only speak RESP2);
-	// 0 tries RESP3 and falls back.
-	RESP int   `yaml:"resp"`
-	Cost *Cost `yaml:"cost"`
+	// TopOptions are the system's other keys: options its adapter lets be
+	// written as keys of the system itself (core.Option TopLevel: the resp
+	// adapter's cluster and resp, the aerospike adapter's namespace), as
+	// systems files did before adapters declared their options. The adapter's
+	// declaration decides which it takes (CheckOptions).
+	TopOptions map[string]string `yaml:",inline"`
+	Cost       *Cost             `yaml:"cost"`
 	// Disposable lets cmpbench empty the system before a load; without it a load into
 	// a system that holds data is refused.
 	Disposable bool `yaml:"disposable"`
@@ -103,10 +102,8 @@ type System struct {
 	// Raw is the definition as written, ${ENV} references unexpanded: safe to archive.
 	Raw map[string]any `yaml:"-"`
 	// optionAt is where each option is written ("file:line: system \"x\""), for
-	// CheckOptions, topLevel which were written as keys of the system itself; at
-	// is where the system is.
+	// CheckOptions; at is where the system is.
 	optionAt map[string]string
-	topLevel map[string]bool
 	at       string
 	// unusable holds the problems that depend on the environment, raised by Get.
 	unusable []error
@@ -170,11 +167,6 @@ type Cost struct {
 	USDPerMonth float64 `yaml:"usd_per_month"`
 }
 
-// topLevelOptions are the adapter options a system may also set as keys of its
-// own, as systems files did before adapters declared their options (core.Option
-// TopLevel): namespace, cluster and resp.
-var topLevelOptions = []string{"namespace", "cluster", "resp"}
-
 // givenOptions are the options the system sets, from options: and the
 // top-level keys.
 func (s *System) givenOptions() map[string]string {
@@ -186,23 +178,44 @@ func (s *System) givenOptions() map[string]string {
 // known ones), a bad value, a required option missing, and an option written at
 // the top level that the adapter does not take there.
 func (s *System) CheckOptions(declared []core.Option) []error {
+	byName := map[string]core.Option{}
+	for _, o := range declared {
+		byName[o.Name] = o
+	}
 	var errs []error
 	for _, p := range core.CheckOptions(s.Adapter, declared, s.givenOptions()) {
+		if _, top := s.TopOptions[p.Name]; top && byName[p.Name].Name == "" {
+			continue // an unknown key, said below
+		}
 		where := s.at
 		if a, ok := s.optionAt[p.Name]; ok {
 			where = a
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", where, p.Err))
 	}
-	for _, k := range topLevelOptions {
-		if !s.topLevel[k] {
-			continue
-		}
-		if i := slices.IndexFunc(declared, func(o core.Option) bool { return o.Name == k }); i >= 0 && !declared[i].TopLevel {
+	for _, k := range slices.Sorted(maps.Keys(s.TopOptions)) {
+		switch o, ok := byName[k]; {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s: unknown key %q (known: %s)", s.optionAt[k], k, strings.Join(systemKeys(declared), ", ")))
+		case !o.TopLevel:
 			errs = append(errs, fmt.Errorf("%s: %s is an option of adapter %s: write it under options: {%s: ...}", s.optionAt[k], k, s.Adapter, k))
 		}
 	}
 	return errs
+}
+
+// systemKeys are the keys a system of an adapter that declares these options
+// takes: cmpbench's own and the adapter's top-level options.
+func systemKeys(declared []core.Option) []string {
+	fields, _ := yamlFields(reflect.TypeFor[System]())
+	keys := slices.Collect(maps.Keys(fields))
+	for _, o := range declared {
+		if o.TopLevel {
+			keys = append(keys, o.Name)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // adapterOption finds the option an adapter's problem names, as the SDK README
@@ -276,12 +289,8 @@ func (s *System) SystemConfig(nodes ...string) core.SystemConfig {
 	if len(nodes) > 0 {
 		c.Endpoint, c.Nodes = nodes[0], slices.Clone(nodes)
 	}
-	for k, v := range s.Options {
-		c.Options[k] = v
-	}
-	if s.Namespace != "" {
-		c.Options["namespace"] = s.Namespace
-	}
+	maps.Copy(c.Options, s.TopOptions)
+	maps.Copy(c.Options, s.Options)
 	if t := s.TLS; t != nil {
 		c.TLS = *t
 	}
@@ -290,12 +299,6 @@ func (s *System) SystemConfig(nodes ...string) core.SystemConfig {
 		if a.AccessKey != "" {
 			c.Auth = core.AuthConfig{Password: a.AccessKey}
 		}
-	}
-	if s.Cluster {
-		c.Options["cluster"] = "true"
-	}
-	if s.RESP != 0 {
-		c.Options["resp"] = strconv.Itoa(s.RESP)
 	}
 	return c
 }
@@ -604,11 +607,8 @@ func (c *systemCheck) recordPlaces() {
 	for k := range s.Options {
 		s.optionAt[k] = c.at("options", k)
 	}
-	s.topLevel = map[string]bool{}
-	for _, k := range topLevelOptions {
-		if mappingValue(c.node, k) != nil {
-			s.optionAt[k], s.topLevel[k] = c.at(k), true
-		}
+	for k := range s.TopOptions {
+		s.optionAt[k] = c.at(k)
 	}
 }
 

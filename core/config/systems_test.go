@@ -172,14 +172,14 @@ func TestSystemErrors(t *testing.T) {
 	}{
 		{"every problem at once, with lines", `systems:
   a:
-    adapter: resp
+    adapter: optioned
     endpoint: 127.0.0.1:1
     colour: red
     timeout: soon
   b:
     endpoint: nowhere
 `, []string{
-			`cmpbench.yaml:5: unknown key "colour"`,
+			`cmpbench.yaml:5: system "a": unknown key "colour" (known: adapter, auth,`,
 			`cmpbench.yaml:6: "soon" is not a duration`,
 			`cmpbench.yaml:7: system "b": adapter is required`,
 			`cmpbench.yaml:8: system "b": endpoint "nowhere" is not host:port`,
@@ -563,6 +563,42 @@ func TestSystemConfigNodes(t *testing.T) {
 		if tc.got.Endpoint != tc.endpoint || !slices.Equal(tc.got.Nodes, tc.nodes) {
 			t.Errorf("%s: endpoint %q nodes %q, want %q %q", tc.name, tc.got.Endpoint, tc.got.Nodes, tc.endpoint, tc.nodes)
 		}
+	}
+}
+
+// A key of a system that is not cmpbench's is an option written at the top
+// level: the adapter's declaration decides. A plugin's is only known when it
+// is found, so the file is read and CheckOptions says, at the key's line.
+func TestTopLevelOptionsOfAPlugin(t *testing.T) {
+	p := writeFile(t, `systems:
+  a:
+    adapter: someplugin
+    endpoint: 127.0.0.1:1
+    shards: 4
+    colour: red
+`)
+	s, err := LoadSystems(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := s.Get("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sys.SystemConfig().Options; got["shards"] != "4" || got["colour"] != "red" {
+		t.Errorf("options %v, want shards 4 and colour red", got)
+	}
+	declared := []core.Option{{Name: "shards", Type: core.OptionInt, TopLevel: true}, {Name: "colour", Type: core.OptionString}}
+	var got []string
+	for _, e := range sys.CheckOptions(declared) {
+		got = append(got, strings.ReplaceAll(e.Error(), p, "cmpbench.yaml"))
+	}
+	want := []string{`cmpbench.yaml:6: system "a": colour is an option of adapter someplugin: write it under options: {colour: ...}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if errs := sys.CheckOptions(declared[:1]); len(errs) != 1 || !strings.Contains(errs[0].Error(), `system "a": unknown key "colour" (known: adapter, auth, cost, description, disposable, endpoint, options, profile, provision, restart_wait, shards, timeout, tls)`) {
+		t.Errorf("an undeclared key: %v", errs)
 	}
 }
 

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -148,17 +149,8 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type, also ...string) [
 		if node.Kind != yaml.MappingNode {
 			return nil // yaml reports the type error
 		}
-		fields := map[string]reflect.Type{}
-		var names []string
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			fields[name] = f.Type
-			names = append(names, name)
-		}
+		fields, open := yamlFields(t)
+		names := slices.Collect(maps.Keys(fields))
 		names = append(names, also...)
 		sort.Strings(names)
 		for i := 0; i+1 < len(node.Content); i += 2 {
@@ -167,8 +159,8 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type, also ...string) [
 				continue // merge key
 			}
 			ft, ok := fields[k.Value]
-			if !ok && slices.Contains(also, k.Value) {
-				continue
+			if !ok && (open || slices.Contains(also, k.Value)) {
+				continue // the caller's, or a map inlined in the struct's
 			}
 			if !ok {
 				errs = append(errs, fmt.Errorf("%s:%d: unknown key %q (known: %s)", file, k.Line, k.Value, strings.Join(names, ", ")))
@@ -190,6 +182,24 @@ func unknownKeys(file string, node *yaml.Node, t reflect.Type, also ...string) [
 		}
 	}
 	return errs
+}
+
+// yamlFields are the keys a struct type takes, with their types; open is true
+// when it inlines a map, which takes any other key (its owner checks them).
+func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
+	fields = map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Map {
+			open = true
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+	}
+	return fields, open
 }
 
 var envRef = regexp.MustCompile(`\$\{([^}]*)\}`)
