@@ -76,12 +76,15 @@ type Run struct {
 	meet    *shardMeeting // nil unless the run is a shard
 }
 
-// New checks the plan p of suite on the named systems against what the
+// New plans suite on the named systems and checks the plan against what the
 // run is asked for, before anything is written or contacted: the systems
 // against their adapters in cat, the shard, the processes.
-func New(ctx context.Context, o Options, suite *plan.Suite, systems *config.Systems, names []string, p *plan.Plan, cat *catalog.Catalog) (*Run, error) {
+func New(ctx context.Context, o Options, suite *plan.Suite, systems *config.Systems, names []string, cat *catalog.Catalog) (*Run, error) {
+	p, err := plan.Build(suite, names, o.Scale, o.Seed, o.Repeat)
+	if err != nil {
+		return nil, core.BadInput{Err: err}
+	}
 	r := &Run{o: o, suite: suite, systems: systems, names: names, p: p, cat: cat, red: systems.Redactor()}
-	var err error
 	if err := r.cat.CheckSystems(ctx, systems, names, r.p.Phases); err != nil {
 		return nil, err
 	}

@@ -3,21 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
 	"github.com/cmpbench/cmpbench/core"
-	"github.com/cmpbench/cmpbench/core/config"
-	"github.com/cmpbench/cmpbench/core/plan"
-	"github.com/cmpbench/cmpbench/core/runner"
 	"github.com/cmpbench/cmpbench/suiterun"
 )
 
@@ -56,19 +51,16 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 		return err
 	}
 	m := a.Manifest
-	if imp := m.Imported; imp != nil {
-		return inputErr("%s was imported from %s's output %s: it records no cmpbench suite or systems to run again", dir, imp.Tool, imp.Source)
-	}
-	suite, err := plan.ParseSuite(fmt.Sprintf("suite.yaml of %s", m.RunID), []byte(m.Suite.YAML))
-	if err != nil {
-		return badInput(err)
-	}
-	suite.Source = "rerun of " + m.RunID
-	systems, names, leftOut, err := rerunSystems(m, only, stderr)
+	ag, err := suiterun.Rerun(m, only)
 	if err != nil {
 		return err
 	}
-	f := &runFlags{systems: names, Options: suiterun.Options{Scale: m.Scale, Seed: m.Seed, Repeat: max(1, m.Repeat), Stats: runner.DefaultStatsInterval, Processes: 1, Quiet: quiet}}
+	for _, w := range ag.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	suite, systems, names, leftOut := ag.Suite, ag.Systems, ag.Names, ag.LeftOut
+	ag.Options.Quiet = quiet
+	f := &runFlags{systems: names, Options: ag.Options}
 	if !quiet {
 		fmt.Fprintf(stderr, "cmpbench rerun of %s: suite %s, seed %d, scale %g, repeat %d\n", m.RunID, suite.Name, f.Seed, f.Scale, f.Repeat)
 	}
@@ -85,92 +77,6 @@ func runRerun(ctx context.Context, g *globals, dir string, only []string, quiet 
 		}
 	}
 	return cmp.Or(cmpErr, runErr)
-}
-
-// rerunSystems loads the archived definitions of the systems a rerun runs
-// (only, or all in the archived order), each on its own, so that one that cannot
-// be run again (a profile defined in a systems file that the archive does not
-// hold, a definition this cmpbench no longer reads) keeps out only itself: it is
-// left out with a warning saying which and why, and the others run. Naming it in
-// --systems, or leaving nothing to run, is bad input.
-func rerunSystems(m archive.Manifest, only []string, stderr io.Writer) (*config.Systems, []string, []string, error) {
-	var names []string
-	for _, s := range m.Systems {
-		names = append(names, s.Name)
-	}
-	for _, n := range only {
-		if !slices.Contains(names, n) {
-			return nil, nil, nil, inputErr("--systems: %s is not a system of %s (it has %s)", n, m.RunID, strings.Join(names, ", "))
-		}
-	}
-	if len(only) > 0 {
-		names = only
-	}
-	var run, leftOut []string
-	var why []error
-	for _, n := range names {
-		if _, err := loadArchivedSystems(m, n); err != nil {
-			leftOut, why = append(leftOut, n), append(why, err)
-			continue
-		}
-		run = append(run, n)
-	}
-	if len(leftOut) > 0 && (len(only) > 0 || len(run) == 0) {
-		return nil, nil, nil, badInput(errors.Join(why...))
-	}
-	for _, err := range why {
-		fmt.Fprintln(stderr, "warning:", err)
-	}
-	systems, err := loadArchivedSystems(m, run...)
-	if err != nil {
-		return nil, nil, nil, badInput(err)
-	}
-	return systems, run, leftOut, nil
-}
-
-// loadArchivedSystems reads the archived definitions of the named systems, with
-// the profiles their systems file defined for them, as a systems file.
-func loadArchivedSystems(m archive.Manifest, names ...string) (*config.Systems, error) {
-	defs, profiles := map[string]any{}, map[string]any{}
-	var missing []string
-	for _, s := range m.Systems {
-		if !slices.Contains(names, s.Name) {
-			continue
-		}
-		defs[s.Name] = s.Definition
-		profile, _ := s.Definition["profile"].(string)
-		if s.Profile != "" {
-			// As a node: the profile stays as it was written.
-			var p yaml.Node
-			if err := yaml.Unmarshal([]byte(s.Profile), &p); err != nil || len(p.Content) != 1 {
-				return nil, fmt.Errorf("system %s of %s is not run again: its archived profile %s is not YAML: %v", s.Name, m.RunID, profile, err)
-			}
-			profiles[profile] = p.Content[0]
-		} else if profile != "" {
-			missing = append(missing, fmt.Sprintf("%s (defined in %s, profile %s)", s.Name, s.DefinedIn, profile))
-		}
-	}
-	file := map[string]any{"systems": defs}
-	if len(profiles) > 0 {
-		file["profiles"] = profiles
-	}
-	data, err := yaml.Marshal(file)
-	if err != nil {
-		return nil, err
-	}
-	what := "the system definitions of " + m.RunID
-	if len(names) == 1 {
-		what = fmt.Sprintf("the definition of system %s in %s", names[0], m.RunID)
-	}
-	systems, err := config.LoadSystemsData(what, data)
-	if err != nil && len(missing) > 0 {
-		// Archives written before profiles were archived lack them.
-		return nil, fmt.Errorf("system %s is not run again: %w\n(the archive does not hold the profiles its systems file defined: run it by hand with that file, REPRODUCE.md step 4)", strings.Join(missing, ", "), err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("system %s is not run again: %w", strings.Join(names, ", "), err)
-	}
-	return systems, nil
 }
 
 // compareRerun warns where the rerun's servers differ from the archived run's

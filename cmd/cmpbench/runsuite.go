@@ -69,15 +69,11 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	if err := checkSystems(g, systems, names); err != nil {
 		return nil, err
 	}
-	p, err := plan.Build(suite, names, f.Scale, f.Seed, f.Repeat)
-	if err != nil {
-		return nil, badInput(err)
-	}
 	cat, _, err := discover(g)
 	if err != nil {
 		return nil, err
 	}
-	return suiterun.New(ctx, f.Options, suite, systems, names, p, cat)
+	return suiterun.New(ctx, f.Options, suite, systems, names, cat)
 }
 
 // printDryRun prints what the run would do.
