@@ -22,7 +22,11 @@ import (
 // since its first archives are optional, so every version 1 archive still reads.
 // Version 2 names the method a phase is a step of as one field, PhaseInfo.Method
 // (and the phase whose result it used, Uses); format1.go reads version 1's.
-const FormatVersion = 2
+// Version 3 says how sure each number is: the summary's confidence intervals
+// (throughput_lo, resp_p99_lo_ns, ..., ci_note) and a measured phase's drift
+// (PhaseInfo.Unsteady, the summary's unsteady); a report of an archive before
+// it shows neither, as it did.
+const FormatVersion = 3
 
 // StatusInProgress is the status of a run's manifest until the archive is finished:
 // a directory that says so is a run still going, or one whose cmpbench died
@@ -252,6 +256,12 @@ type PhaseInfo struct {
 	// was, and has no Host of its own (its shards each have theirs).
 	Host          *core.HostLoad `json:"host,omitempty"`
 	HostSaturated bool           `json:"host_saturated,omitempty"`
+	// Confidence is how sure the phase's own numbers are, every op merged
+	// (format 3; the summary's rows have each op's). Unsteady says how a
+	// measured phase drifted across its window: absent when it was steady, or
+	// too short to tell.
+	Confidence *PhaseConfidence `json:"confidence,omitempty"`
+	Unsteady   *Drift           `json:"unsteady,omitempty"`
 	// Partial marks a phase recovered from a run that died during it.
 	Partial bool `json:"partial,omitempty"`
 	// Notes are facts about the phase worth a line (the open-file limit, ...).

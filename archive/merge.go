@@ -258,7 +258,7 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 		return fail(err)
 	}
 	w.m.Phases = phases
-	for _, step := range []func(*Writer, []*Archive) error{mergeSummary, mergeIntervals, mergeProbe, copyServerStats, mergeClientStats, mergeValidations, copyCaptures} {
+	for _, step := range []func(*Writer, []*Archive) error{mergeIntervals, mergeSummary, mergeProbe, copyServerStats, mergeClientStats, mergeValidations, copyCaptures} {
 		if err := step(w, archives); err != nil {
 			return fail(err)
 		}
@@ -531,7 +531,8 @@ func opIntervalOf(op string, c Counts, resp, svc, lag []byte) (core.OpInterval, 
 	return o, nil
 }
 
-// mergeSummary merges every phase's totals from the shards' summary rows.
+// mergeSummary merges every phase's totals from the shards' summary rows, and
+// gives them their confidence from the merged intervals.
 func mergeSummary(w *Writer, archives []*Archive) error {
 	totals := map[phaseKey]*core.Totals{}
 	for _, pi := range w.m.Phases {
@@ -552,13 +553,29 @@ func mergeSummary(w *Writer, archives []*Archive) error {
 			}
 		}
 	}
+	// Each phase's confidence from the merged intervals (mergeIntervals wrote
+	// them), all phases in one pass.
+	c, rows := newConfider(), make([][]SummaryRow, len(w.m.Phases))
 	for i := range w.m.Phases {
 		pi := &w.m.Phases[i]
 		ops, err := totals[keyOfPhase(pi)].Result()
 		if err != nil {
 			return err
 		}
-		if err := addRows(w.spools[spoolSummary], summaryRows(pi, ops)); err != nil {
+		rows[i] = summaryRows(pi, ops)
+		if err := c.want(pi, rows[i]); err != nil {
+			return err
+		}
+	}
+	if err := w.spools[spoolIntervals].flush(false); err != nil {
+		return err
+	}
+	if err := readSpoolFrom(filepath.Join(w.dir, SpoolDir, spoolIntervals), 0, c.add); err != nil {
+		return err
+	}
+	for i := range w.m.Phases {
+		c.apply(&w.m.Phases[i], rows[i])
+		if err := addRows(w.spools[spoolSummary], rows[i]); err != nil {
 			return err
 		}
 	}

@@ -229,7 +229,11 @@ func (w *Writer) recoverPhase(pi *PhaseInfo) error {
 	pi.ElapsedNs = lastEnd
 	pi.Ended = pi.Started.Add(time.Duration(lastEnd))
 	pi.Error = fmt.Sprintf("cmpbench stopped during this phase (recovered): the %d intervals that reached the disk are kept", intervals)
-	if err := addRows(w.spools[spoolSummary], summaryRows(pi, res)); err != nil {
+	rows := summaryRows(pi, res)
+	if err := w.confide(pi, rows, 0); err != nil {
+		return err
+	}
+	if err := addRows(w.spools[spoolSummary], rows); err != nil {
 		return err
 	}
 	return w.spools[spoolSummary].flush(true)

@@ -104,6 +104,24 @@ type SummaryRow struct {
 	HostCores     int64   `parquet:"host_cores,optional"`
 	HostBusyCores float64 `parquet:"host_busy_cores,optional"`
 	HostSaturated bool    `parquet:"host_saturated,optional"`
+	// How sure the numbers are (format 3; zero in archives before it): the
+	// 95 % confidence intervals of Throughput and of the response time's
+	// percentiles, from the phase's intervals (core/confidence, confidence.go).
+	// Zero where there is none, and CINote says why ("too few intervals",
+	// "p99.99: too few operations").
+	ThroughputLo float64 `parquet:"throughput_lo,optional"`
+	ThroughputHi float64 `parquet:"throughput_hi,optional"`
+	RespP50Lo    int64   `parquet:"resp_p50_lo_ns,optional"`
+	RespP50Hi    int64   `parquet:"resp_p50_hi_ns,optional"`
+	RespP99Lo    int64   `parquet:"resp_p99_lo_ns,optional"`
+	RespP99Hi    int64   `parquet:"resp_p99_hi_ns,optional"`
+	RespP999Lo   int64   `parquet:"resp_p999_lo_ns,optional"`
+	RespP999Hi   int64   `parquet:"resp_p999_hi_ns,optional"`
+	RespP9999Lo  int64   `parquet:"resp_p9999_lo_ns,optional"`
+	RespP9999Hi  int64   `parquet:"resp_p9999_hi_ns,optional"`
+	CINote       string  `parquet:"ci_note,optional"`
+	// Unsteady: the measured phase drifted across its window (PhaseInfo.Unsteady).
+	Unsteady bool `parquet:"unsteady,optional"`
 }
 
 // IntervalRow is one phase x interval x op of intervals.parquet. StartNs and EndNs

@@ -419,13 +419,20 @@ func (w *Writer) PhaseEnded(p *core.PhaseRun) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pi := phaseInfo(p)
-	if i := w.running; i >= 0 && samePhase(&w.m.Phases[i], &pi) {
-		w.m.Phases[i] = pi
+	rows := summaryRows(&pi, p.Totals)
+	running := w.running >= 0 && samePhase(&w.m.Phases[w.running], &pi)
+	if running && len(rows) > 0 {
+		if err := w.confide(&pi, rows, w.runningFrom); err != nil {
+			return err
+		}
+	}
+	if running {
+		w.m.Phases[w.running] = pi
 		w.running = -1
 	} else {
 		w.m.Phases = append(w.m.Phases, pi)
 	}
-	if err := addRows(w.spools[spoolSummary], summaryRows(&pi, p.Totals)); err != nil {
+	if err := addRows(w.spools[spoolSummary], rows); err != nil {
 		return err
 	}
 	if err := addRows(w.spools[spoolServerStats], serverStatRows(p)); err != nil {
@@ -444,6 +451,23 @@ func (w *Writer) PhaseEnded(p *core.PhaseRun) error {
 
 func samePhase(a, b *PhaseInfo) bool {
 	return a.System == b.System && a.Index == b.Index && a.Repetition == b.Repetition
+}
+
+// confide gives a phase's summary rows their confidence intervals, and the
+// phase its drift, from its intervals in the spool (from offset from on).
+func (w *Writer) confide(pi *PhaseInfo, rows []SummaryRow, from int64) error {
+	if err := w.spools[spoolIntervals].flush(false); err != nil {
+		return err
+	}
+	c := newConfider()
+	if err := c.want(pi, rows); err != nil {
+		return err
+	}
+	if err := readSpoolFrom(filepath.Join(w.dir, SpoolDir, spoolIntervals), from, c.add); err != nil {
+		return err
+	}
+	c.apply(pi, rows)
+	return nil
 }
 
 // Validation records one check of loaded data.

@@ -5,6 +5,7 @@ package archivetest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -54,6 +55,13 @@ type Options struct {
 	// method, as a suite's phase written with it: a method of one's own, with
 	// its part in the report (archive/report/section).
 	Method core.MethodStep
+	// Intervals makes every measured phase (but the soak) this many seconds
+	// long (default 3), each second's counts and latencies a little apart from
+	// the next, as a real server's are: enough for confidence intervals.
+	Intervals int
+	// Drift makes the first system's closed-loop throughput change by this
+	// much across its window (-0.3: falls by 30 %), with Intervals.
+	Drift float64
 	// Soak adds a 40 s fixed-rate phase "soak" with server stats sampled every 5 s,
 	// in which the second system stalls for 2 s: long enough for the over-time
 	// charts.
@@ -305,6 +313,9 @@ func newPhaseGen(opt Options, si int, sys string, pi, rp int, spec core.PhaseSpe
 	if pi == 0 {
 		g.secs = 1
 	}
+	if opt.Intervals > 0 && spec.Kind == core.PhaseMeasured {
+		g.secs = opt.Intervals
+	}
 	if g.soak {
 		g.secs = 40
 	}
@@ -361,7 +372,7 @@ func (g *phaseGen) end() {
 func (g *phaseGen) interval(iv int) core.IntervalReport {
 	rep := core.IntervalReport{Index: iv, Start: time.Duration(iv) * time.Second, End: time.Duration(iv+1) * time.Second}
 	for _, k := range g.spec.Workload.OpKinds() {
-		rep.Ops = append(rep.Ops, g.op(k))
+		rep.Ops = append(rep.Ops, g.op(k, iv))
 	}
 	if g.spec.Kind == core.PhaseMeasured {
 		rep.Probe = g.probe(iv)
@@ -369,9 +380,9 @@ func (g *phaseGen) interval(iv int) core.IntervalReport {
 	return rep
 }
 
-// op is one op's second: its count (the second system misses a fixed rate) and
-// latencies from fixed formulas.
-func (g *phaseGen) op(k core.OpKind) core.OpInterval {
+// op is one op's second iv: its count (the second system misses a fixed rate)
+// and latencies from fixed formulas.
+func (g *phaseGen) op(k core.OpKind, iv int) core.OpInterval {
 	si := int64(g.si)
 	n := int64(1000)
 	if g.spec.OpenLoop() {
@@ -384,6 +395,16 @@ func (g *phaseGen) op(k core.OpKind) core.OpInterval {
 		}
 	}
 	n = int64(float64(n) * g.factor)
+	latency := g.latency
+	if g.opt.Intervals > 0 && !g.soak {
+		// A second apart from the next: a few percent, deterministically.
+		x := float64(iv)
+		n = int64(float64(n) * (1 + 0.03*math.Cos(2.3*x+float64(g.si))))
+		latency *= 1 + 0.04*math.Sin(1.7*x+float64(g.pi))
+		if g.si == 0 && g.spec.Name == "closed-1:10" && g.secs > 1 {
+			n = int64(float64(n) * (1 + g.opt.Drift*(x/float64(g.secs-1)-0.5)))
+		}
+	}
 	o := core.OpInterval{Op: k, OK: n}
 	if k == core.OpGet {
 		o.Hits, o.Misses = n-n/10, n/10
@@ -392,13 +413,13 @@ func (g *phaseGen) op(k core.OpKind) core.OpInterval {
 	}
 	svc, resp, lag := core.NewHistogram(), core.NewHistogram(), core.NewHistogram()
 	for i := range n {
-		svc.RecordValue(int64(float64(50_000*(si+1)+(i*7919)%200_000) * g.latency))
+		svc.RecordValue(int64(float64(50_000*(si+1)+(i*7919)%200_000) * latency))
 	}
 	o.Service = summarize(svc)
 	o.Response = o.Service
 	if g.spec.OpenLoop() {
 		for i := range n {
-			resp.RecordValue(int64(float64(60_000*(si+1)+(i*104729)%400_000) * g.latency))
+			resp.RecordValue(int64(float64(60_000*(si+1)+(i*104729)%400_000) * latency))
 			l := int64(20_000 + (i*31)%30_000)
 			if g.opt.Lagged && si == 1 {
 				l *= 40 // 0.8 to 2 ms

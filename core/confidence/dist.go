@@ -2,28 +2,31 @@ package confidence
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Hist is an HDR histogram as a Dist: its quantiles as the report shows them
-// (the highest value of the bucket, HdrHistogram's ValueAtQuantile).
-func Hist(h *hdrhistogram.Histogram) Dist { return hist{h} }
+// Hist is an HDR histogram (the sparse form, as cheap to decode as an
+// interval's is small) as a Dist: its quantiles as the report shows them (the
+// highest value of the bucket, HdrHistogram's ValueAtPercentile).
+func Hist(h *hdrhistogram.PackedHistogram) Dist { return hist{h} }
 
-type hist struct{ h *hdrhistogram.Histogram }
+type hist struct{ h *hdrhistogram.PackedHistogram }
 
 func (d hist) Total() int64            { return d.h.TotalCount() }
-func (d hist) ValueAt(q float64) int64 { return d.h.ValueAtQuantile(q * 100) }
+func (d hist) ValueAt(q float64) int64 { return d.h.ValueAtPercentile(q * 100) }
 
-// AtOrBelow finds the last rank whose value is at or below x: ranks' values
-// rise with the rank, and HdrHistogram answers a rank (as a quantile) without
-// listing its buckets.
+// AtOrBelow sums the buckets whose lowest value is at or below x: x, a value
+// ValueAt returned, is the highest of its bucket.
 func (d hist) AtOrBelow(x int64) int64 {
-	n := d.h.TotalCount()
-	return int64(sort.Search(int(n), func(i int) bool {
-		return d.h.ValueAtQuantile(float64(i+1)/float64(n)*100) > x
-	}))
+	var n int64
+	for v, c := range d.h.ForEachBucket {
+		if v > x {
+			break
+		}
+		n += c
+	}
+	return n
 }
 
 // Values are latencies themselves, sorted, as a Dist: a quantile is the value

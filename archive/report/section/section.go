@@ -102,15 +102,7 @@ var DeliverOp = core.OpDeliver.String()
 // Timed are the rows whose latencies describe the repetition: its deliveries
 // in a pub/sub phase (the publishes' own round trips say little), else every
 // op.
-func (r Rep) Timed() []archive.SummaryRow {
-	if _, ok := r.Info.Spec.(core.PubSubSpec); !ok {
-		return r.Rows
-	}
-	if row, ok := r.Op(DeliverOp); ok {
-		return []archive.SummaryRow{row}
-	}
-	return nil
-}
+func (r Rep) Timed() []archive.SummaryRow { return archive.TimedRows(&r.Info, r.Rows) }
 
 // ChartsDir holds an archive's chart files.
 const ChartsDir = "charts/"

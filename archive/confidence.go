@@ -1,0 +1,388 @@
+package archive
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/confidence"
+)
+
+// ciQuantiles are the response-time percentiles a summary row gives an
+// interval to, with the columns that hold it.
+var ciQuantiles = []struct {
+	q      float64
+	name   string
+	lo, hi func(*SummaryRow) *int64
+}{
+	{0.5, "p50", func(r *SummaryRow) *int64 { return &r.RespP50Lo }, func(r *SummaryRow) *int64 { return &r.RespP50Hi }},
+	{0.99, "p99", func(r *SummaryRow) *int64 { return &r.RespP99Lo }, func(r *SummaryRow) *int64 { return &r.RespP99Hi }},
+	{0.999, "p99.9", func(r *SummaryRow) *int64 { return &r.RespP999Lo }, func(r *SummaryRow) *int64 { return &r.RespP999Hi }},
+	{0.9999, "p99.99", func(r *SummaryRow) *int64 { return &r.RespP9999Lo }, func(r *SummaryRow) *int64 { return &r.RespP9999Hi }},
+}
+
+// PhaseConfidence is how sure a phase's own numbers are, every op merged as
+// its table shows them (format 3): the 95 % intervals of its achieved rate and
+// of its response time's percentiles (TimedRows merged), by percentile name;
+// Note says what has none and why.
+type PhaseConfidence struct {
+	Rate []float64         `json:"rate,omitempty"` // [lo, hi], ops/s
+	Resp map[string][]int64 `json:"resp_ns,omitempty"`
+	Note string             `json:"note,omitempty"`
+}
+
+// RespOf is the interval of percentile name ("p99"); false when there is none.
+func (c *PhaseConfidence) RespOf(name string) (lo, hi int64, ok bool) {
+	if c == nil || len(c.Resp[name]) != 2 {
+		return 0, 0, false
+	}
+	return c.Resp[name][0], c.Resp[name][1], true
+}
+
+// TimedRows are the rows whose latencies describe a phase: its deliveries in
+// a pub/sub phase (the publishes' own round trips say little), else every op.
+func TimedRows(pi *PhaseInfo, rows []SummaryRow) []SummaryRow {
+	if _, ok := pi.Spec.(core.PubSubSpec); !ok {
+		return rows
+	}
+	deliver := core.OpDeliver.String()
+	for _, r := range rows {
+		if r.Op == deliver {
+			return []SummaryRow{r}
+		}
+	}
+	return nil
+}
+
+// Drift is how a measured phase drifted across its window (confidence.Trend):
+// significantly, and by more than a few percent.
+type Drift struct {
+	// What drifted: "throughput", or "p99 of get".
+	What string `json:"what"`
+	// Change is relative to the window's mean: -0.18 fell by 18 %.
+	Change float64 `json:"change"`
+	// AtStart: the window's first SettleS seconds differ from the rest, which
+	// is steady: a warm-up that much longer would leave them out.
+	AtStart bool    `json:"at_start,omitempty"`
+	SettleS float64 `json:"settle_s,omitempty"`
+}
+
+// Sentence says the drift for a caveat: "throughput fell 18 % across the
+// window".
+func (d *Drift) Sentence() string {
+	dir := "rose"
+	if d.Change < 0 {
+		dir = "fell"
+	}
+	if d.AtStart {
+		return fmt.Sprintf("%s %s %.0f %% after the window's first %.0f s: a warm-up that much longer would leave them out", d.What, dir, 100*abs(d.Change), d.SettleS)
+	}
+	return fmt.Sprintf("%s %s %.0f %% across the window", d.What, dir, 100*abs(d.Change))
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// confider gathers, from interval rows as they are read (in order, any
+// phases), what the confidence of the phases it was asked about needs: per
+// phase and op, each interval's operations, length, how many of its
+// operations were at or below the phase's percentiles, and its p99. It holds
+// a few numbers an interval, never a histogram.
+type confider struct {
+	phases map[phaseKey]*phaseWindow
+}
+
+type phaseWindow struct {
+	ops       map[string]*opWindow
+	intervals map[int]float64 // each interval's length, s
+	issued    map[int]float64 // each interval's successful issued operations
+	// timed is the phase's timed ops (TimedRows) merged: their whole
+	// distribution and percentiles, and each interval's counts at or below
+	// them, summed over the ops.
+	timed      *opWindow
+	timedOps   map[string]bool
+	timedTotal map[int][]int64 // per interval: total, then at or below each of timed.xs
+}
+
+type opWindow struct {
+	whole confidence.Dist
+	xs    []int64 // the phase's percentiles (ciQuantiles)
+	spans map[int]confidence.Span
+	p99   map[int]float64
+}
+
+func newConfider() *confider { return &confider{phases: map[phaseKey]*phaseWindow{}} }
+
+// want registers a phase's summary rows: each op's whole response-time
+// distribution and its percentiles.
+func (c *confider) want(pi *PhaseInfo, rows []SummaryRow) error {
+	pw := &phaseWindow{ops: map[string]*opWindow{}, intervals: map[int]float64{}, issued: map[int]float64{},
+		timedOps: map[string]bool{}, timedTotal: map[int][]int64{}}
+	var merged *hdrhistogram.PackedHistogram
+	for i := range rows {
+		r := &rows[i]
+		ow := &opWindow{spans: map[int]confidence.Span{}, p99: map[int]float64{}}
+		if len(r.RespHDR) > 0 {
+			h, err := hdrhistogram.DecodePacked(r.RespHDR)
+			if err != nil {
+				return fmt.Errorf("%s %s: response time: %w", describe(pi), r.Op, err)
+			}
+			ow.whole, ow.xs = confidence.Hist(h), percentiles(confidence.Hist(h))
+		}
+		pw.ops[r.Op] = ow
+	}
+	for _, r := range TimedRows(pi, rows) {
+		pw.timedOps[r.Op] = true
+		if len(r.RespHDR) == 0 {
+			continue
+		}
+		h, err := hdrhistogram.DecodePacked(r.RespHDR)
+		if err != nil {
+			return fmt.Errorf("%s %s: response time: %w", describe(pi), r.Op, err)
+		}
+		if merged == nil {
+			merged = h
+		} else if dropped := merged.Merge(h); dropped > 0 {
+			return fmt.Errorf("%s %s: response time: %d values outside the histogram's range", describe(pi), r.Op, dropped)
+		}
+	}
+	if merged != nil {
+		pw.timed = &opWindow{whole: confidence.Hist(merged), xs: percentiles(confidence.Hist(merged))}
+	}
+	c.phases[keyOfPhase(pi)] = pw
+	return nil
+}
+
+// percentiles are d's ciQuantiles.
+func percentiles(d confidence.Dist) []int64 {
+	xs := make([]int64, len(ciQuantiles))
+	for i, cq := range ciQuantiles {
+		xs[i] = d.ValueAt(cq.q)
+	}
+	return xs
+}
+
+// add reads one interval row; one of a phase not asked about is passed over.
+func (c *confider) add(r *IntervalRow) error {
+	pw := c.phases[phaseKey{r.System, r.PhaseIndex, r.Repetition}]
+	if pw == nil {
+		return nil
+	}
+	secs := float64(r.EndNs-r.StartNs) / 1e9
+	pw.intervals[r.Interval] = secs
+	if op, err := core.ParseOpKind(r.Op); err == nil && op.Issued() {
+		pw.issued[r.Interval] += float64(r.Count)
+	}
+	ow := pw.ops[r.Op]
+	if ow == nil {
+		return nil
+	}
+	lat := counted{}
+	var h *hdrhistogram.PackedHistogram
+	if len(r.RespHDR) > 0 {
+		var err error
+		if h, err = hdrhistogram.DecodePacked(r.RespHDR); err != nil {
+			return fmt.Errorf("%s #%d interval %d %s: response time: %w", r.Phase, r.PhaseIndex, r.Interval, r.Op, err)
+		}
+	}
+	if h != nil && ow.whole != nil {
+		lat = countedAt(confidence.Hist(h), ow.xs)
+	}
+	if pw.timed != nil && pw.timedOps[r.Op] {
+		sum := pw.timedTotal[r.Interval]
+		if sum == nil {
+			sum = make([]int64, 1+len(pw.timed.xs))
+		}
+		if h != nil {
+			at := countedAt(confidence.Hist(h), pw.timed.xs)
+			sum[0] += at.total
+			for i, n := range at.at {
+				sum[1+i] += n
+			}
+		}
+		pw.timedTotal[r.Interval] = sum
+	}
+	ow.spans[r.Interval] = confidence.Span{Ops: float64(r.Count), Seconds: secs, Lat: lat}
+	if r.Count > 0 {
+		ow.p99[r.Interval] = float64(r.RespP99)
+	}
+	return nil
+}
+
+// counted is an interval's latencies as the confidence of its phase needs
+// them: how many, and how many at or below each of the phase's percentiles.
+type counted struct {
+	total int64
+	xs    []int64
+	at    []int64
+}
+
+func countedAt(d confidence.Dist, xs []int64) counted {
+	c := counted{total: d.Total(), xs: xs, at: make([]int64, len(xs))}
+	for i, x := range xs {
+		c.at[i] = d.AtOrBelow(x)
+	}
+	return c
+}
+
+func (c counted) Total() int64 { return c.total }
+
+// ValueAt is not asked of an interval: its phase's percentiles are the whole's.
+func (c counted) ValueAt(float64) int64 { panic("archive: an interval's own quantile was asked for") }
+
+func (c counted) AtOrBelow(x int64) int64 {
+	if i := slices.Index(c.xs, x); i >= 0 {
+		return c.at[i]
+	}
+	panic(fmt.Sprintf("archive: an interval was asked about %d, not one of its phase's percentiles", x))
+}
+
+// apply gives the phase's summary rows their intervals and, for a measured
+// phase that ended ok, the phase its drift.
+func (c *confider) apply(pi *PhaseInfo, rows []SummaryRow) {
+	pw := c.phases[keyOfPhase(pi)]
+	if pw == nil {
+		return
+	}
+	order := slices.Sorted(maps.Keys(pw.intervals))
+	for i := range rows {
+		r := &rows[i]
+		ow := pw.ops[r.Op]
+		if ow == nil {
+			continue
+		}
+		spans := make([]confidence.Span, len(order))
+		for j, idx := range order {
+			s, ok := ow.spans[idx]
+			if !ok {
+				s = confidence.Span{Seconds: pw.intervals[idx], Lat: counted{xs: ow.xs, at: make([]int64, len(ow.xs))}}
+			}
+			spans[j] = s
+		}
+		confide(r, spans, ow)
+	}
+	pi.Confidence = nil
+	if len(rows) > 0 {
+		pi.Confidence = phaseConfidence(rows[0].AchievedRate, pw, order)
+	}
+	pi.Unsteady = nil
+	if pi.Kind != core.PhaseMeasured || pi.Status != core.StatusOK {
+		return
+	}
+	pi.Unsteady = drift(pw, order, rows)
+	for i := range rows {
+		rows[i].Unsteady = pi.Unsteady != nil
+	}
+}
+
+// confide fills one row's intervals, saying in its note what has none.
+func confide(r *SummaryRow, spans []confidence.Span, ow *opWindow) {
+	var notes []string
+	if iv, err := confidence.Rate(spans, confidence.Level); err != nil {
+		notes = append(notes, err.Error())
+	} else {
+		est := (iv.Lo + iv.Hi) / 2
+		if est > 0 {
+			h := (iv.Hi - iv.Lo) / 2 / est
+			r.ThroughputLo, r.ThroughputHi = r.Throughput*(1-h), r.Throughput*(1+h)
+		}
+	}
+	if len(notes) == 0 && ow.whole != nil {
+		for _, cq := range ciQuantiles {
+			iv, err := confidence.Quantile(spans, ow.whole, cq.q, confidence.Level)
+			if err != nil {
+				notes = append(notes, cq.name+": "+err.Error())
+				continue
+			}
+			*cq.lo(r), *cq.hi(r) = int64(iv.Lo), int64(iv.Hi)
+		}
+	}
+	r.CINote = strings.Join(notes, "; ")
+}
+
+// phaseConfidence is the intervals of the phase's achieved rate and of its
+// timed ops' percentiles, merged.
+func phaseConfidence(achieved float64, pw *phaseWindow, order []int) *PhaseConfidence {
+	pc := &PhaseConfidence{}
+	rates := make([]confidence.Span, len(order))
+	for j, idx := range order {
+		rates[j] = confidence.Span{Ops: pw.issued[idx], Seconds: pw.intervals[idx]}
+	}
+	iv, err := confidence.Rate(rates, confidence.Level)
+	if err != nil {
+		pc.Note = err.Error()
+		return pc
+	}
+	if est := (iv.Lo + iv.Hi) / 2; est > 0 {
+		h := (iv.Hi - iv.Lo) / 2 / est
+		pc.Rate = []float64{achieved * (1 - h), achieved * (1 + h)}
+	}
+	if pw.timed == nil {
+		return pc
+	}
+	spans := make([]confidence.Span, len(order))
+	for j, idx := range order {
+		c := counted{xs: pw.timed.xs, at: make([]int64, len(pw.timed.xs))}
+		if sum := pw.timedTotal[idx]; sum != nil {
+			c.total, c.at = sum[0], sum[1:]
+		}
+		spans[j] = confidence.Span{Seconds: pw.intervals[idx], Lat: c}
+	}
+	var notes []string
+	for _, cq := range ciQuantiles {
+		iv, err := confidence.Quantile(spans, pw.timed.whole, cq.q, confidence.Level)
+		if err != nil {
+			notes = append(notes, cq.name+": "+err.Error())
+			continue
+		}
+		if pc.Resp == nil {
+			pc.Resp = map[string][]int64{}
+		}
+		pc.Resp[cq.name] = []int64{int64(iv.Lo), int64(iv.Hi)}
+	}
+	pc.Note = strings.Join(notes, "; ")
+	return pc
+}
+
+// drift is the phase's drift, if it has one: its throughput's first, then
+// each op's p99 (in the rows' order).
+func drift(pw *phaseWindow, order []int, rows []SummaryRow) *Drift {
+	settle := func(d confidence.Drift) float64 {
+		var s float64
+		for _, idx := range order[:min(d.Settle, len(order))] {
+			s += pw.intervals[idx]
+		}
+		return s
+	}
+	ys := make([]float64, 0, len(order))
+	for _, idx := range order {
+		if secs := pw.intervals[idx]; secs > 0 {
+			ys = append(ys, pw.issued[idx]/secs)
+		}
+	}
+	if d, err := confidence.Trend(ys, confidence.TrendLevel, confidence.SteadyRate); err == nil && d.Unsteady(confidence.SteadyRate) {
+		return &Drift{What: "throughput", Change: d.Change, AtStart: d.AtStart, SettleS: settle(d)}
+	}
+	for _, r := range rows {
+		ow := pw.ops[r.Op]
+		if ow == nil || len(ow.p99) < len(order) {
+			continue // an interval without this op: its p99 over time has holes
+		}
+		ys := make([]float64, len(order))
+		for j, idx := range order {
+			ys[j] = ow.p99[idx]
+		}
+		if d, err := confidence.Trend(ys, confidence.TrendLevel, confidence.SteadyP99); err == nil && d.Unsteady(confidence.SteadyP99) {
+			return &Drift{What: "p99 of " + r.Op, Change: d.Change, AtStart: d.AtStart, SettleS: settle(d)}
+		}
+	}
+	return nil
+}

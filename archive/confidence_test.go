@@ -1,0 +1,81 @@
+package archive_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/archivetest"
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// Each measured phase's numbers are archived with their 95 % intervals, and
+// what has none says why; a phase whose throughput fell across its window is
+// archived unsteady, by how much, and a steady one is not.
+func TestConfidenceIsArchived(t *testing.T) {
+	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{Intervals: 30, Drift: -0.3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, r := range a.Summary {
+		switch {
+		case r.Kind == string(core.PhaseLoad):
+			if r.CINote != "too few intervals" || r.ThroughputHi != 0 {
+				t.Errorf("%s %s %s (1 s): note %q, throughput interval %g-%g", r.System, r.Phase, r.Op, r.CINote, r.ThroughputLo, r.ThroughputHi)
+			}
+		case r.Phase == "soak":
+		default:
+			checked++
+			// A drifting window's mean is as uncertain as its drift is large.
+			drifting := r.System == a.Manifest.Systems[0].Name && r.Phase == "closed-1:10"
+			if !(r.ThroughputLo < r.Throughput && r.Throughput < r.ThroughputHi) || (r.ThroughputHi-r.ThroughputLo)/r.Throughput > 0.2 && !drifting {
+				t.Errorf("%s %s %s: throughput %g, interval %g-%g", r.System, r.Phase, r.Op, r.Throughput, r.ThroughputLo, r.ThroughputHi)
+			}
+			for _, p := range []struct {
+				name        string
+				q           float64
+				lo, val, hi int64
+			}{{"p50", 0.5, r.RespP50Lo, r.RespP50, r.RespP50Hi}, {"p99", 0.99, r.RespP99Lo, r.RespP99, r.RespP99Hi}, {"p99.9", 0.999, r.RespP999Lo, r.RespP999, r.RespP999Hi}} {
+				if float64(r.Count)*(1-p.q) < 20 {
+					if p.hi != 0 || !strings.Contains(r.CINote, p.name+": too few operations") {
+						t.Errorf("%s %s %s: %s of %d operations: interval %d-%d, note %q", r.System, r.Phase, r.Op, p.name, r.Count, p.lo, p.hi, r.CINote)
+					}
+					continue
+				}
+				if !(p.lo <= p.val && p.val <= p.hi) || p.lo <= 0 || p.lo == p.hi {
+					t.Errorf("%s %s %s: %s %d, interval %d-%d", r.System, r.Phase, r.Op, p.name, p.val, p.lo, p.hi)
+				}
+			}
+			if r.RespP9999Hi != 0 || !strings.Contains(r.CINote, "p99.99: too few operations") {
+				t.Errorf("%s %s %s: p99.99 of %d operations: interval %d-%d, note %q", r.System, r.Phase, r.Op, r.Count, r.RespP9999Lo, r.RespP9999Hi, r.CINote)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no measured phase checked")
+	}
+	for _, pi := range a.Manifest.Phases {
+		if pi.Kind != core.PhaseMeasured || pi.Name == "soak" {
+			continue
+		}
+		drifts := pi.System == a.Manifest.Systems[0].Name && pi.Name == "closed-1:10"
+		c := pi.Confidence
+		if c == nil || len(c.Rate) != 2 || c.Rate[0] >= c.Rate[1] {
+			t.Errorf("%s %s: phase confidence %+v", pi.System, pi.Name, c)
+		} else if lo, hi, ok := c.RespOf("p99"); !ok || lo >= hi || lo <= 0 {
+			t.Errorf("%s %s: every op's p99 interval %d-%d (%v)", pi.System, pi.Name, lo, hi, ok)
+		}
+		switch u := pi.Unsteady; {
+		case drifts && (u == nil || u.What != "throughput" || math.Abs(u.Change+0.3) > 0.05):
+			t.Errorf("%s %s fell by 30 %%: unsteady %+v", pi.System, pi.Name, u)
+		case !drifts && u != nil:
+			t.Errorf("%s %s is steady: unsteady %+v (%s)", pi.System, pi.Name, u, u.Sentence())
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package confidence
+
+import (
+	"errors"
+	"math"
+)
+
+// Estimate is a measured value and how sure it is: the interval at Level of
+// the one window it comes from, and the values of each repetition when there
+// were several (then they decide: they hold the run-to-run variance too).
+type Estimate struct {
+	Value  float64
+	Lo, Hi float64 // at Level; both zero when unknown
+	Reps   []float64
+}
+
+// ErrNoInterval: an estimate says nothing of how sure it is (an archive from
+// before intervals, a window too short): a change against it cannot be
+// called significant or not.
+var ErrNoInterval = errors.New("no interval")
+
+// Change is how b differs from a, relative to a ((b-a)/a: +0.123 is 12.3 %
+// more), with its interval at the level asked.
+type Change struct {
+	Rel, Lo, Hi float64
+}
+
+// Significant: the interval does not hold zero.
+func (c Change) Significant() bool { return c.Lo > 0 || c.Hi < 0 }
+
+// logScale is an estimate on the log scale (a ratio's natural one): the log
+// of its value, its standard error and the degrees of freedom of that
+// (infinite when it comes from an interval: taken as normal).
+type logScale struct {
+	mean, se, dof float64
+}
+
+func (e Estimate) log() (logScale, error) {
+	if len(e.Reps) >= 2 {
+		ls := make([]float64, len(e.Reps))
+		for i, v := range e.Reps {
+			if v <= 0 {
+				return logScale{}, ErrNoInterval
+			}
+			ls[i] = math.Log(v)
+		}
+		m := mean(ls)
+		var ss float64
+		for _, v := range ls {
+			ss += (v - m) * (v - m)
+		}
+		n := float64(len(ls))
+		return logScale{mean: m, se: math.Sqrt(ss / (n - 1) / n), dof: n - 1}, nil
+	}
+	if e.Value <= 0 || e.Lo <= 0 || e.Hi <= 0 || e.Hi < e.Lo {
+		return logScale{}, ErrNoInterval
+	}
+	// The interval's half width on the log scale, at Level.
+	se := (math.Log(e.Hi) - math.Log(e.Lo)) / 2 / z(Level)
+	return logScale{mean: math.Log(e.Value), se: se, dof: math.Inf(1)}, nil
+}
+
+// Compare is the change from a to b, with its interval at level: Welch's t on
+// the log scale, each side's standard error from its repetitions or, with one
+// repetition, from its window's interval.
+func Compare(a, b Estimate, level float64) (Change, error) {
+	la, err := a.log()
+	if err != nil {
+		return Change{}, err
+	}
+	lb, err := b.log()
+	if err != nil {
+		return Change{}, err
+	}
+	d := lb.mean - la.mean
+	se := math.Hypot(la.se, lb.se)
+	q := z(level)
+	if dof := welch(la, lb); !math.IsInf(dof, 1) {
+		q = t(level, dof)
+	}
+	return Change{Rel: math.Expm1(d), Lo: math.Expm1(d - q*se), Hi: math.Expm1(d + q*se)}, nil
+}
+
+// welch is the Welch-Satterthwaite degrees of freedom of the difference.
+func welch(a, b logScale) float64 {
+	va, vb := a.se*a.se, b.se*b.se
+	den := 0.0
+	if !math.IsInf(a.dof, 1) {
+		den += va * va / a.dof
+	}
+	if !math.IsInf(b.dof, 1) {
+		den += vb * vb / b.dof
+	}
+	if den == 0 {
+		return math.Inf(1)
+	}
+	return math.Max(1, (va+vb)*(va+vb)/den)
+}
