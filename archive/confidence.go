@@ -30,7 +30,7 @@ var ciQuantiles = []struct {
 // of its response time's percentiles (TimedRows merged), by percentile name;
 // Note says what has none and why.
 type PhaseConfidence struct {
-	Rate []float64         `json:"rate,omitempty"` // [lo, hi], ops/s
+	Rate []float64          `json:"rate,omitempty"` // [lo, hi], ops/s
 	Resp map[string][]int64 `json:"resp_ns,omitempty"`
 	Note string             `json:"note,omitempty"`
 }
