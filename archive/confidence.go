@@ -185,7 +185,7 @@ func (c *confider) add(r *IntervalRow) error {
 	if ow == nil {
 		return nil
 	}
-	lat := counted{}
+	lat := counted{xs: ow.xs, at: make([]int64, len(ow.xs))} // none timed: none at or below
 	var h *hdrhistogram.PackedHistogram
 	if len(r.RespHDR) > 0 {
 		var err error
@@ -241,6 +241,9 @@ func (c counted) ValueAt(float64) int64 { panic("archive: an interval's own quan
 func (c counted) AtOrBelow(x int64) int64 {
 	if i := slices.Index(c.xs, x); i >= 0 {
 		return c.at[i]
+	}
+	if c.total == 0 {
+		return 0
 	}
 	panic(fmt.Sprintf("archive: an interval was asked about %d, not one of its phase's percentiles", x))
 }

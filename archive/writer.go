@@ -426,6 +426,9 @@ func (w *Writer) PhaseEnded(p *core.PhaseRun) error {
 			return err
 		}
 	}
+	if pi.Unsteady != nil {
+		p.Unsteady = pi.Unsteady.Sentence()
+	}
 	if running {
 		w.m.Phases[w.running] = pi
 		w.running = -1

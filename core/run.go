@@ -82,6 +82,10 @@ type PhaseRun struct {
 	// ClientLagged is set when the client's own send delay is a material share of
 	// the response time (see ClientLagged).
 	ClientLagged bool
+	// Unsteady says how a measured phase drifted across its window, when it
+	// did (the archive's sink judges it from the intervals it holds, as it
+	// records the phase, before anyone is told the phase ended): "" when steady.
+	Unsteady string
 	// Host is what the whole machine did during the phase (nil when it could not
 	// be read, or the phase was shorter than a second): the servers under test
 	// share it with the client on loopback.

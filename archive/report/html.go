@@ -135,6 +135,7 @@ type rateView struct {
 	Rate, Latency string
 	NS, Bad       bool   // not sustained; a status that is not ok
 	Flags, Status string // client-bound and the like; the status when not ok
+	Versus        string // in the headline: how it differs from the first system, and whether significantly
 }
 
 // phaseView is one measured phase: what it is, its compact table, its full
@@ -255,10 +256,16 @@ func (d *data) headline() headline {
 		if ph.info.Rate > 0 {
 			row.Kind = "fixed rate, p99 response time"
 		}
-		for _, sys := range d.systems {
-			r := d.rateView(d.cell(ph, sys))
-			if v, ok := d.cell(ph, sys).timedQuantile(99); ok {
+		for i, sys := range d.systems {
+			c := d.cell(ph, sys)
+			r := d.rateView(c)
+			if v, ok := c.timedQuantile(99); ok {
 				r.Latency = ms(v) + " ms"
+			}
+			if i > 0 && d.sure() {
+				if v := versus(d.cell(ph, d.systems[0]), c); v != "" {
+					r.Versus = "against " + d.systems[0] + ": " + v
+				}
 			}
 			row.Cells = append(row.Cells, r)
 		}
@@ -334,11 +341,20 @@ func (d *data) phaseRows(ph phaseRef) []phaseRow {
 	for _, sys := range d.systems {
 		c := d.cell(ph, sys)
 		row := phaseRow{System: sys, Rate: d.rateView(c), Errors: "—"}
+		if h, ok := c.rateSure(); ok && d.sure() {
+			row.Rate.Rate += plusMinus(h)
+		}
 		lat := []*string{&row.P50, &row.P99, &row.P999, &row.P9999}
-		for i, q := range []float64{50, 99, 99.9, 99.99} {
+		for i, q := range []struct {
+			name string
+			q    float64
+		}{{"p50", 50}, {"p99", 99}, {"p99.9", 99.9}, {"p99.99", 99.99}} {
 			*lat[i] = "—"
-			if n, ok := c.timedQuantile(q); ok {
+			if n, ok := c.timedQuantile(q.q); ok {
 				*lat[i] = ms(n)
+				if h, ok := c.timedSure(q.name, q.q); ok && d.sure() {
+					*lat[i] += plusMinus(h)
+				}
 			}
 		}
 		if reps := c.measured(); len(reps) > 0 {

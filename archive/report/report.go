@@ -65,6 +65,7 @@ func (d *data) markdown(charts []*chart.Chart) []byte {
 	}
 	d.pubsubSection(&b)
 	d.tables(&b)
+	d.sureSection(&b)
 	d.stallSection(&b)
 	chartList(&b, charts)
 	d.costTable(&b)
@@ -145,6 +146,9 @@ func (d *data) resultsIntro(b *strings.Builder) {
 	fmt.Fprintf(b, "**client-stalled** marks a phase during which the client process itself was not running (stopped, or starved of CPU) for %s or more at a time; a measured phase in which it stood still for %.0f%% of the phase and at least %s failed.", threshold(core.StallGap), core.ClientStalledFraction*100, threshold(core.StallFailFloor))
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, " Each value is the median of %d repetitions; the spread column gives their range and coefficient of variation.", d.m.Repeat)
+	}
+	if note := d.sureNote(); note != "" {
+		b.WriteString(" " + strings.TrimSpace(note))
 	}
 	b.WriteString("\n\n" + tablesNote)
 }
@@ -342,7 +346,7 @@ func (d *data) tables(b *strings.Builder) {
 // phaseTable writes one measured phase's table and, for a fixed-rate phase, where
 // its response time came from.
 func (d *data) phaseTable(b *strings.Builder, ph phaseRef) {
-	t := resultTable{ph: ph, ops: d.ops(ph), spread: d.m.Repeat > 1, open: ph.info.Rate > 0, latencies: closedLoopLatencies}
+	t := resultTable{ph: ph, ops: d.ops(ph), spread: d.m.Repeat > 1, open: ph.info.Rate > 0, sure: d.sure(), latencies: closedLoopLatencies}
 	if t.open {
 		t.latencies = openLoopLatencies
 	}
@@ -351,6 +355,11 @@ func (d *data) phaseTable(b *strings.Builder, ph phaseRef) {
 		t.row(b, sys, d.cell(ph, sys))
 	}
 	b.WriteString("\n")
+	if t.sure {
+		if notes := d.unsure(ph); len(notes) > 0 {
+			fmt.Fprintf(b, "No interval: %s.\n\n", literals(notes, "; "))
+		}
+	}
 	if t.open {
 		d.lagTable(b, ph, t.ops)
 	}
@@ -367,6 +376,7 @@ type resultTable struct {
 	ops       []string
 	spread    bool
 	open      bool
+	sure      bool // show each number's interval (format 3)
 	latencies []latencyColumn
 }
 
@@ -398,14 +408,22 @@ func (t resultTable) row(b *strings.Builder, sys string, c cell) {
 		return
 	}
 	tp := c.throughput()
-	fmt.Fprintf(b, "| %s | %s |", sys, rateCell(tp, reps))
+	pm := ""
+	if h, ok := c.rateSure(); ok && t.sure {
+		pm = plusMinus(h)
+	}
+	fmt.Fprintf(b, "| %s | %s |", sys, rateCell(tp, reps, pm))
 	if t.spread {
 		fmt.Fprintf(b, " %s–%s, CV %.1f%% |", thousands(int64(math.Round(tp.Min))), thousands(int64(math.Round(tp.Max))), tp.CV*100)
 	}
 	for _, op := range t.ops {
 		for _, l := range t.latencies {
 			if v, ok := c.latency(op, l.pick); ok {
-				fmt.Fprintf(b, " %s |", latencyCell(v))
+				pm := ""
+				if t.sure {
+					pm = c.latencySure(op, l)
+				}
+				fmt.Fprintf(b, " %s%s |", latencyCell(v), pm)
 			} else {
 				b.WriteString(" — |")
 			}
@@ -424,16 +442,18 @@ var phaseFlags = []struct {
 	{func(p archive.PhaseInfo) bool { return p.ClientLagged }, " (client-lagged)"},
 	{func(p archive.PhaseInfo) bool { return p.ClientStalledNs > 0 }, " (client-stalled)"},
 	{func(p archive.PhaseInfo) bool { return p.HostSaturated }, " (host-saturated)"},
+	{func(p archive.PhaseInfo) bool { return p.Unsteady != nil }, " (unsteady)"},
 }
 
 // rateCell is a phase's median throughput tp over its repetitions reps, with the
-// target rate, NS when a repetition did not sustain it, and the phase's flags.
-func rateCell(tp archive.Spread, reps []rep) string {
+// target rate, NS when a repetition did not sustain it, its interval pm (" ±1
+// %", or none) and the phase's flags.
+func rateCell(tp archive.Spread, reps []rep, pm string) string {
 	rate, ns, flags := rateParts(tp, reps)
 	if ns {
 		rate = "**NS** " + rate
 	}
-	return rate + flags
+	return rate + pm + flags
 }
 
 // rateParts are a rate cell's parts: the median rate (of the target, if any),
@@ -864,6 +884,9 @@ func repCaveats(where string, r rep) []string {
 	var out []string
 	if r.info.Status != core.StatusOK {
 		out = append(out, fmt.Sprintf("%s ended %s: %s", where, r.info.Status, literal(r.info.Error)))
+	}
+	if u := r.info.Unsteady; u != nil {
+		out = append(out, fmt.Sprintf("%s is unsteady: %s; its numbers average a moving target.", where, u.Sentence()))
 	}
 	if !r.sustained() && len(r.rows) > 0 {
 		out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,

@@ -285,6 +285,9 @@ func endLine(st plan.Step, r *core.PhaseRun) string {
 	if h := r.Host; h != nil && h.Saturated {
 		parts = append(parts, "HOST-SATURATED: "+h.String())
 	}
+	if r.Unsteady != "" {
+		parts = append(parts, "UNSTEADY: "+r.Unsteady)
+	}
 	line := fmt.Sprintf("%s: %s %s in %s: %s ops ok (%s), %d errors", st.System, st.Spec.Name, r.End.Status,
 		r.End.Elapsed.Round(time.Millisecond), plan.FormatCount(ok), achievedRate(r), errs)
 	if len(parts) > 0 {
