@@ -1,6 +1,7 @@
 // Package compare sets two archives side by side: per measured phase and op, the
-// change in throughput and latency percentiles, judged against a noise band and a
-// regression threshold, and flagged UNSTABLE where repetitions disagree.
+// change in throughput and latency percentiles with its confidence interval,
+// judged significant or within noise (by fixed bands where an archive holds no
+// intervals), and flagged UNSTABLE where repetitions disagree.
 package compare
 
 import (
@@ -15,17 +16,21 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/confidence"
 )
 
 // Options are the judgement thresholds, as fractions.
 type Options struct {
 	Threshold float64 // beyond this change: regression or improvement (default 0.05)
-	Noise     float64 // within this change: unchanged (default 0.03)
+	Noise     float64 // without an interval, within this change: unchanged (default 0.03)
 	Unstable  float64 // repetitions' coefficient of variation above this: UNSTABLE (default 0.10)
+	// Confidence is the level at which a change must be significant to be a
+	// regression or improvement (default 0.95; 0 is the default).
+	Confidence float64
 }
 
 // Defaults for Options.
-var Defaults = Options{Threshold: 0.05, Noise: 0.03, Unstable: 0.10}
+var Defaults = Options{Threshold: 0.05, Noise: 0.03, Unstable: 0.10, Confidence: confidence.Level}
 
 // Resolution is the smallest relative change compare tells from none, whatever the
 // noise band: latencies come from HdrHistograms with 3 significant digits, whose
@@ -36,14 +41,15 @@ const Resolution = 0.001
 // Verdicts. A phase that did not end ok on a side is not compared: its verdict is
 // its status there (failed, interrupted or skipped; B's when both did not end ok).
 const (
-	Unchanged     = "unchanged"
-	Minor         = "minor"       // beyond the noise band, within the threshold
-	Improvement   = "improvement" // beyond the threshold, for the better
-	Regression    = "regression"  // beyond the threshold, for the worse
-	Unstable      = "UNSTABLE"    // repetitions vary too much to judge
-	NotComparable = "NS"          // a fixed-rate step not sustained on one side: latencies not judged
-	Missing       = "missing"     // the phase or op is in one archive only
-	Absent        = "absent"      // no value on a side: no operation of the op succeeded, so none was timed
+	Unchanged     = "unchanged"    // no interval: within the noise band
+	Minor         = "minor"        // no interval: beyond the noise band, within the threshold
+	WithinNoise   = "within noise" // not significant, or within the threshold
+	Improvement   = "improvement"  // beyond the threshold (and significant), for the better
+	Regression    = "regression"   // beyond the threshold (and significant), for the worse
+	Unstable      = "UNSTABLE"     // repetitions vary too much to judge
+	NotComparable = "NS"           // a fixed-rate step not sustained on one side: latencies not judged
+	Missing       = "missing"      // the phase or op is in one archive only
+	Absent        = "absent"       // no value on a side: no operation of the op succeeded, so none was timed
 )
 
 // Row is one metric of one op of one phase of one system.
@@ -56,13 +62,18 @@ type Row struct {
 	// "interrupted", "skipped"); empty where the archive does not have it.
 	StatusA, StatusB string
 	Change           float64 // (B - A) / A, when both have a value; ±Inf from a zero A
-	Verdict          string
+	// Lo and Hi bound Change at Options.Confidence where Basis says what they
+	// come from; Basis is empty where a side has no interval (an archive before
+	// format 3, a window too short): then the fixed bands judged.
+	Lo, Hi  float64
+	Basis   string
+	Verdict string
 }
 
 // Compared reports whether the row's numbers were set against each other.
 func (r Row) Compared() bool {
 	switch r.Verdict {
-	case Unchanged, Minor, Improvement, Regression, Unstable, NotComparable:
+	case Unchanged, Minor, WithinNoise, Improvement, Regression, Unstable, NotComparable:
 		return true
 	}
 	return false
@@ -77,20 +88,28 @@ type key struct{ system, phase, op string }
 
 type phaseKey struct{ system, phase string }
 
-// metric reads one number from a summary row; lowerIsBetter for latencies, which
-// only rows with successful operations have.
+// metric reads one number from a summary row, and its 95 % interval (zero
+// where there is none); lowerIsBetter for latencies, which only rows with
+// successful operations have.
 type metric struct {
 	name          string
 	lowerIsBetter bool
 	value         func(archive.SummaryRow) float64
+	interval      func(archive.SummaryRow) (lo, hi float64)
 }
 
 var metrics = []metric{
-	{"ops/s", false, func(r archive.SummaryRow) float64 { return r.Throughput }},
-	{"p50 ms", true, func(r archive.SummaryRow) float64 { return float64(r.RespP50) / 1e6 }},
-	{"p99 ms", true, func(r archive.SummaryRow) float64 { return float64(r.RespP99) / 1e6 }},
-	{"p99.9 ms", true, func(r archive.SummaryRow) float64 { return float64(r.RespP999) / 1e6 }},
+	{"ops/s", false, func(r archive.SummaryRow) float64 { return r.Throughput },
+		func(r archive.SummaryRow) (float64, float64) { return r.ThroughputLo, r.ThroughputHi }},
+	{"p50 ms", true, func(r archive.SummaryRow) float64 { return ms(r.RespP50) },
+		func(r archive.SummaryRow) (float64, float64) { return ms(r.RespP50Lo), ms(r.RespP50Hi) }},
+	{"p99 ms", true, func(r archive.SummaryRow) float64 { return ms(r.RespP99) },
+		func(r archive.SummaryRow) (float64, float64) { return ms(r.RespP99Lo), ms(r.RespP99Hi) }},
+	{"p99.9 ms", true, func(r archive.SummaryRow) float64 { return ms(r.RespP999) },
+		func(r archive.SummaryRow) (float64, float64) { return ms(r.RespP999Lo), ms(r.RespP999Hi) }},
 }
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // has says whether a row has the metric: latencies exist only when something was
 // timed, and a latency of 0 is none measured (an imported source that did not give
@@ -100,15 +119,17 @@ func (m metric) has(r archive.SummaryRow) bool {
 }
 
 // side is one archive's measured phases: their rows, grouped over repetitions, and
-// how each phase ended.
+// how each phase ended; intervals when the archive's rows can hold intervals.
 type side struct {
-	rows   map[key][]archive.SummaryRow
-	status map[phaseKey]string
-	order  map[phaseKey]int
+	rows      map[key][]archive.SummaryRow
+	status    map[phaseKey]string
+	order     map[phaseKey]int
+	intervals bool
 }
 
 func group(a *archive.Archive) side {
-	s := side{rows: map[key][]archive.SummaryRow{}, status: map[phaseKey]string{}, order: map[phaseKey]int{}}
+	s := side{rows: map[key][]archive.SummaryRow{}, status: map[phaseKey]string{}, order: map[phaseKey]int{},
+		intervals: a.Manifest.FormatVersion >= formatWithIntervals}
 	statuses := map[phaseKey][]string{}
 	for _, p := range a.Manifest.Phases {
 		if p.Kind == core.PhaseMeasured {
@@ -227,14 +248,15 @@ func (p pair) rowsOf(k key, o Options) []Row {
 	}
 	rows := make([]Row, 0, len(metrics))
 	for _, m := range metrics {
-		rows = append(rows, judgeMetric(base, m, p.a.rows[k], p.b.rows[k], o))
+		rows = append(rows, p.judgeMetric(base, m, k, o))
 	}
 	return rows
 }
 
-// judgeMetric is base's row for metric m, its values from A's rows ra and B's rows
-// rb (over repetitions), with its change and verdict.
-func judgeMetric(base Row, m metric, ra, rb []archive.SummaryRow, o Options) Row {
+// judgeMetric is base's row for metric m of k, its values from A's and B's rows
+// (over repetitions), with its change and verdict.
+func (p pair) judgeMetric(base Row, m metric, k key, o Options) Row {
+	ra, rb := p.a.rows[k], p.b.rows[k]
 	row := base
 	row.Metric = m.name
 	pa, pb := spread(ra, m), spread(rb, m)
@@ -252,6 +274,10 @@ func judgeMetric(base Row, m metric, ra, rb []archive.SummaryRow, o Options) Row
 	default:
 		row.Change = change(row.A, row.B)
 		row.Verdict = judge(row.Change, m.lowerIsBetter, o)
+		if c, basis, ok := p.interval(m, ra, rb, o); ok {
+			row.Lo, row.Hi, row.Basis = c.Lo, c.Hi, basis
+			row.Verdict = judgeSignificant(row.Change, c, m.lowerIsBetter, o)
+		}
 		switch {
 		case m.lowerIsBetter && (!sustainedAll(ra) || !sustainedAll(rb)):
 			row.Verdict = NotComparable
@@ -306,6 +332,7 @@ func sustainedAll(rows []archive.SummaryRow) bool {
 	return true
 }
 
+// judge judges a change without an interval, by the fixed bands.
 func judge(change float64, lowerIsBetter bool, o Options) string {
 	c := math.Abs(change)
 	switch {
@@ -313,11 +340,17 @@ func judge(change float64, lowerIsBetter bool, o Options) string {
 		return Unchanged
 	case c <= o.Threshold:
 		return Minor
-	case (change < 0) == lowerIsBetter:
-		return Improvement
-	default:
-		return Regression
 	}
+	return direction(change, lowerIsBetter)
+}
+
+// direction is the verdict of a change that counts: an improvement or a
+// regression.
+func direction(change float64, lowerIsBetter bool) string {
+	if (change < 0) == lowerIsBetter {
+		return Improvement
+	}
+	return Regression
 }
 
 // Count returns how many rows have the verdict.
@@ -331,8 +364,9 @@ func Count(rows []Row, verdict string) int {
 	return n
 }
 
-// Summary is the comparison's totals in a sentence, and a second naming the
-// phases that ended ok in A but not in B, when any did.
+// Summary is the comparison's totals in a sentence, a second naming the phases
+// that ended ok in A but not in B, when any did, and what judged the changes
+// where it was not both sides' repetitions (notes).
 func Summary(rows []Row, o Options) []string {
 	notOK := 0
 	for _, r := range rows {
@@ -340,12 +374,22 @@ func Summary(rows []Row, o Options) []string {
 			notOK++
 		}
 	}
-	out := []string{fmt.Sprintf("%d regressions, %d improvements, %d unstable, %d missing, %d absent, %d not compared because a phase did not end ok (threshold %.4g%%, noise %.4g%%)",
-		Count(rows, Regression), Count(rows, Improvement), Count(rows, Unstable), Count(rows, Missing), Count(rows, Absent), notOK, o.Threshold*100, o.Noise*100)}
+	t := tally(rows)
+	counts := fmt.Sprintf("%d regressions, %d improvements, ", Count(rows, Regression), Count(rows, Improvement))
+	bands := fmt.Sprintf("threshold %.4g%%", o.Threshold*100)
+	if t.withInterval > 0 {
+		counts += fmt.Sprintf("%d within noise, ", Count(rows, WithinNoise))
+		bands += fmt.Sprintf(", confidence %.4g%%", o.level()*100)
+	}
+	if t.byBands > 0 {
+		bands += fmt.Sprintf(", noise %.4g%%", o.Noise*100)
+	}
+	out := []string{fmt.Sprintf("%s%d unstable, %d missing, %d absent, %d not compared because a phase did not end ok (%s)",
+		counts, Count(rows, Unstable), Count(rows, Missing), Count(rows, Absent), notOK, bands)}
 	if failed := FailedInB(rows); len(failed) > 0 {
 		out = append(out, "ended ok in A but not in B: "+strings.Join(failed, ", "))
 	}
-	return out
+	return append(out, t.notes()...)
 }
 
 // FailedInB lists the phases ("system/phase (status)") that ended ok in A and not
@@ -403,14 +447,23 @@ func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "SYSTEM\tPHASE\tOP\tMETRIC\tA\tB\tCHANGE\tVERDICT\t")
 	for _, r := range rows {
-		chg := "—"
-		if r.Compared() {
-			chg = percent(r.Change)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.System, r.Phase, dash(r.Op), dash(r.Metric),
-			cell(r.A, r.HasA, r.StatusA), cell(r.B, r.HasB, r.StatusB), chg, r.Verdict)
+			cell(r.A, r.HasA, r.StatusA), cell(r.B, r.HasB, r.StatusB), r.ChangeText(), r.Verdict)
 	}
 	return tw.Flush()
+}
+
+// ChangeText is the row's change as compare prints it: "+12.3% [+9.1, +15.6]"
+// with its interval (in percent), "+12.3%" without one, "—" where values were
+// not compared.
+func (r Row) ChangeText() string {
+	switch {
+	case !r.Compared():
+		return "—"
+	case r.Basis == "":
+		return percent(r.Change)
+	}
+	return fmt.Sprintf("%s [%+.1f, %+.1f]", percent(r.Change), r.Lo*100, r.Hi*100)
 }
 
 func cell(v float64, has bool, status string) string {

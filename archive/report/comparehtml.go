@@ -110,13 +110,7 @@ func comparePhases(rows []compare.Row) []*phaseRows {
 }
 
 func viewRow(r compare.Row) compareRow {
-	v := compareRow{System: r.System, Op: dash(r.Op), Metric: dash(r.Metric), A: sideValue(r.A, r.HasA, r.StatusA), B: sideValue(r.B, r.HasB, r.StatusB), Change: "—", Verdict: r.Verdict}
-	if r.Compared() {
-		v.Change = fmt.Sprintf("%+.1f%%", r.Change*100)
-		if math.IsInf(r.Change, 0) {
-			v.Change = fmt.Sprintf("%+.0f (from 0)", r.Change)
-		}
-	}
+	v := compareRow{System: r.System, Op: dash(r.Op), Metric: dash(r.Metric), A: sideValue(r.A, r.HasA, r.StatusA), B: sideValue(r.B, r.HasB, r.StatusB), Change: r.ChangeText(), Verdict: r.Verdict}
 	switch r.Verdict {
 	case compare.Regression:
 		v.Class = "regression"

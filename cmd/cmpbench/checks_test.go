@@ -118,6 +118,7 @@ func TestWrongArgumentsAreBadInput(t *testing.T) {
 	}{
 		{[]string{"compare", "A"}, "cmpbench compare: accepts 2 arg(s), received 1 (usage: cmpbench compare A B [flags])"},
 		{[]string{"report"}, "cmpbench report: accepts 1 arg(s), received 0"},
+		{[]string{"compare", "--confidence", "95", "A", "B"}, "--confidence 95: need a level between 0 and 1 (0.95 is 95 %)"},
 		{[]string{"verify", "a", "b"}, "cmpbench verify: accepts 1 arg(s), received 2"},
 		{[]string{"nosuch"}, `cmpbench: unknown command "nosuch" (commands: adapters, audit, compare,`},
 		{[]string{"export"}, "cmpbench export needs a command: csv, hlog"},

@@ -320,11 +320,16 @@ func newCompareCmd(g *globals) *cobra.Command {
 		Use:   "compare A B",
 		Short: "Compare two archives phase by phase: throughput and latency changes",
 		Long: `For every measured phase and op of two archives (matched by system, phase and op),
-prints throughput and p50/p99/p99.9 of A and B and the change. A change within the
-noise band, or below 0.1% (the histograms' resolution), is unchanged; beyond the
-threshold a regression or improvement; in between minor. UNSTABLE marks metrics whose
-repetitions (--repeat) vary by more than the unstable CV, NS latencies of fixed-rate
-phases not sustained. A phase that did not end ok on a side is shown with its status
+prints throughput and p50/p99/p99.9 of A and B and the change with its interval at
+--confidence: +12.3% [+9.1, +15.6]. A change is a regression or improvement only when
+it is significant (its interval excludes zero) and beyond the threshold; otherwise it
+is within noise. The interval comes from each side's repetitions (--repeat) when both
+have several, else from a single run's interval, which covers the noise within that
+run only. Where a side has no interval (an archive before format 3, a window too short)
+the fixed bands judge: within the noise band, or below 0.1% (the histograms'
+resolution), unchanged; beyond the threshold a regression or improvement; in between
+minor. UNSTABLE marks metrics whose repetitions vary by more than the unstable CV, NS
+latencies of fixed-rate phases not sustained. A phase that did not end ok on a side is shown with its status
 (failed, interrupted, skipped) and not compared; a latency of an op with no successful
 operation is absent (—). Archives with nothing to compare are bad input (exit 2);
 an archive that does not verify is not compared (exit 1).
@@ -336,6 +341,9 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 			o.Threshold, o.Noise, o.Unstable = threshold/100, noise/100, unstable/100
 			if o.Noise < 0 || o.Threshold < o.Noise || o.Unstable <= 0 {
 				return inputErr("need 0 <= --noise <= --threshold and --unstable > 0")
+			}
+			if !(o.Confidence > 0 && o.Confidence < 1) {
+				return inputErr("--confidence %g: need a level between 0 and 1 (0.95 is 95 %%)", o.Confidence)
 			}
 			var archives [2]*archive.Archive
 			for i, dir := range args {
@@ -374,7 +382,8 @@ verdicts per phase and each system's percentile spectrum, A solid and B dashed.`
 	}
 	f := cmd.Flags()
 	f.Float64Var(&threshold, "threshold", o.Threshold*100, "percent change beyond which a metric counts as a regression or improvement")
-	f.Float64Var(&noise, "noise", o.Noise*100, "percent change within which a metric counts as unchanged")
+	f.Float64Var(&noise, "noise", o.Noise*100, "percent change within which a metric without an interval counts as unchanged")
+	f.Float64Var(&o.Confidence, "confidence", o.Confidence, "level (0-1) at which a change must be significant to count as a regression or improvement")
 	f.Float64Var(&unstable, "unstable", o.Unstable*100, "coefficient of variation (percent) of repetitions above which a metric is UNSTABLE")
 	f.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any metric regressed, or a phase that ended ok in A did not in B")
 	f.StringVar(&html, "html", "", "also write the comparison as an HTML page to this file")

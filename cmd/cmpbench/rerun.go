@@ -94,9 +94,10 @@ func compareRerun(a *archive.Archive, newDir string, names []string, stdout, std
 	if err := compare.Write(stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d regressions, %d improvements, %d unstable (threshold %g%%, noise %g%%)\n",
-		compare.Count(rows, compare.Regression), compare.Count(rows, compare.Improvement), compare.Count(rows, compare.Unstable),
-		compare.Defaults.Threshold*100, compare.Defaults.Noise*100)
+	fmt.Fprintln(stdout)
+	for _, line := range compare.Summary(rows, compare.Defaults) {
+		fmt.Fprintln(stdout, line)
+	}
 	return nil
 }
 
