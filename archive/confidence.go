@@ -270,11 +270,17 @@ func (c *confider) apply(pi *PhaseInfo, rows []SummaryRow) {
 			}
 			spans[j] = s
 		}
-		confide(r, spans, ow)
+		confide(r, spans, ow, latenciesUnsure(pi, r))
 	}
 	pi.Confidence = nil
 	if len(rows) > 0 {
-		pi.Confidence = phaseConfidence(rows[0].AchievedRate, pw, order)
+		why := ""
+		for i := range rows {
+			if why = latenciesUnsure(pi, &rows[i]); why != "" {
+				break
+			}
+		}
+		pi.Confidence = phaseConfidence(rows[0].AchievedRate, pw, order, why)
 	}
 	pi.Unsteady = nil
 	if pi.Kind != core.PhaseMeasured || pi.Status != core.StatusOK {
@@ -286,8 +292,24 @@ func (c *confider) apply(pi *PhaseInfo, rows []SummaryRow) {
 	}
 }
 
-// confide fills one row's intervals, saying in its note what has none.
-func confide(r *SummaryRow, spans []confidence.Span, ow *opWindow) {
+// latenciesUnsure says why a row's latencies get no interval though its
+// window has enough intervals: they are not of what the phase asked (a
+// fixed-rate phase not sustained), or of the client as much as the server
+// (client-lagged). An interval would say how sure a number is that does not
+// mean what its column says.
+func latenciesUnsure(pi *PhaseInfo, r *SummaryRow) string {
+	switch {
+	case r.Sustained != nil && !*r.Sustained:
+		return "latencies: not sustained, so not of the rate asked"
+	case pi.ClientLagged:
+		return "latencies: client-lagged, so of the client as much as the server"
+	}
+	return ""
+}
+
+// confide fills one row's intervals, saying in its note what has none: the
+// rate's, and its latencies' unless unsure says why not (latenciesUnsure).
+func confide(r *SummaryRow, spans []confidence.Span, ow *opWindow, unsure string) {
 	var notes []string
 	if iv, err := confidence.Rate(spans, confidence.Level); err != nil {
 		notes = append(notes, err.Error())
@@ -298,7 +320,11 @@ func confide(r *SummaryRow, spans []confidence.Span, ow *opWindow) {
 			r.ThroughputLo, r.ThroughputHi = r.Throughput*(1-h), r.Throughput*(1+h)
 		}
 	}
-	if len(notes) == 0 && ow.whole != nil {
+	switch {
+	case len(notes) > 0 || ow.whole == nil:
+	case unsure != "":
+		notes = append(notes, unsure)
+	default:
 		for _, cq := range ciQuantiles {
 			iv, err := confidence.Quantile(spans, ow.whole, cq.q, confidence.Level)
 			if err != nil {
@@ -313,7 +339,8 @@ func confide(r *SummaryRow, spans []confidence.Span, ow *opWindow) {
 
 // phaseConfidence is the intervals of the phase's achieved rate and of its
 // timed ops' percentiles, merged.
-func phaseConfidence(achieved float64, pw *phaseWindow, order []int) *PhaseConfidence {
+// unsure, when not empty, says why its latencies have none (latenciesUnsure).
+func phaseConfidence(achieved float64, pw *phaseWindow, order []int, unsure string) *PhaseConfidence {
 	pc := &PhaseConfidence{}
 	rates := make([]confidence.Span, len(order))
 	for j, idx := range order {
@@ -328,7 +355,10 @@ func phaseConfidence(achieved float64, pw *phaseWindow, order []int) *PhaseConfi
 		h := (iv.Hi - iv.Lo) / 2 / est
 		pc.Rate = []float64{achieved * (1 - h), achieved * (1 + h)}
 	}
-	if pw.timed == nil {
+	if unsure != "" {
+		pc.Note = unsure
+	}
+	if pw.timed == nil || unsure != "" {
 		return pc
 	}
 	spans := make([]confidence.Span, len(order))

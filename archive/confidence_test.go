@@ -30,6 +30,12 @@ func TestConfidenceIsArchived(t *testing.T) {
 				t.Errorf("%s %s %s (1 s): note %q, throughput interval %g-%g", r.System, r.Phase, r.Op, r.CINote, r.ThroughputLo, r.ThroughputHi)
 			}
 		case r.Phase == "soak":
+		case r.Sustained != nil && !*r.Sustained:
+			checked++
+			if r.RespP50Hi != 0 || r.RespP99Hi != 0 || r.CINote != "latencies: not sustained, so not of the rate asked" || r.ThroughputHi == 0 {
+				t.Errorf("%s %s %s not sustained: p50 interval %d-%d, throughput's %g-%g, note %q",
+					r.System, r.Phase, r.Op, r.RespP50Lo, r.RespP50Hi, r.ThroughputLo, r.ThroughputHi, r.CINote)
+			}
 		default:
 			checked++
 			// A drifting window's mean is as uncertain as its drift is large.
@@ -66,8 +72,13 @@ func TestConfidenceIsArchived(t *testing.T) {
 		}
 		drifts := pi.System == a.Manifest.Systems[0].Name && pi.Name == "closed-1:10"
 		c := pi.Confidence
+		sustained := pi.Rate == 0 || pi.System == a.Manifest.Systems[0].Name // the second misses its rate
 		if c == nil || len(c.Rate) != 2 || c.Rate[0] >= c.Rate[1] {
 			t.Errorf("%s %s: phase confidence %+v", pi.System, pi.Name, c)
+		} else if !sustained {
+			if _, _, ok := c.RespOf("p99"); ok || !strings.Contains(c.Note, "not sustained") {
+				t.Errorf("%s %s not sustained: its latencies have intervals, or no note %q", pi.System, pi.Name, c.Note)
+			}
 		} else if lo, hi, ok := c.RespOf("p99"); !ok || lo >= hi || lo <= 0 {
 			t.Errorf("%s %s: every op's p99 interval %d-%d (%v)", pi.System, pi.Name, lo, hi, ok)
 		}
@@ -79,3 +90,4 @@ func TestConfidenceIsArchived(t *testing.T) {
 		}
 	}
 }
+
