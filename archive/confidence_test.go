@@ -90,4 +90,3 @@ func TestConfidenceIsArchived(t *testing.T) {
 		}
 	}
 }
-
