@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core/confidence"
 )
@@ -173,36 +171,44 @@ func (d *data) sureNote() string {
 // to tell.
 const tellApart = 0.05
 
+// spread is how much a cell's number varies from run to run
+// (confidence.RunSpread) from its interval's relative half width h, and how
+// many repetitions that interval is of; atLeast when it is one run's window
+// only, a lower bound.
+func (c cell) spread(h float64) (sigma float64, reps int, atLeast bool) {
+	reps = max(1, len(c.measured()))
+	return confidence.RunSpread(h, reps), reps, reps == 1
+}
+
 // runsToTell is how many repetitions of each side it takes to tell a
-// difference of tellApart in throughput at 95 % confidence, 80 % of the time:
-// 2 (z + z_power)² σ² / δ², σ a run's relative spread: the repetitions' CV,
-// or (one run) its interval's half width h over 1.96, a lower bound.
+// difference of tellApart (confidence.RunsToTell), from the cell's
+// interval's relative half width h.
 func (c cell) runsToTell(h float64) string {
-	sigma, atLeast := h/distuv.UnitNormal.Quantile(0.975), true
-	if tp := c.throughput(); tp.N > 1 {
-		sigma, atLeast = tp.CV, false
-	}
-	zs := distuv.UnitNormal.Quantile(0.975) + distuv.UnitNormal.Quantile(0.8)
-	n := max(2, int(math.Ceil(2*zs*zs*sigma*sigma/(tellApart*tellApart))))
-	if atLeast {
+	sigma, _, atLeast := c.spread(h)
+	n := confidence.RunsToTell(sigma, tellApart)
+	switch {
+	case n == math.MaxInt:
+		return "—"
+	case atLeast:
 		return fmt.Sprintf("≥ %d", n)
 	}
 	return fmt.Sprint(n)
 }
 
-// smallest is the smallest difference detectable against a number with
-// relative half width h, as the tables say it.
-func smallest(h float64) string {
-	if d := detectable(h); d <= 1 {
-		return fmt.Sprintf("%.1f %%", 100*d)
+// smallest is the smallest difference that as many repetitions as the cell
+// has, each side, tell from noise (confidence.Detectable), from the cell's
+// interval's relative half width h, as the tables say it.
+func (c cell) smallest(h float64) string {
+	sigma, reps, atLeast := c.spread(h)
+	d := confidence.Detectable(sigma, reps)
+	switch {
+	case d > 1:
+		return ">100 %"
+	case atLeast:
+		return fmt.Sprintf("≥ %.1f %%", 100*d)
 	}
-	return ">100 %"
+	return fmt.Sprintf("%.1f %%", 100*d)
 }
-
-// detectable is the smallest relative difference a run like this one could
-// tell from noise against another like it, from a half width h at 95 %: the
-// difference of two such numbers has sqrt(2) times the spread of one.
-func detectable(h float64) float64 { return math.Sqrt2 * h }
 
 // estimate is a cell's throughput, or its timed percentile name (quantile q,
 // 0-100) when q > 0, as confidence.Compare takes it.
@@ -269,7 +275,7 @@ func (d *data) sureSection(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## How sure\n\n")
-	b.WriteString("Each number's 95 % confidence interval, and the smallest difference between two runs like this one that the interval lets tell from noise (√2 times the interval's half width). ")
+	b.WriteString("Each number's 95 % confidence interval, and the smallest difference a comparison of two runs like this one, as many repetitions each, finds at 95 % confidence 80 % of the time (from how much the number varies from run to run: its repetitions' spread, or for a single run its own noise, then at least that: runs differ more than a run's intervals do). ")
 	if d.m.Repeat > 1 {
 		fmt.Fprintf(b, "With %d repetitions the intervals are of the repetitions' mean and hold the run-to-run variance. ", d.m.Repeat)
 	} else {
@@ -278,7 +284,7 @@ func (d *data) sureSection(b *strings.Builder) {
 	if len(d.systems) > 1 {
 		fmt.Fprintf(b, "Against %s: the change of each system's throughput and p99 (every op merged) with its interval; **significant** when the interval leaves out zero.", d.systems[0])
 	}
-	fmt.Fprintf(b, " Repetitions to tell %.0f %%: how many runs of each side a comparison of throughput needs to find a difference of %.0f %% (at 95 %% confidence, 80 %% of the time), from the spread of the repetitions or, for a single run, from its own noise (then at least that many: runs differ more than a run's intervals do).", 100*tellApart, 100*tellApart)
+	fmt.Fprintf(b, " Repetitions to tell %.0f %%: how many runs of each side a comparison of throughput needs to find a difference of %.0f %% (at 95 %% confidence, 80 %% of the time), likewise.", 100*tellApart, 100*tellApart)
 	b.WriteString("\n\n| phase | system | ops/s | smallest difference | repetitions to tell 5 % | p99 | smallest difference |")
 	sep := "|---|---|--:|--:|--:|--:|--:|"
 	if len(d.systems) > 1 {
@@ -292,10 +298,10 @@ func (d *data) sureSection(b *strings.Builder) {
 			c := d.cell(ph, sys)
 			rate, rateMin, runs, p99, p99Min := "—", "—", "—", "—", "—"
 			if h, ok := c.rateSure(); ok {
-				rate, rateMin, runs = strings.TrimSpace(plusMinus(h)), smallest(h), c.runsToTell(h)
+				rate, rateMin, runs = strings.TrimSpace(plusMinus(h)), c.smallest(h), c.runsToTell(h)
 			}
 			if h, ok := c.timedSure("p99", 99); ok {
-				p99, p99Min = strings.TrimSpace(plusMinus(h)), smallest(h)
+				p99, p99Min = strings.TrimSpace(plusMinus(h)), c.smallest(h)
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", ph.name, sys, rate, rateMin, runs, p99, p99Min)
 			if len(d.systems) > 1 {
