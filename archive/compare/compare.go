@@ -46,7 +46,7 @@ const (
 	WithinNoise   = "within noise" // not significant, or within the threshold
 	Improvement   = "improvement"  // beyond the threshold (and significant), for the better
 	Regression    = "regression"   // beyond the threshold (and significant), for the worse
-	Unstable      = "UNSTABLE"     // repetitions vary too much to judge
+	Unstable      = "UNSTABLE"     // repetitions vary too much to judge without their interval
 	NotComparable = "NS"           // a fixed-rate step not sustained on one side: latencies not judged
 	Missing       = "missing"      // the phase or op is in one archive only
 	Absent        = "absent"       // no value on a side: no operation of the op succeeded, so none was timed
@@ -281,6 +281,9 @@ func (p pair) judgeMetric(base Row, m metric, k key, o Options) Row {
 		switch {
 		case m.lowerIsBetter && (!sustainedAll(ra) || !sustainedAll(rb)):
 			row.Verdict = NotComparable
+		case row.Basis == ByRepetitions:
+			// The repetitions' spread is in the interval: however much they
+			// vary, the change is significant or within noise.
 		case pa.N > 1 && pa.CV > o.Unstable || pb.N > 1 && pb.CV > o.Unstable:
 			row.Verdict = Unstable
 		}

@@ -23,6 +23,7 @@ type window struct {
 	tau    float64 // spread of an interval's latency scale (lognormal, AR(1) too)
 	drift  float64 // the rate's change across the window, relative (-0.2: falls by a fifth)
 	warm   float64 // how much lower the rate starts, recovering within the first fifth
+	step   float64 // the rate's change from the window's middle on, relative
 }
 
 // truth is the window's true rate and its latency's true quantile q.
@@ -43,6 +44,9 @@ func (w window) draw(rng *rand.Rand) ([]Span, Values) {
 	for i := range spans {
 		a, s = ar(a), ar(s)
 		trend := 1 + w.drift*(float64(i)/float64(w.n-1)-0.5) - w.warm*math.Exp(-float64(i)/(float64(w.n)/15))
+		if i >= w.n/2 {
+			trend += w.step
+		}
 		ops := math.Max(0, math.Round(w.rate*trend*(1+w.rateSD*a)+math.Sqrt(w.rate)*rng.NormFloat64()))
 		lat := make([]int64, int(ops))
 		for j := range lat {
@@ -127,6 +131,9 @@ func TestTrend(t *testing.T) {
 		{"steady, autocorrelated", window{n: 60, rate: 1500, rateSD: 0.05, phi: 0.5}, 0, 0.05, false},
 		{"falls by a fifth", window{n: 60, rate: 1500, rateSD: 0.05, phi: 0.5, drift: -0.2}, 0.8, 1, false},
 		{"still warming up", window{n: 60, rate: 1500, rateSD: 0.05, phi: 0.5, warm: 0.4}, 0.8, 1, true},
+		{"steady, short, autocorrelated", window{n: 24, rate: 1500, rateSD: 0.05, phi: 0.5}, 0, 0.05, false},
+		{"a job from mid-window takes a fifth", window{n: 24, rate: 1500, rateSD: 0.05, phi: 0.5, step: -0.2}, 0.8, 1, false},
+		{"a job from mid-window takes a fifth, long", window{n: 60, rate: 1500, rateSD: 0.05, phi: 0.5, step: -0.2}, 0.8, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))

@@ -15,7 +15,7 @@ import (
 const (
 	SteadyRate = 0.05
 	SteadyP99  = 0.10
-	TrendLevel = 0.99
+	TrendLevel = 0.98
 )
 
 // Drift is a trend across a window, from its intervals in time order.
@@ -46,24 +46,45 @@ func (d Drift) Unsteady(limit float64) bool {
 // scatter would make by chance. A window that is steady but for its start (a
 // warm-up too short) is found apart: its first fifth against the rest, a
 // drift when their means differ significantly and by more than limit, and
-// the rest is steady. Each test is at half of 1-level, so that the two
-// together are at level.
+// the rest is steady. A window whose level shifted part-way (a background
+// job, a compaction, starting mid-window) is found by its halves: their means
+// differ significantly and by more than limit, each half's scatter its own (a
+// line through a step leaves residuals that look correlated, and so hides
+// it). Each test is at a third of 1-level, so that the three together are at
+// level.
 func Trend(ys []float64, level, limit float64) (Drift, error) {
 	n := len(ys)
 	if n < MinIntervals {
 		return Drift{}, ErrTooFewIntervals
 	}
-	each := 1 - (1-level)/2
+	each := 1 - (1-level)/3
 	whole := line(ys)
 	d := Drift{Change: whole.change, Significant: whole.significant(each)}
+	if s, ok := atStart(ys, each, limit); ok {
+		return s, nil
+	}
+	if d.Unsteady(limit) {
+		return d, nil
+	}
+	if h, ok := halves(ys, each, limit); ok {
+		return h, nil
+	}
+	return d, nil
+}
+
+// atStart is the drift of a window whose start (its first fifth) differs from
+// the rest, which is steady; false when the window is too short to tell, the
+// rest drifts too, or the start is like the rest.
+func atStart(ys []float64, level, limit float64) (Drift, bool) {
+	n := len(ys)
 	settle := n / 5
 	if settle < 2 || n-settle < MinIntervals {
-		return d, nil
+		return Drift{}, false
 	}
 	start, rest := ys[:settle], ys[settle:]
 	late := line(rest)
-	if late.significant(each) && math.Abs(late.change) >= limit {
-		return d, nil // the rest drifts too: not a matter of the start
+	if late.significant(level) && math.Abs(late.change) >= limit {
+		return Drift{}, false // the rest drifts too: not a matter of the start
 	}
 	// Were the window steady, its start would scatter as the rest does: the
 	// start's own scatter holds its transient, and is not used.
@@ -71,11 +92,33 @@ func Trend(ys []float64, level, limit float64) (Drift, error) {
 	sr, dof := meanSE(rest)
 	ss := sr * math.Sqrt(float64(len(rest))/float64(len(start)))
 	diff := m - mean(start)
-	if m != 0 && math.Abs(diff) > t(each, dof)*math.Hypot(ss, sr) && math.Abs(diff/m) >= limit {
+	if m != 0 && math.Abs(diff) > t(level, dof)*math.Hypot(ss, sr) && math.Abs(diff/m) >= limit {
 		// The start is what moved: the rest rose from it (diff > 0) or fell.
-		d = Drift{Change: diff / m, Significant: true, AtStart: true, Settle: settle}
+		return Drift{Change: diff / m, Significant: true, AtStart: true, Settle: settle}, true
 	}
-	return d, nil
+	return Drift{}, false
+}
+
+// halves is the drift of a window whose second half's mean differs from its
+// first's, significantly and by limit of the window's mean or more (Welch's
+// t, each half's standard error its own, on the fewer degrees of freedom);
+// false otherwise, or when a half is too short to say.
+func halves(ys []float64, level, limit float64) (Drift, bool) {
+	h := len(ys) / 2
+	if h < MinIntervals {
+		return Drift{}, false
+	}
+	first, second := ys[:h], ys[h:]
+	s1, dof1 := meanSE(first)
+	s2, dof2 := meanSE(second)
+	m, diff := mean(ys), mean(second)-mean(first)
+	if m == 0 || math.Abs(diff/m) < limit {
+		return Drift{}, false
+	}
+	if math.Abs(diff) > t(level, math.Min(dof1, dof2))*math.Hypot(s1, s2) {
+		return Drift{Change: diff / m, Significant: true}, true
+	}
+	return Drift{}, false
 }
 
 // fitted is a line fitted through a stretch of a window (fit).
