@@ -318,3 +318,40 @@ func (d *data) sureSection(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 }
+
+// Spread is how much a measured phase's throughput varied from run to run on
+// one system, as an archive measured it: what a run to come can expect to
+// tell apart (confidence.Detectable, confidence.RunsToTell).
+type Spread struct {
+	Phase, System string
+	// Sigma is the relative standard deviation of a run's throughput
+	// (confidence.RunSpread), from Reps repetitions; AtLeast when Reps is 1:
+	// from that run's window only, a lower bound.
+	Sigma   float64
+	Reps    int
+	AtLeast bool
+}
+
+// Spreads are the archive's measured phases' spreads, by phase then system;
+// none where a phase has no interval (an archive before format 3, a window
+// too short).
+func Spreads(a *archive.Archive) ([]Spread, error) {
+	d, err := load(a)
+	if err != nil {
+		return nil, err
+	}
+	var out []Spread
+	if !d.sure() {
+		return nil, nil
+	}
+	for _, ph := range d.measured {
+		for _, sys := range d.systems {
+			c := d.cell(ph, sys)
+			if h, ok := c.rateSure(); ok {
+				sigma, reps, atLeast := c.spread(h)
+				out = append(out, Spread{Phase: ph.name, System: sys, Sigma: sigma, Reps: reps, AtLeast: atLeast})
+			}
+		}
+	}
+	return out, nil
+}

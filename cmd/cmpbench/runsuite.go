@@ -33,7 +33,7 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		return "", err
 	}
 	if f.dryRun {
-		printDryRun(r, systems, stdout, stderr)
+		printDryRun(r, systems, g.out, stdout, stderr)
 		return "", nil
 	}
 	// The run's directory comes first: an unusable --out is bad input, found before
@@ -77,7 +77,7 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 }
 
 // printDryRun prints what the run would do.
-func printDryRun(r *suiterun.Run, systems *config.Systems, stdout, stderr io.Writer) {
+func printDryRun(r *suiterun.Run, systems *config.Systems, out string, stdout, stderr io.Writer) {
 	if at, ok := r.StartAt(); ok {
 		fmt.Fprintf(stdout, "Shard %s of the plan; its first phase starts at %s\n", r.Plan().Shard, at.Format(time.RFC3339))
 	}
@@ -86,6 +86,7 @@ func printDryRun(r *suiterun.Run, systems *config.Systems, stdout, stderr io.Wri
 	// temporary directory.
 	es, warnings := r.Estimates(os.TempDir())
 	printEstimates(stdout, es)
+	printHowSure(stdout, out, r.Plan())
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
