@@ -226,11 +226,7 @@ type counted struct {
 }
 
 func countedAt(d confidence.Dist, xs []int64) counted {
-	c := counted{total: d.Total(), xs: xs, at: make([]int64, len(xs))}
-	for i, x := range xs {
-		c.at[i] = d.AtOrBelow(x)
-	}
-	return c
+	return counted{total: d.Total(), xs: xs, at: confidence.CountsAtOrBelow(d, xs)}
 }
 
 func (c counted) Total() int64 { return c.total }

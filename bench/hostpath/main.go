@@ -5,7 +5,7 @@
 // writer, then finished into an archive with its report. It prints the intervals
 // handled and the peak resident memory (VmHWM) of this process.
 //
-//	go run ./bench/hostpath [-systems 2] [-probe 200]
+//	go run ./bench/hostpath [-systems 2] [-probe 200] [-cpuprofile FILE]
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -34,8 +35,21 @@ import (
 func main() {
 	nsys := flag.Int("systems", 2, "systems in the run")
 	probe := flag.Int("probe", 200, "side-probe records per interval of measured phases")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hostpath:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*nsys, *probe); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "hostpath:", err)
 		os.Exit(1)
 	}

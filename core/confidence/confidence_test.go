@@ -220,12 +220,23 @@ func TestHistAsValues(t *testing.T) {
 		}
 	}
 	d := Hist(h)
+	var xs []int64
 	for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
 		x := d.ValueAt(q)
+		xs = append(xs, x)
 		n := d.AtOrBelow(x)
 		// x's bucket reaches the rank, and the buckets below it do not.
 		if rank := int64(q*20_000 + 0.5); n < rank || n-h.CountAtValue(x) >= rank {
 			t.Errorf("q %g: value %d, %d at or below it (%d in its bucket), want rank %d in its bucket", q, x, n, h.CountAtValue(x), rank)
+		}
+	}
+	// In one pass, as each on its own: below the lowest, between, the
+	// highest, beyond it.
+	xs = append([]int64{0, 1}, append(xs, 1<<40)...)
+	got := CountsAtOrBelow(d, xs)
+	for i, x := range xs {
+		if want := d.AtOrBelow(x); got[i] != want {
+			t.Errorf("CountsAtOrBelow at %d: %d, AtOrBelow says %d", x, got[i], want)
 		}
 	}
 }

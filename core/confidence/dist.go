@@ -53,3 +53,32 @@ func (v Values) AtOrBelow(x int64) int64 {
 	i, _ := slices.BinarySearch(v, x+1)
 	return int64(i)
 }
+
+// CountsAtOrBelow is d.AtOrBelow of each of xs: for a histogram and xs in
+// ascending order, in one pass over its buckets.
+func CountsAtOrBelow(d Dist, xs []int64) []int64 {
+	out := make([]int64, len(xs))
+	h, ok := d.(hist)
+	if !ok || !slices.IsSorted(xs) {
+		for i, x := range xs {
+			out[i] = d.AtOrBelow(x)
+		}
+		return out
+	}
+	var n int64
+	i := 0
+	for v, c := range h.h.ForEachBucket {
+		for i < len(xs) && v > xs[i] {
+			out[i] = n
+			i++
+		}
+		if i == len(xs) {
+			return out
+		}
+		n += c
+	}
+	for ; i < len(xs); i++ {
+		out[i] = n
+	}
+	return out
+}
