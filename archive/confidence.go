@@ -251,6 +251,17 @@ func (c *confider) apply(pi *PhaseInfo, rows []SummaryRow) {
 	if pw == nil {
 		return
 	}
+	pi.Confidence, pi.Unsteady = nil, nil
+	if pi.Status != core.StatusOK {
+		// Its numbers are kept, but not vouched for: no interval says how
+		// sure they are.
+		note := fmt.Sprintf("the phase ended %s", pi.Status)
+		for i := range rows {
+			rows[i].CINote = note
+		}
+		pi.Confidence = &PhaseConfidence{Note: note}
+		return
+	}
 	order := slices.Sorted(maps.Keys(pw.intervals))
 	for i := range rows {
 		r := &rows[i]
@@ -278,8 +289,7 @@ func (c *confider) apply(pi *PhaseInfo, rows []SummaryRow) {
 		}
 		pi.Confidence = phaseConfidence(rows[0].AchievedRate, pw, order, why)
 	}
-	pi.Unsteady = nil
-	if pi.Kind != core.PhaseMeasured || pi.Status != core.StatusOK {
+	if pi.Kind != core.PhaseMeasured {
 		return
 	}
 	pi.Unsteady = drift(pw, order, rows)

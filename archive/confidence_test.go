@@ -90,3 +90,34 @@ func TestConfidenceIsArchived(t *testing.T) {
 		}
 	}
 }
+
+// A phase that did not end ok keeps its numbers, but no interval vouches for
+// them: its rows and the phase say why.
+func TestFailedPhaseHasNoInterval(t *testing.T) {
+	dir, err := archivetest.Write(t.TempDir(), archivetest.Options{Intervals: 10, FailPhase: "closed-1:10"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := a.Manifest.Systems[0].Name
+	n := 0
+	for _, r := range a.Summary {
+		if r.System == first && r.Phase == "closed-1:10" {
+			n++
+			if r.ThroughputHi != 0 || r.RespP99Hi != 0 || r.CINote != "the phase ended failed" {
+				t.Errorf("%s: throughput interval %g-%g, p99's %d-%d, note %q", r.Op, r.ThroughputLo, r.ThroughputHi, r.RespP99Lo, r.RespP99Hi, r.CINote)
+			}
+		}
+	}
+	for _, p := range a.Manifest.Phases {
+		if p.System == first && p.Name == "closed-1:10" && (p.Confidence == nil || len(p.Confidence.Rate) != 0 || p.Unsteady != nil) {
+			t.Errorf("the failed phase: confidence %+v, unsteady %+v", p.Confidence, p.Unsteady)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no row of the failed phase")
+	}
+}

@@ -275,7 +275,9 @@ func (p pair) judgeMetric(base Row, m metric, k key, o Options) Row {
 		row.Change = change(row.A, row.B)
 		row.Verdict = judge(row.Change, m.lowerIsBetter, o)
 		if c, basis, ok := p.interval(m, ra, rb, o); ok {
-			row.Lo, row.Hi, row.Basis = c.Lo, c.Hi, basis
+			// The change its interval is of: with repetitions, of their
+			// geometric means (the medians in A and B may differ a little).
+			row.Change, row.Lo, row.Hi, row.Basis = c.Rel, c.Lo, c.Hi, basis
 			row.Verdict = judgeSignificant(row.Change, c, m.lowerIsBetter, o)
 		}
 		switch {

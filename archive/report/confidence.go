@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/section"
 	"github.com/cmpbench/cmpbench/core/confidence"
 )
 
@@ -13,78 +14,26 @@ import (
 // report of an older one shows no interval, as it did.
 func (d *data) sure() bool { return d.m.FormatVersion >= 3 }
 
-// plusMinus is a relative half width as the tables show it after a number:
-// " ±4 %", " ±0.6 %" below one percent, " ±>100 %" when the number says
-// next to nothing (a few intervals that disagree).
-func plusMinus(h float64) string {
-	p := 100 * h
-	switch {
-	case p > 100:
-		return " ±>100 %"
-	case p < 0.95:
-		return fmt.Sprintf(" ±%.1f %%", p)
-	}
-	return fmt.Sprintf(" ±%.0f %%", p)
-}
+// plusMinus is a relative half width as the tables show it (section.PlusMinus).
+func plusMinus(h float64) string { return section.PlusMinus(h) }
 
-// acrossReps is the relative half width of the interval of the mean of a
-// number's repetitions, when there are several: they hold the run-to-run
-// variance a window's interval cannot.
-func acrossReps(v []float64) (float64, bool) {
-	m, iv, err := confidence.Mean(v, confidence.Level)
-	if err != nil || m == 0 {
-		return 0, false
-	}
-	return iv.Half(m), true
-}
-
-// rateSure is the relative half width of the interval of a cell's throughput:
-// across its repetitions, or its one window's.
-func (c cell) rateSure() (float64, bool) {
-	reps := c.measured()
-	if len(reps) > 1 {
-		v := make([]float64, len(reps))
-		for i, r := range reps {
-			v[i] = r.throughput
-		}
-		return acrossReps(v)
-	}
-	if len(reps) == 1 {
-		if pc := reps[0].info.Confidence; pc != nil && len(pc.Rate) == 2 && reps[0].throughput > 0 {
-			return (pc.Rate[1] - pc.Rate[0]) / 2 / reps[0].throughput, true
-		}
-	}
-	return 0, false
-}
+// rateSure is the relative half width of the interval of a cell's throughput
+// (section.Cell.RateSure).
+func (c cell) rateSure() (float64, bool) { return c.section().RateSure() }
 
 // timedSure is the relative half width of the interval of a cell's timed
-// percentile name ("p99", quantile q of 0-100), every op merged.
+// percentile name (section.Cell.TimedSure).
 func (c cell) timedSure(name string, q float64) (float64, bool) {
-	reps := c.measured()
-	if len(reps) > 1 {
-		var v []float64
-		for _, r := range reps {
-			h := mergeEncoded(r.timed(), func(row archive.SummaryRow) []byte { return row.RespHDR })
-			if h != nil && h.TotalCount() > 0 {
-				v = append(v, float64(h.ValueAtQuantile(q)))
-			}
-		}
-		return acrossReps(v)
-	}
-	if len(reps) == 1 {
-		if lo, hi, ok := reps[0].info.Confidence.RespOf(name); ok {
-			if v, ok := c.timedQuantile(q); ok && v > 0 {
-				return confidence.Interval{Lo: float64(lo), Hi: float64(hi)}.Half(float64(v)), true
-			}
-		}
-	}
-	return 0, false
+	return c.section().TimedSure(name, q)
 }
 
-// opSure is the relative half width of the interval of an op's percentile
-// (its response time's: the columns that are not service time only), or of
-// its throughput when lo and hi pick those.
+// opSure is the relative half width of the interval of an op's response-time
+// percentile (the columns that are not service time only), where the cell's
+// latencies have one (section.Cell.LatenciesSure).
 func (c cell) opSure(op string, pick, lo, hi func(archive.SummaryRow) float64) (float64, bool) {
+	if !c.section().LatenciesSure() {
+		return 0, false
+	}
 	reps := c.measured()
 	var v []float64
 	var row archive.SummaryRow
@@ -96,7 +45,7 @@ func (c cell) opSure(op string, pick, lo, hi func(archive.SummaryRow) float64) (
 	}
 	switch {
 	case len(reps) > 1:
-		return acrossReps(v)
+		return section.AcrossReps(v)
 	case len(v) == 1 && hi(row) > 0 && v[0] > 0:
 		return confidence.Interval{Lo: lo(row), Hi: hi(row)}.Half(v[0]), true
 	}
@@ -167,10 +116,6 @@ func (d *data) sureNote() string {
 	return note + fmt.Sprintf("**unsteady** marks a measured phase whose throughput drifted by %.0f %% or more, or a p99 by %.0f %% or more, across its window, more than its scatter explains; the caveats say how. See docs/measuring.md. ", 100*confidence.SteadyRate, 100*confidence.SteadyP99)
 }
 
-// tellApart is the difference the report says how many repetitions it takes
-// to tell.
-const tellApart = 0.05
-
 // spread is how much a cell's number varies from run to run
 // (confidence.RunSpread) from its interval's relative half width h, and how
 // many repetitions that interval is of; atLeast when it is one run's window
@@ -181,11 +126,11 @@ func (c cell) spread(h float64) (sigma float64, reps int, atLeast bool) {
 }
 
 // runsToTell is how many repetitions of each side it takes to tell a
-// difference of tellApart (confidence.RunsToTell), from the cell's
+// difference of confidence.TellApart (confidence.RunsToTell), from the cell's
 // interval's relative half width h.
 func (c cell) runsToTell(h float64) string {
 	sigma, _, atLeast := c.spread(h)
-	n := confidence.RunsToTell(sigma, tellApart)
+	n := confidence.RunsToTell(sigma, confidence.TellApart)
 	switch {
 	case n == math.MaxInt:
 		return "—"
@@ -284,7 +229,7 @@ func (d *data) sureSection(b *strings.Builder) {
 	if len(d.systems) > 1 {
 		fmt.Fprintf(b, "Against %s: the change of each system's throughput and p99 (every op merged) with its interval; **significant** when the interval leaves out zero.", d.systems[0])
 	}
-	fmt.Fprintf(b, " Repetitions to tell %.0f %%: how many runs of each side a comparison of throughput needs to find a difference of %.0f %% (at 95 %% confidence, 80 %% of the time), likewise.", 100*tellApart, 100*tellApart)
+	fmt.Fprintf(b, " Repetitions to tell %.0f %%: how many runs of each side a comparison of throughput needs to find a difference of %.0f %% (at 95 %% confidence, 80 %% of the time), likewise.", 100*confidence.TellApart, 100*confidence.TellApart)
 	b.WriteString("\n\n| phase | system | ops/s | smallest difference | repetitions to tell 5 % | p99 | smallest difference |")
 	sep := "|---|---|--:|--:|--:|--:|--:|"
 	if len(d.systems) > 1 {

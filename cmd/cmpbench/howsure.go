@@ -12,10 +12,6 @@ import (
 	"github.com/cmpbench/cmpbench/core/plan"
 )
 
-// tellApart is the difference the dry run says how many repetitions it takes
-// to tell, as the report's How sure section does.
-const tellApart = 0.05
-
 // printHowSure says, before a run, what it can tell apart: from the newest
 // archive under out of the same suite with any of the plan's systems, how much
 // each measured phase's throughput varied from run to run there, and so the
@@ -31,7 +27,7 @@ func printHowSure(w io.Writer, out string, p *plan.Plan) {
 	}
 	fmt.Fprintf(w, "  from %s: with --repeat %d each side, a comparison of throughput finds at 95 %% confidence, 80 %% of the time:\n", dir, p.Repeat)
 	for _, s := range spreads {
-		d, n := confidence.Detectable(s.Sigma, p.Repeat), confidence.RunsToTell(s.Sigma, tellApart)
+		d, n := confidence.Detectable(s.Sigma, p.Repeat), confidence.RunsToTell(s.Sigma, confidence.TellApart)
 		ge, note := "", fmt.Sprintf("spread %.1f %% over %d repetitions", 100*s.Sigma, s.Reps)
 		if s.AtLeast {
 			ge, note = "≥ ", fmt.Sprintf("spread ≥ %.1f %% within one run: runs differ more", 100*s.Sigma)
@@ -41,7 +37,7 @@ func printHowSure(w io.Writer, out string, p *plan.Plan) {
 			runs = "—"
 		}
 		fmt.Fprintf(w, "  %s %s: a difference of %s%.1f %%; %s%s repetitions to tell %.0f %% (%s)\n",
-			s.Phase, s.System, ge, 100*d, ge, runs, 100*tellApart, note)
+			s.Phase, s.System, ge, 100*d, ge, runs, 100*confidence.TellApart, note)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // Before a run, the dry run says what it can tell apart from the newest
-// (2 % spread, 3 repetitions a side: 2.80 x 2 % x sqrt(2/3) = 4.57 %)
+// (2 % spread, 3 repetitions a side: (t(.975, 4) + t(.8, 4)) x 2 % x sqrt(2/3) = 6.0 %)
 // archive of the same suite with its systems, and says so when there is none.
 func TestHowSureBeforeARun(t *testing.T) {
 	out := t.TempDir()
@@ -29,7 +29,7 @@ func TestHowSureBeforeARun(t *testing.T) {
 		{"one run, intervals", &archivetest.Options{Intervals: 10}, smoke,
 			[]string{"with --repeat 3 each side", "closed-1:10 slow: a difference of ≥ ", "within one run: runs differ more"}, "fast"},
 		{"newest, with repetitions", &archivetest.Options{Repeat: 3, Jitter: 0.02}, smoke,
-			[]string{"closed-1:10 slow: a difference of 4.5 %; 3 repetitions to tell 5 % (spread 2.0 % over 3 repetitions)"}, "≥"},
+			[]string{"closed-1:10 slow: a difference of 6.0 %; 4 repetitions to tell 5 % (spread 2.0 % over 3 repetitions)"}, "≥"},
 		{"another suite", nil, &plan.Plan{Suite: &plan.Suite{Name: "ycsb"}, Systems: []string{"slow"}, Repeat: 1},
 			[]string{"unknown before it is measured: no archive of suite ycsb"}, "from "},
 	} {

@@ -50,15 +50,23 @@ func (e Estimate) log() (logScale, error) {
 			ss += (v - m) * (v - m)
 		}
 		n := float64(len(ls))
-		return logScale{mean: m, se: math.Sqrt(ss / (n - 1) / n), dof: n - 1}, nil
+		return logScale{mean: m, se: math.Max(math.Sqrt(ss/(n-1)/n), minSE()), dof: n - 1}, nil
 	}
 	if e.Value <= 0 || e.Lo <= 0 || e.Hi <= 0 || e.Hi < e.Lo {
 		return logScale{}, ErrNoInterval
 	}
 	// The interval's half width on the log scale, at Level.
 	se := (math.Log(e.Hi) - math.Log(e.Lo)) / 2 / z(Level)
-	return logScale{mean: math.Log(e.Value), se: se, dof: math.Inf(1)}, nil
+	return logScale{mean: math.Log(e.Value), se: math.Max(se, minSE()), dof: math.Inf(1)}, nil
 }
+
+// Resolution is the finest relative difference a measured number holds: a
+// latency is an HdrHistogram's bucket, 3 significant digits. Repetitions that
+// agree to the bucket, or an interval inside one bucket, are no surer than
+// that: a side's standard error is never taken below it.
+const Resolution = 0.001
+
+func minSE() float64 { return math.Log1p(Resolution) / z(Level) }
 
 // Compare is the change from a to b, with its interval at level: Welch's t on
 // the log scale, each side's standard error from its repetitions or, with one

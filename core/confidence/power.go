@@ -6,14 +6,24 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// TellApart is the difference the report and the dry run say how many
+// repetitions it takes to tell (RunsToTell): 5 %.
+const TellApart = 0.05
+
 // Power is the chance that a comparison finds a difference that is there:
 // how many runs are enough is said at this power and at Level.
 const Power = 0.8
 
-// power is (z of Level, two-sided) + (z of Power): the number of a run's
-// spreads a difference must be, times sqrt(2/n), to be found.
-func power() float64 {
-	return distuv.UnitNormal.Quantile(1-(1-Level)/2) + distuv.UnitNormal.Quantile(Power)
+// power is the number of a run's spreads, times sqrt(2/n), a difference must
+// be to be found with n repetitions a side: t of Level (two-sided) plus t of
+// Power on the 2(n-1) degrees of freedom of two sides' spreads; with one run
+// a side the normal's (the windows' intervals, taken as normal).
+func power(n int) float64 {
+	if n < 2 {
+		return z(Level) + distuv.UnitNormal.Quantile(Power)
+	}
+	dof := float64(2 * (n - 1))
+	return t(Level, dof) + distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Quantile(Power)
 }
 
 // RunSpread is how much a run's number varies from run to run (its relative
@@ -31,25 +41,32 @@ func RunSpread(h float64, n int) float64 {
 // Detectable is the smallest relative difference that repetitions each side
 // of two runs whose numbers vary from run to run by sigma (relative standard
 // deviation) tell from noise at Level, Power of the time:
-// (z + z_power) sigma sqrt(2/repetitions).
+// power(n) sigma sqrt(2/n).
 func Detectable(sigma float64, repetitions int) float64 {
 	if repetitions < 1 {
 		return math.Inf(1)
 	}
-	return power() * sigma * math.Sqrt(2/float64(repetitions))
+	return power(repetitions) * sigma * math.Sqrt(2/float64(repetitions))
 }
 
-// RunsToTell is how many repetitions of each side it takes to tell a relative
-// difference diff at Level, Power of the time, when a run's number varies by
-// sigma: 2 (z + z_power)² sigma² / diff², at least 2 (a spread needs two).
+// maxRuns bounds RunsToTell's search: more is never asked of anyone.
+const maxRuns = 100_000
+
+// RunsToTell is the fewest repetitions of each side (at least 2: a spread
+// needs two) that tell a relative difference diff at Level, Power of the
+// time, when a run's number varies by sigma (Detectable); math.MaxInt when no
+// number of them would.
 func RunsToTell(sigma, diff float64) int {
 	if diff <= 0 {
 		return math.MaxInt
 	}
-	p := power()
-	n := math.Ceil(2 * p * p * sigma * sigma / (diff * diff))
-	if n > 1e9 {
-		return math.MaxInt
+	// From the normal's answer, which is never more than t's, upward.
+	p := power(1)
+	n := max(2, int(2*p*p*sigma*sigma/(diff*diff)))
+	for ; n <= maxRuns; n++ {
+		if Detectable(sigma, n) <= diff {
+			return n
+		}
 	}
-	return max(2, int(n))
+	return math.MaxInt
 }

@@ -50,16 +50,21 @@ func (Method) Section(g section.Group) section.Part {
 	for _, t := range []struct {
 		what string
 		hdr  func(archive.SummaryRow) []byte
+		sure bool // the p99's 95 % interval is archived (response time only)
 	}{
-		{"Response time (from each operation's intended send: queueing counts)", func(r archive.SummaryRow) []byte { return r.RespHDR }},
-		{"Service time (from the actual send, as memtier and YCSB publish)", func(r archive.SummaryRow) []byte { return r.SvcHDR }},
+		{"Response time (from each operation's intended send: queueing counts)", func(r archive.SummaryRow) []byte { return r.RespHDR }, true},
+		{"Service time (from the actual send, as memtier and YCSB publish)", func(r archive.SummaryRow) []byte { return r.SvcHDR }, false},
 	} {
-		fmt.Fprintf(&b, "%s: each cell is p50 / p99 in ms over %s, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.\n\n", t.what, over, how, below, rate)
+		sure := ""
+		if t.sure && anySure(steps, g.Systems) {
+			sure = " ± after the p99 is its 95 % interval (of the repetitions' mean when there are several, else of the step's own window)."
+		}
+		fmt.Fprintf(&b, "%s: each cell is p50 / p99 in ms over %s, %s. **NS** marks a step not sustained (%s), with %s; — a step not run because the system's ladder had stopped.%s\n\n", t.what, over, how, below, rate, sure)
 		section.TableHead(&b, "| target ops/s |", "|--:|", g.Systems)
 		for _, st := range steps {
 			fmt.Fprintf(&b, "| %s |", section.Thousands(int64(math.Round(st.Info.Rate))))
 			for _, sys := range g.Systems {
-				fmt.Fprintf(&b, " %s |", cell(st.Cells[sys], method, t.hdr))
+				fmt.Fprintf(&b, " %s |", cell(st.Cells[sys], method, t.hdr, t.sure))
 			}
 			b.WriteString("\n")
 		}
@@ -201,7 +206,7 @@ func curve(sys string, steps []section.Step, method string, q float64) (line, ns
 }
 
 // cell is one system's step in the ladder's table.
-func cell(c section.Cell, method string, hdr func(archive.SummaryRow) []byte) string {
+func cell(c section.Cell, method string, hdr func(archive.SummaryRow) []byte, sure bool) string {
 	reps := c.Measured()
 	if len(reps) == 0 {
 		for _, r := range c.Reps {
@@ -221,5 +226,22 @@ func cell(c section.Cell, method string, hdr func(archive.SummaryRow) []byte) st
 	if v == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s / %s", section.Ms(int64(math.Round(v[0]))), section.Ms(int64(math.Round(v[1]))))
+	pm := ""
+	if h, ok := c.TimedSure("p99", 99); sure && ok {
+		pm = section.PlusMinus(h)
+	}
+	return fmt.Sprintf("%s / %s%s", section.Ms(int64(math.Round(v[0]))), section.Ms(int64(math.Round(v[1]))), pm)
+}
+
+// anySure says whether any system's step says how sure its numbers are
+// (section.Cell.Sure: an archive of format 3 or later).
+func anySure(steps []section.Step, systems []string) bool {
+	for _, st := range steps {
+		for _, sys := range systems {
+			if st.Cells[sys].Sure() {
+				return true
+			}
+		}
+	}
+	return false
 }

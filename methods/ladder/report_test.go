@@ -43,11 +43,38 @@ func TestLadderCellCombinesRepetitions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for method, want := range map[string]string{Pooled: tc.pooled, Mean: tc.mean} {
-				if got := cell(section.Cell{Reps: tc.reps}, method, func(r archive.SummaryRow) []byte { return r.RespHDR }); got != want {
+				if got := cell(section.Cell{Reps: tc.reps}, method, func(r archive.SummaryRow) []byte { return r.RespHDR }, true); got != want {
 					t.Errorf("%s: %s, want %s", method, got, want)
 				}
 			}
 		})
+	}
+}
+
+// A step's p99 shows its 95 % interval where the archive holds it (format
+// 3): its window's for one repetition, the repetitions' mean's for several;
+// an older archive's step shows none, nor does the service-time table.
+func TestLadderCellSaysHowSure(t *testing.T) {
+	const ms1 = int64(time.Millisecond)
+	sure := func(r section.Rep, lo, hi int64) section.Rep {
+		r.Info.Confidence = &archive.PhaseConfidence{Rate: []float64{4900, 5100}, Resp: map[string][]int64{"p99": {lo, hi}}}
+		return r
+	}
+	one := ladderRep(5000, repeated(98, ms1/2, 2, ms1))
+	for _, tc := range []struct {
+		name string
+		reps []section.Rep
+		sure bool
+		want string
+	}{
+		{"format 2: no interval", []section.Rep{one}, true, "0.500 / 1.000"},
+		{"one window, ±5 %", []section.Rep{sure(one, 950_000, 1_050_000)}, true, "0.500 / 1.000 ±5 %"},
+		{"the service-time table", []section.Rep{sure(one, 950_000, 1_050_000)}, false, "0.500 / 1.000"},
+		{"repetitions alike: their mean's", []section.Rep{sure(one, 1, 2), sure(one, 1, 2)}, true, "0.500 / 1.000 ±0.0 %"},
+	} {
+		if got := cell(section.Cell{Reps: tc.reps}, Pooled, func(r archive.SummaryRow) []byte { return r.RespHDR }, tc.sure); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
