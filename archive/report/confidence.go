@@ -195,6 +195,10 @@ func versus(a, b cell) string {
 		label, name string
 		q           float64
 	}{{"ops/s", "", 0}, {"p99", "p99", 99}} {
+		sa, sb := a.section(), b.section()
+		if !sa.Sure() || !sb.Sure() || m.q > 0 && (!sa.LatenciesSure() || !sb.LatenciesSure()) {
+			continue // a side not vouched for: failed, lagged, not sustained
+		}
 		ch, err := confidence.Compare(a.estimate(m.name, m.q), b.estimate(m.name, m.q), confidence.Level)
 		if err != nil {
 			continue
