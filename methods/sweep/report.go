@@ -48,9 +48,13 @@ func (Method) Section(g section.Group) section.Part {
 		b.WriteString("\n\n")
 		section.TableHead(&b, "| connections |", "|---|", conns)
 		b.WriteString("| ops/s |")
-		for _, p := range points {
+		for i, p := range points {
 			if p.OK {
-				fmt.Fprintf(&b, " %s |", section.Thousands(int64(math.Round(p.Throughput))))
+				pm := "" // its 95 % interval, where the archive holds it
+				if h, ok := steps[i].Cells[sys].RateSure(); ok {
+					pm = section.PlusMinus(h)
+				}
+				fmt.Fprintf(&b, " %s%s |", section.Thousands(int64(math.Round(p.Throughput))), pm)
 			} else {
 				b.WriteString(" — |")
 			}
