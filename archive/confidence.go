@@ -407,21 +407,45 @@ func drift(pw *phaseWindow, order []int, rows []SummaryRow) *Drift {
 			ys = append(ys, pw.issued[idx]/secs)
 		}
 	}
-	if d, err := confidence.Trend(ys, confidence.TrendLevel, confidence.SteadyRate); err == nil && d.Unsteady(confidence.SteadyRate) {
+	// The series tested: the throughput, and each op's p99 where every
+	// interval has enough operations for one (p99Tail beyond it: a p99 of
+	// fewer is an interval's few slowest, noise). Each is tested at
+	// TrendLevel shared among them (Bonferroni), so that a steady phase is
+	// flagged as rarely with many ops as with one.
+	var p99s []SummaryRow
+	for _, r := range rows {
+		if ow := pw.ops[r.Op]; ow != nil && len(ow.p99) == len(order) && enoughForP99(ow, order) {
+			p99s = append(p99s, r)
+		}
+	}
+	level := 1 - (1-confidence.TrendLevel)/float64(1+len(p99s))
+	if d, err := confidence.Trend(ys, level, confidence.SteadyRate); err == nil && d.Unsteady(confidence.SteadyRate) {
 		return &Drift{What: "throughput", Change: d.Change, AtStart: d.AtStart, SettleS: settle(d)}
 	}
-	for _, r := range rows {
+	for _, r := range p99s {
 		ow := pw.ops[r.Op]
-		if ow == nil || len(ow.p99) < len(order) {
-			continue // an interval without this op: its p99 over time has holes
-		}
 		ys := make([]float64, len(order))
 		for j, idx := range order {
 			ys[j] = ow.p99[idx]
 		}
-		if d, err := confidence.Trend(ys, confidence.TrendLevel, confidence.SteadyP99); err == nil && d.Unsteady(confidence.SteadyP99) {
+		if d, err := confidence.Trend(ys, level, confidence.SteadyP99); err == nil && d.Unsteady(confidence.SteadyP99) {
 			return &Drift{What: "p99 of " + r.Op, Change: d.Change, AtStart: d.AtStart, SettleS: settle(d)}
 		}
 	}
 	return nil
+}
+
+// p99Tail is how many operations an interval needs beyond its p99 for the
+// op's p99 over time to be tested for drift.
+const p99Tail = 10
+
+// enoughForP99 says whether every interval of the op has p99Tail operations
+// beyond its p99.
+func enoughForP99(ow *opWindow, order []int) bool {
+	for _, idx := range order {
+		if ow.spans[idx].Ops*(1-0.99) < p99Tail-1e-9 {
+			return false
+		}
+	}
+	return true
 }

@@ -19,10 +19,10 @@ import (
 
 // busyShare is the share of the server's time a background job takes when
 // busy runs: DEBUG SLEEP busySleep every busyEvery blocks redis-server's one
-// event loop for a fifth of the time, as a compaction or an AOF rewrite on
+// event loop for two fifths of the time, as a compaction or an AOF rewrite on
 // the server's own thread would, but of a size known beforehand.
 const (
-	busySleep = 10 * time.Millisecond
+	busySleep = 20 * time.Millisecond
 	busyEvery = 50 * time.Millisecond
 	busyShare = float64(busySleep) / float64(busyEvery)
 )
@@ -183,7 +183,7 @@ func TestSignificanceOfARealChangeIntegration(t *testing.T) {
 }
 
 // Issue 45: a phase whose server starts a background job mid-window (taking
-// a fifth of its time from then on) is flagged unsteady, in the archive, the
+// two fifths of its time from then on) is flagged unsteady, in the archive, the
 // console and the report; the quiet phase before it is not.
 func TestUnsteadyPhaseIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
