@@ -15,7 +15,7 @@ import (
 const (
 	SteadyRate = 0.05
 	SteadyP99  = 0.10
-	TrendLevel = 0.98
+	TrendLevel = 0.985
 )
 
 // Drift is a trend across a window, from its intervals in time order.
@@ -50,23 +50,23 @@ func (d Drift) Unsteady(limit float64) bool {
 // job, a compaction, starting mid-window) is found by its halves: their means
 // differ significantly and by more than limit, each half's scatter its own (a
 // line through a step leaves residuals that look correlated, and so hides
-// it). Each test is at a third of 1-level, so that the three together are at
-// level.
+// it). The line and the start are each tested at a quarter of 1-level, the
+// halves at a half, so that the three together are at level.
 func Trend(ys []float64, level, limit float64) (Drift, error) {
 	n := len(ys)
 	if n < MinIntervals {
 		return Drift{}, ErrTooFewIntervals
 	}
-	each := 1 - (1-level)/3
+	quarter, half := 1-(1-level)/4, 1-(1-level)/2
 	whole := line(ys)
-	d := Drift{Change: whole.change, Significant: whole.significant(each)}
-	if s, ok := atStart(ys, each, limit); ok {
+	d := Drift{Change: whole.change, Significant: whole.significant(quarter)}
+	if s, ok := atStart(ys, quarter, limit); ok {
 		return s, nil
 	}
 	if d.Unsteady(limit) {
 		return d, nil
 	}
-	if h, ok := halves(ys, each, limit); ok {
+	if h, ok := halves(ys, half, limit); ok {
 		return h, nil
 	}
 	return d, nil
@@ -100,25 +100,55 @@ func atStart(ys []float64, level, limit float64) (Drift, bool) {
 }
 
 // halves is the drift of a window whose second half's mean differs from its
-// first's, significantly and by limit of the window's mean or more (Welch's
-// t, each half's standard error its own, on the fewer degrees of freedom);
-// false otherwise, or when a half is too short to say.
+// first's, significantly and by limit of the window's mean or more; false
+// otherwise, or when a half is too short to say. The scatter the difference
+// is judged against is the intervals' about each half's own line, their
+// autocorrelation counted: a level that moved within a half (a rise, a
+// recovery) is not taken for noise, as it would be in the half's scatter
+// about its mean, where it looks like strong autocorrelation and leaves the
+// test no freedom.
 func halves(ys []float64, level, limit float64) (Drift, bool) {
-	h := len(ys) / 2
+	n := len(ys)
+	h := n / 2
 	if h < MinIntervals {
 		return Drift{}, false
 	}
 	first, second := ys[:h], ys[h:]
-	s1, dof1 := meanSE(first)
-	s2, dof2 := meanSE(second)
 	m, diff := mean(ys), mean(second)-mean(first)
 	if m == 0 || math.Abs(diff/m) < limit {
 		return Drift{}, false
 	}
-	if math.Abs(diff) > t(level, math.Min(dof1, dof2))*math.Hypot(s1, s2) {
+	res := append(residuals(first), residuals(second)...)
+	var ss float64
+	for _, e := range res {
+		ss += e * e
+	}
+	// The lag-one autocorrelation of residuals about fitted lines is
+	// measured low, the more the shorter they are: Marriott and Pope's
+	// first-order correction, (1+3r)/m, m a half's length.
+	r := lag1(res)
+	r = math.Min(r+(1+3*r)/float64(h), maxAutocorrelation)
+	inflation := (1 + r) / (1 - r)
+	se := math.Sqrt(ss / float64(n-4) * inflation * (1/float64(len(first)) + 1/float64(len(second))))
+	dof := math.Max(1, float64(n)/inflation-4)
+	if math.Abs(diff) > t(level, dof)*se {
 		return Drift{Change: diff / m, Significant: true}, true
 	}
 	return Drift{}, false
+}
+
+// residuals are ys less the least-squares line through them.
+func residuals(ys []float64) []float64 {
+	xs := make([]float64, len(ys))
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	alpha, beta := stat.LinearRegression(xs, ys, nil, false)
+	out := make([]float64, len(ys))
+	for i, y := range ys {
+		out[i] = y - (alpha + beta*xs[i])
+	}
+	return out
 }
 
 // fitted is a line fitted through a stretch of a window (fit).
