@@ -48,9 +48,9 @@ func (d Drift) Unsteady(limit float64) bool {
 // drift when their means differ significantly and by more than limit, and
 // the rest is steady. A window whose level shifted part-way (a background
 // job, a compaction, starting mid-window) is found by its halves: their means
-// differ significantly and by more than limit, each half's scatter its own (a
-// line through a step leaves residuals that look correlated, and so hides
-// it). The line and the start are each tested at a quarter of 1-level, the
+// differ significantly and by more than limit, judged against the scatter
+// about each half's own line (a line through the whole step leaves residuals
+// that look correlated, and so hides it). The line and the start are each tested at a quarter of 1-level, the
 // halves at a half, so that the three together are at level.
 func Trend(ys []float64, level, limit float64) (Drift, error) {
 	n := len(ys)
