@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -555,6 +556,28 @@ func TestRecoverRestoresTheHostLoad(t *testing.T) {
 	p := a.Manifest.Phases[len(a.Manifest.Phases)-1]
 	if !p.HostSaturated || p.Host == nil || p.Host.Cores != 2 || p.Host.BusyCores != 1.97 {
 		t.Fatalf("recovered phase: host_saturated %v, host %+v", p.HostSaturated, p.Host)
+	}
+}
+
+// A phase whose rows reached the disk before the manifest said how it ended
+// gets again how sure its numbers are, from its intervals on disk.
+func TestRecoverRestoresHowSure(t *testing.T) {
+	w := fed(t, t.TempDir(), -1)
+	var want *archive.PhaseConfidence
+	lastPhaseStillRunning(t, w.Dir(), func(last *archive.PhaseInfo) {
+		if last.Confidence == nil {
+			t.Fatalf("the last phase has no confidence to lose: %+v", last.Confidence)
+		}
+		want, last.Confidence, last.Unsteady = last.Confidence, nil, nil
+	})
+
+	a, err := archive.Open(recoverRun(t, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Manifest.Phases[len(a.Manifest.Phases)-1]
+	if !reflect.DeepEqual(p.Confidence, want) {
+		t.Fatalf("recovered phase's confidence %+v, want %+v", p.Confidence, want)
 	}
 }
 

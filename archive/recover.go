@@ -118,10 +118,11 @@ func (w *Writer) recoverFiles() error {
 
 // endedPhases are the phases whose rows reached the summary spool: they had
 // ended, and only their manifest entries were not saved yet.
-func (w *Writer) endedPhases() (map[phaseID]SummaryRow, error) {
-	ended := map[phaseID]SummaryRow{}
+func (w *Writer) endedPhases() (map[phaseID][]SummaryRow, error) {
+	ended := map[phaseID][]SummaryRow{}
 	err := readSpoolFrom(filepath.Join(w.dir, SpoolDir, spoolSummary), 0, func(r *SummaryRow) error {
-		ended[phaseID{System: r.System, Index: r.PhaseIndex, Name: r.Phase, Repetition: r.Repetition}] = *r
+		id := phaseID{System: r.System, Index: r.PhaseIndex, Name: r.Phase, Repetition: r.Repetition}
+		ended[id] = append(ended[id], *r)
 		return nil
 	})
 	return ended, err
@@ -139,16 +140,22 @@ func (w *Writer) reopenSpools() error {
 }
 
 // recoverRunningPhases settles the phases the manifest still says are running:
-// one whose summary reached the disk ended (ended holds its row), any other is
+// one whose summary reached the disk ended (ended holds its rows), any other is
 // kept as partial with the intervals that reached the disk.
-func (w *Writer) recoverRunningPhases(ended map[phaseID]SummaryRow) error {
+func (w *Writer) recoverRunningPhases(ended map[phaseID][]SummaryRow) error {
 	for i := range w.m.Phases {
 		pi := &w.m.Phases[i]
 		if pi.Status != core.StatusRunning {
 			continue
 		}
-		if r, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
-			endedFromSummary(pi, r)
+		if rows, ok := ended[phaseID{System: pi.System, Index: pi.Index, Name: pi.Name, Repetition: pi.Repetition}]; ok {
+			endedFromSummary(pi, rows[0])
+			// How sure its numbers are, and whether it drifted, come again
+			// from its intervals on disk, as when it ended; its rows already
+			// hold theirs, so the copies computed here are dropped.
+			if err := w.confide(pi, slices.Clone(rows), 0); err != nil {
+				return fmt.Errorf("phase %s of %s: %w", pi.Name, pi.System, err)
+			}
 			continue
 		}
 		if err := w.recoverPhase(pi); err != nil {
@@ -160,7 +167,7 @@ func (w *Writer) recoverRunningPhases(ended map[phaseID]SummaryRow) error {
 
 // endedFromSummary completes the manifest entry of a phase that ended from its
 // summary row; what only the entry held (errors, intervals, CPU) is lost, and
-// its error says so.
+// its error says so. Its confidence and drift are the caller's to recompute.
 func endedFromSummary(pi *PhaseInfo, r SummaryRow) {
 	pi.Status, pi.ElapsedNs = core.PhaseStatus(r.Status), int64(r.DurationS*1e9)
 	pi.Ended = pi.Started.Add(time.Duration(pi.ElapsedNs))
