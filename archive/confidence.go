@@ -63,7 +63,8 @@ func TimedRows(pi *PhaseInfo, rows []SummaryRow) []SummaryRow {
 type Drift struct {
 	// What drifted: "throughput", or "p99 of get".
 	What string `json:"what"`
-	// Change is relative to the window's mean: -0.18 fell by 18 %.
+	// Change is relative to where the window started: -0.18 fell by 18 %
+	// (confidence.Drift).
 	Change float64 `json:"change"`
 	// AtStart: the window's first SettleS seconds differ from the rest, which
 	// is steady: a warm-up that much longer would leave them out.
@@ -394,6 +395,7 @@ func phaseConfidence(achieved float64, pw *phaseWindow, order []int, unsure stri
 // drift is the phase's drift, if it has one: its throughput's first, then
 // each op's p99 (in the rows' order).
 func drift(pw *phaseWindow, order []int, rows []SummaryRow) *Drift {
+	order = whole(pw, order)
 	settle := func(d confidence.Drift) float64 {
 		var s float64
 		for _, idx := range order[:min(d.Settle, len(order))] {
@@ -433,6 +435,31 @@ func drift(pw *phaseWindow, order []int, rows []SummaryRow) *Drift {
 		}
 	}
 	return nil
+}
+
+// whole is order less its intervals shorter than half the window's median
+// one: the sliver a window ends with (the replies to what was in flight when
+// it closed, microseconds long) is no interval of its own, and its rate and
+// p99, of a handful of operations, stand out of any trend (a quiet phase's
+// throughput read as rising 14 %, and no op's p99 ever had enough operations
+// to be tested).
+func whole(pw *phaseWindow, order []int) []int {
+	lengths := make([]float64, len(order))
+	for i, idx := range order {
+		lengths[i] = pw.intervals[idx]
+	}
+	slices.Sort(lengths)
+	if len(lengths) == 0 {
+		return order
+	}
+	half := lengths[len(lengths)/2] / 2
+	kept := make([]int, 0, len(order))
+	for _, idx := range order {
+		if pw.intervals[idx] >= half {
+			kept = append(kept, idx)
+		}
+	}
+	return kept
 }
 
 // p99Tail is how many operations an interval needs beyond its p99 for the

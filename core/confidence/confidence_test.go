@@ -161,8 +161,10 @@ func TestTrend(t *testing.T) {
 			if said := atStart > flagged/2; said != tc.atStart {
 				t.Errorf("%d of %d flagged said the drift is at the start", atStart, flagged)
 			}
-			if m := mean(changes); tc.w.drift != 0 && math.Abs(m-tc.w.drift) > 0.02 {
-				t.Errorf("a change of %+.0f %% measured as %+.1f %% on average", 100*tc.w.drift, 100*m)
+			// The drift runs from 1-drift/2 of the mean to 1+drift/2.
+			want := (1+tc.w.drift/2)/(1-tc.w.drift/2) - 1
+			if m := mean(changes); tc.w.drift != 0 && math.Abs(m-want) > 0.02 {
+				t.Errorf("a change of %+.1f %% measured as %+.1f %% on average", 100*want, 100*m)
 			}
 			if share < tc.lo || share > tc.hi {
 				t.Errorf("flagged unsteady in %.1f %% of %d windows, want %.0f-%.0f %%", 100*share, runs, 100*tc.lo, 100*tc.hi)

@@ -20,8 +20,11 @@ const (
 
 // Drift is a trend across a window, from its intervals in time order.
 type Drift struct {
-	// Change is the fitted line's change from the first interval to the
-	// last, relative to the window's mean: -0.18 fell by 18 %.
+	// Change is how far the window moved, relative to where it started:
+	// -0.18 fell by 18 %. For a line, its fitted value at the last interval
+	// against its value at the first; for halves, the second's mean against
+	// the first's; for a start, the rest's mean against the start's. A fall
+	// is never more than 100 %.
 	Change float64
 	// Significant: the slope is not zero at the level asked (Student's t on
 	// the batches' means, its standard error inflated by the residuals'
@@ -36,7 +39,7 @@ type Drift struct {
 }
 
 // Unsteady says whether the drift is significant and at least limit
-// (SteadyRate, SteadyP99) of the window's mean.
+// (SteadyRate, SteadyP99) of where the window started.
 func (d Drift) Unsteady(limit float64) bool {
 	return d.Significant && math.Abs(d.Change) >= limit
 }
@@ -91,10 +94,11 @@ func atStart(ys []float64, level, limit float64) (Drift, bool) {
 	m := mean(rest)
 	sr, dof := meanSE(rest)
 	ss := sr * math.Sqrt(float64(len(rest))/float64(len(start)))
-	diff := m - mean(start)
-	if m != 0 && math.Abs(diff) > t(level, dof)*math.Hypot(ss, sr) && math.Abs(diff/m) >= limit {
+	from := mean(start)
+	diff := m - from
+	if from > 0 && math.Abs(diff) > t(level, dof)*math.Hypot(ss, sr) && math.Abs(diff/from) >= limit {
 		// The start is what moved: the rest rose from it (diff > 0) or fell.
-		return Drift{Change: diff / m, Significant: true, AtStart: true, Settle: settle}, true
+		return Drift{Change: diff / from, Significant: true, AtStart: true, Settle: settle}, true
 	}
 	return Drift{}, false
 }
@@ -114,8 +118,9 @@ func halves(ys []float64, level, limit float64) (Drift, bool) {
 		return Drift{}, false
 	}
 	first, second := ys[:h], ys[h:]
-	m, diff := mean(ys), mean(second)-mean(first)
-	if m == 0 || math.Abs(diff/m) < limit {
+	from := mean(first)
+	diff := mean(second) - from
+	if from <= 0 || math.Abs(diff/from) < limit {
 		return Drift{}, false
 	}
 	res := append(residuals(first), residuals(second)...)
@@ -132,7 +137,7 @@ func halves(ys []float64, level, limit float64) (Drift, bool) {
 	se := math.Sqrt(ss / float64(n-4) * inflation * (1/float64(len(first)) + 1/float64(len(second))))
 	dof := math.Max(1, float64(n)/inflation-4)
 	if math.Abs(diff) > t(level, dof)*se {
-		return Drift{Change: diff / m, Significant: true}, true
+		return Drift{Change: diff / from, Significant: true}, true
 	}
 	return Drift{}, false
 }
@@ -165,14 +170,20 @@ func (f fitted) significant(level float64) bool {
 
 // fit is the least-squares line through ys (a value an interval, in time
 // order), fitted to the means of its batches (batchOf): its change over the
-// span relative to the mean of ys, and its slope's t statistic and degrees of
-// freedom (0 when there are too few points to say).
+// span relative to its value at the first interval (relative to the mean of
+// ys where the line starts at or below zero; a fall stops at 100 %), and its
+// slope's t statistic and degrees of freedom (0 when there are too few points
+// to say).
 func fit(ys []float64) (change, tstat, dof float64) {
 	bs, xs := batchOf(ys)
 	k := len(bs)
 	alpha, beta := stat.LinearRegression(xs, bs, nil, false)
-	if m := mean(ys); m != 0 {
-		change = beta * float64(len(ys)-1) / m
+	span := beta * float64(len(ys)-1)
+	switch m := mean(ys); {
+	case alpha > 0:
+		change = max(span/alpha, -1)
+	case m != 0:
+		change = max(span/m, -1)
 	}
 	if k < 3 {
 		return change, 0, 0
