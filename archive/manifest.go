@@ -203,10 +203,12 @@ type PhaseInfo struct {
 	Connections int            `json:"connections"`
 	Rate        float64        `json:"rate"`
 	Poisson     bool           `json:"poisson"`
-	DurationNs  int64          `json:"duration_ns"`
-	Ops         int64          `json:"ops"`
-	IntervalNs  int64          `json:"interval_ns"`
-	Seed        uint64         `json:"seed"`
+	// Pipeline is the requests each connection kept in flight (absent: one).
+	Pipeline   int    `json:"pipeline,omitempty"`
+	DurationNs int64  `json:"duration_ns"`
+	Ops        int64  `json:"ops"`
+	IntervalNs int64  `json:"interval_ns"`
+	Seed       uint64 `json:"seed"`
 	// Method is the method the phase is a step of (core.Method: its kind, the
 	// phase as the suite wrote it, its parameters); nil for other phases. Uses
 	// names the phase whose result gave this one its connections (a sweep's knee).

@@ -387,7 +387,7 @@ func mergePhase(ps []*PhaseInfo, parts []ShardPhase, shards []int, complete bool
 		}
 	}
 	m.Error = strings.Join(errs, "; ")
-	m.Shape = plan.Shape(core.PhaseSpec{Rate: m.Rate, Poisson: m.Poisson, Connections: m.Connections})
+	m.Shape = plan.Shape(core.PhaseSpec{Rate: m.Rate, Poisson: m.Poisson, Connections: m.Connections, Pipeline: m.Pipeline})
 	m.ConnBase, m.ConnTotal = 0, 0
 	if !complete {
 		m.ConnTotal = ps[0].ConnTotal

@@ -295,7 +295,7 @@ func phaseInfo(p *core.PhaseRun) PhaseInfo {
 	pi := PhaseInfo{
 		Method: stepOf(p.Method), Uses: usesOf(p.Uses),
 		Index: p.Index, Repetition: p.Repetition, System: p.System, Name: s.Name, Kind: s.Kind, Workload: core.DescribeWorkload(s.Workload), Shape: p.Shape,
-		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, DurationNs: int64(s.Duration), Ops: s.Ops,
+		Connections: s.Connections, Rate: s.Rate, Poisson: s.Poisson, Pipeline: s.Pipeline, DurationNs: int64(s.Duration), Ops: s.Ops,
 		IntervalNs: int64(s.Interval), Seed: s.Seed, Spec: s.Workload,
 		Status: p.End.Status, Error: p.End.Error, ErrorSamples: p.End.ErrorSamples, Started: p.End.Started, Ended: p.End.Ended, ElapsedNs: int64(p.End.Elapsed),
 		CPUUserNs: int64(p.End.CPUUser), CPUSystemNs: int64(p.End.CPUSystem), Intervals: p.Intervals,

@@ -89,6 +89,11 @@ type RawIO struct {
 	// closes the connection (a late reply would be read as the next one's).
 	Timeout time.Duration
 	Codec   Codec
+	// Pipeline: the protocol answers this connection's requests in the order
+	// they were sent, so the engine may keep several in flight on it
+	// (PhaseSpec.Pipeline), parsing each reply with the op of the oldest
+	// request. Only for a connection of one socket (FDs empty).
+	Pipeline bool
 }
 
 // Codec encodes requests and parses replies of one protocol. Both calls must not
@@ -183,6 +188,12 @@ type Info struct {
 	// Options are the adapter-specific settings it reads from
 	// SystemConfig.Options; cmpbench refuses any other before a run.
 	Options []Option
+	// Pipeline says its protocol answers a connection's requests in the order
+	// they were sent, so that a phase may keep several in flight on each
+	// (PhaseSpec.Pipeline): its raw connections say so too (RawIO.Pipeline).
+	// cmpbench refuses a phase with a depth above one before the run when it
+	// is false.
+	Pipeline bool
 }
 
 // Supports reports whether the adapter executes op kind k.

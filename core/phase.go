@@ -43,11 +43,21 @@ type PhaseSpec struct {
 	// operations of the unsharded phase. Rate and Ops are the shard's share. Zero
 	// ConnTotal: the phase is not sharded.
 	ConnBase, ConnTotal int
+	// Pipeline is how many requests each connection keeps in flight (0 or 1:
+	// one at a time). Closed loop: a connection sends its next request as soon
+	// as one of its replies arrives. Fixed rate: requests are sent at their
+	// intended times while fewer are in flight; one due while all are waits,
+	// and its response time counts from when it was due.
+	Pipeline int
 	// StartAt, when set, is the wall-clock time at which the phase clock starts;
 	// connections are opened before it. The shards of a run start each phase
 	// together this way.
 	StartAt time.Time
 }
+
+// Depth is how many requests each connection keeps in flight: Pipeline, one
+// when it is not set.
+func (p PhaseSpec) Depth() int { return max(1, p.Pipeline) }
 
 // AllConnections is the phase's connections across all its shards.
 func (p PhaseSpec) AllConnections() int {
@@ -117,6 +127,10 @@ const (
 	MinInterval    = 10 * time.Millisecond
 	MaxInterval    = time.Hour
 	MaxPhaseName   = 100 // bytes
+	// MaxPipeline bounds the requests a connection keeps in flight:
+	// memtier_benchmark's and valkey-benchmark's published runs use up to a few
+	// hundred; each is a slot of the connection's memory.
+	MaxPipeline = 1024
 )
 
 // Validate reports every problem with the phase at once.
@@ -152,6 +166,9 @@ func (p PhaseSpec) Validate() []error {
 	if p.Interval != 0 && (p.Interval < MinInterval || p.Interval > MaxInterval) {
 		add("interval must be from %s to %s, got %s", MinInterval, MaxInterval, p.Interval)
 	}
+	if p.Pipeline < 0 || p.Pipeline > MaxPipeline {
+		add("pipeline must be from 1 to %d requests in flight per connection, got %d", MaxPipeline, p.Pipeline)
+	}
 	if pr := p.Probe; pr != nil {
 		if pr.Rate <= 0 || pr.Rate > 100_000 {
 			add("probe rate %g must be in (0, 100000] requests/s", pr.Rate)
@@ -169,6 +186,9 @@ func (p PhaseSpec) Validate() []error {
 		}
 		if p.Rate <= 0 {
 			add("a pub/sub phase needs a rate: publishing is open loop, so that delivery latency is not hidden by a publisher waiting")
+		}
+		if p.Depth() > 1 {
+			add("a pub/sub phase publishes one message at a time per connection: pipeline %d is not supported", p.Pipeline)
 		}
 	}
 	if p.Workload == nil {

@@ -16,7 +16,7 @@ func InfoToProto(i core.Info, sdkVersion string) *pluginv1.DescribeResponse {
 	for n, o := range i.Ops {
 		ops[n] = uint32(o)
 	}
-	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion, Workloads: i.Workloads}
+	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion, Workloads: i.Workloads, Pipeline: i.Pipeline}
 	for _, o := range i.Options {
 		m.Options = append(m.Options, &pluginv1.OptionSpec{Name: o.Name, Type: string(o.Type), DefaultValue: o.Default, Doc: o.Doc,
 			Required: o.Required, Values: o.Values, TopLevel: o.TopLevel})
@@ -30,7 +30,7 @@ func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
 	for n, o := range m.GetOps() {
 		ops[n] = core.OpKind(o)
 	}
-	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities(), Workloads: m.GetWorkloads()}
+	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities(), Workloads: m.GetWorkloads(), Pipeline: m.GetPipeline()}
 	for _, o := range m.GetOptions() {
 		i.Options = append(i.Options, core.Option{Name: o.GetName(), Type: core.OptionType(o.GetType()), Default: o.GetDefaultValue(), Doc: o.GetDoc(),
 			Required: o.GetRequired(), Values: o.GetValues(), TopLevel: o.GetTopLevel()})
@@ -97,7 +97,7 @@ func PhaseToProto(p core.PhaseSpec) (*pluginv1.PhaseSpec, error) {
 	m := &pluginv1.PhaseSpec{
 		Name: p.Name, Kind: string(p.Kind), Connections: int32(p.Connections), Rate: p.Rate, Poisson: p.Poisson,
 		DurationNs: int64(p.Duration), Ops: p.Ops, IntervalNs: int64(p.Interval), Seed: p.Seed,
-		ConnBase: int32(p.ConnBase), ConnTotal: int32(p.ConnTotal),
+		ConnBase: int32(p.ConnBase), ConnTotal: int32(p.ConnTotal), Pipeline: int32(p.Pipeline),
 	}
 	if !p.StartAt.IsZero() {
 		m.StartAtUnixNs = p.StartAt.UnixNano()
@@ -123,7 +123,7 @@ func PhaseFromProto(m *pluginv1.PhaseSpec) (core.PhaseSpec, error) {
 		Name: m.GetName(), Kind: core.PhaseKind(m.GetKind()), Connections: int(m.GetConnections()), Rate: m.GetRate(),
 		Poisson: m.GetPoisson(), Duration: time.Duration(m.GetDurationNs()), Ops: m.GetOps(),
 		Interval: time.Duration(m.GetIntervalNs()), Seed: m.GetSeed(),
-		ConnBase: int(m.GetConnBase()), ConnTotal: int(m.GetConnTotal()),
+		ConnBase: int(m.GetConnBase()), ConnTotal: int(m.GetConnTotal()), Pipeline: int(m.GetPipeline()),
 	}
 	if ns := m.GetStartAtUnixNs(); ns != 0 {
 		p.StartAt = time.Unix(0, ns)

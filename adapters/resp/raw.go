@@ -37,6 +37,7 @@ func (t *target) dialRaw(ctx context.Context) (*rawConn, error) {
 		return handshake(t.sys.Auth, &wbuf, func(op *core.Op) error { return s.RoundTrip(wbuf, op) })
 	}
 	c := &rawConn{rawsock.New(t.sys.Endpoint, t.timeout, codec{profile: t.profile}, hs)}
+	c.Pipeline = true // a server answers a connection's commands in order
 	return c, c.Redial(ctx)
 }
 

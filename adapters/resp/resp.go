@@ -40,6 +40,10 @@ func (Adapter) Info() core.Info {
 		Name:    Name,
 		Version: "1",
 		Ops:     []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
+		// Over plain TCP to one server (raw connections); a cluster's and a
+		// TLS connection keep one request in flight for now, and the engine
+		// says so when a phase asks more of them.
+		Pipeline: true,
 		Options: []core.Option{
 			{Name: "cluster", Type: core.OptionBool, Default: "false", TopLevel: true,
 				Doc: "use the OSS cluster API (CLUSTER SLOTS, MOVED); never detected on its own, so that a standalone endpoint behind a proxy is never probed"},

@@ -888,6 +888,9 @@ func repCaveats(where string, r rep) []string {
 	if u := r.info.Unsteady; u != nil {
 		out = append(out, fmt.Sprintf("%s is unsteady: %s; its numbers average a moving target.", where, u.Sentence()))
 	}
+	if d := r.info.Pipeline; d > 1 && r.info.Repetition == 0 {
+		out = append(out, fmt.Sprintf("%s kept %d requests in flight per connection (pipeline %d): each request's latency includes its wait behind the connection's others, so it is not one request's round trip.", where, d, d))
+	}
 	if !r.sustained() && len(r.rows) > 0 {
 		out = append(out, fmt.Sprintf("%s did not sustain its target (%s of %s ops/s): reported as NS.", where,
 			thousands(int64(math.Round(r.throughput))), thousands(int64(r.rows[0].TargetRate))))

@@ -56,10 +56,13 @@ const (
 	CapPubSub = "engine.pubsub"
 	// CapStalls: says when the plugin process was not running (core.PhaseEnd.Stalls).
 	CapStalls = "engine.stalls"
+	// CapPipeline: keeps several requests in flight per connection
+	// (core.PhaseSpec.Pipeline) on connections that allow it.
+	CapPipeline = "engine.pipeline"
 )
 
 // Capabilities are what this engine can do.
-var Capabilities = []string{CapProbe, CapLag, CapPubSub, CapStalls}
+var Capabilities = []string{CapProbe, CapLag, CapPubSub, CapStalls, CapPipeline}
 
 // Defaults.
 const (
@@ -119,6 +122,7 @@ type stream struct {
 
 	quota        int64 // operations it may issue; -1 = no count bound
 	done, errors int64
+	inflight     int // issued and not done (an event loop's pipelined connection)
 	lastEnd      int64
 
 	// open loop: intended time of the next send, ns from the phase start
@@ -143,26 +147,26 @@ func (s *stream) advance() {
 // errLog keeps the first error message of each class of one driver.
 type errLog [core.NumErrorClasses]string
 
-// finish records one finished operation of s into o. It returns the error class,
-// or -1 for a success.
-func (e *execution) finish(s *stream, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
+// finish records one finished operation of s, op, into o. It returns the error
+// class, or -1 for a success.
+func (e *execution) finish(s *stream, op *core.Op, o *outbox, el *errLog, err error, intended, ready, start, end int64) int {
 	if s.ack != nil {
 		s.ack.Acknowledge()
 	}
 	s.done++
 	s.lastEnd = end
-	x := sample{intended: intended, ready: ready, start: start, end: end, kind: s.op.Kind}
+	x := sample{intended: intended, ready: ready, start: start, end: end, kind: op.Kind}
 	if isSuccess(err) {
 		if s.published != nil {
-			if h, ok := core.ParsePubSubHeader(s.op.Value); ok && int(h.Channel) < len(s.published) {
+			if h, ok := core.ParsePubSubHeader(op.Value); ok && int(h.Channel) < len(s.published) {
 				s.published[h.Channel]++
 			}
 		}
 		switch {
-		case !s.op.Kind.IsRead():
-			x.bytes = int64(s.op.WriteBytes())
+		case !op.Kind.IsRead():
+			x.bytes = int64(op.WriteBytes())
 		case err == nil:
-			x.bytes = int64(s.op.RespBytes)
+			x.bytes = int64(op.RespBytes)
 		default:
 			x.outcome = core.OutcomeMiss
 		}
@@ -198,7 +202,7 @@ func (e *execution) finish(s *stream, o *outbox, el *errLog, err error, intended
 // due reports whether s may issue another operation, and, when it is paced (open
 // loop, the side probe), its intended send time.
 func (e *execution) due(s *stream, paced bool) (intended int64, ok bool) {
-	if s.quota >= 0 && s.done >= s.quota {
+	if s.quota >= 0 && s.done+int64(s.inflight) >= s.quota {
 		return 0, false
 	}
 	if paced {
@@ -272,6 +276,30 @@ func closeAll(streams []*stream, probe *worker) {
 }
 
 // allRaw reports whether every opened connection can be driven raw.
+// pipelineRefusal says why the phase's connections cannot keep the depth it
+// asks in flight, or "" when they can (or it asks one at a time).
+func pipelineRefusal(depth int, exec string, streams []*stream) string {
+	if depth <= 1 {
+		return ""
+	}
+	if exec != ExecLoops {
+		return fmt.Sprintf("pipeline %d: these connections are driven one request at a time (not on the event loops: TLS, or an adapter without a codec), so they cannot keep several in flight", depth)
+	}
+	for _, s := range streams {
+		rc, ok := s.conn.(core.RawConn)
+		if !ok {
+			continue // not opened before the phase: no worse than the others
+		}
+		switch raw, _ := rc.Raw(); {
+		case len(raw.FDs) > 0:
+			return fmt.Sprintf("pipeline %d: a connection to several servers (a cluster) keeps one request in flight; pipelining per node is not supported yet", depth)
+		case !raw.Pipeline:
+			return fmt.Sprintf("pipeline %d: the adapter's connections keep one request in flight (its protocol does not answer several in order)", depth)
+		}
+	}
+	return ""
+}
+
 func allRaw(streams []*stream) bool {
 	opened := 0
 	for _, s := range streams {

@@ -46,14 +46,16 @@ const (
 type connState uint8
 
 const (
-	stIdle    connState = iota
-	stWaiting           // free, in the heap until its wake time
-	stBusy              // a request in flight
-	stDialing           // a reconnect is under way
-	stDone              // finished its share of the phase
+	stReady   connState = iota // sends when a request is due and a slot is free
+	stBackoff                  // after a connection error, in the heap until it may try again
+	stDialing                  // a reconnect is under way
+	stDone                     // finished its share of the phase
 )
 
-// rconn is one connection of a loop.
+// rconn is one connection of a loop. It keeps up to depth requests in flight
+// (PhaseSpec.Pipeline; one unless a phase pipelines), in a ring of slots: the
+// replies come in the order the requests went, so the oldest is the one the
+// next reply answers.
 type rconn struct {
 	stream
 	id  int32
@@ -69,16 +71,47 @@ type rconn struct {
 	stale bool
 	state connState
 
+	depth  int
+	slots  []request // the requests in flight from head, stream.inflight of them
+	head   int
+	unsent int // of those in flight, the last ones encoded but not written yet
+
 	wbuf    []byte
 	woff    int
-	wantOut bool // waiting for the socket to take the rest of a request
+	wantOut bool // waiting for the socket to take the rest of the requests
 	rbuf    []byte
 	rlen    int
 
+	// freeAt is when the connection last had a slot free again after all were
+	// taken (for one slot: when its last reply came): a request due while all
+	// were taken is ready then.
+	freeAt int64
+	wake   int64 // heap key: the next send, or the end of a backoff
+	hidx   int
+}
+
+// request is one request of a connection: its operation and its times.
+type request struct {
+	op                     core.Op
 	intended, ready, start int64
-	freeAt                 int64 // when the connection last became free
-	wake                   int64 // heap key
-	hidx                   int
+}
+
+// oldest is the request the next reply answers.
+func (c *rconn) oldest() *request { return &c.slots[c.head] }
+
+// take is a free slot for the next request, now in flight.
+func (c *rconn) take() *request {
+	s := &c.slots[(c.head+c.inflight)%len(c.slots)]
+	c.inflight++
+	return s
+}
+
+// release frees the oldest slot, its request done.
+func (c *rconn) release() *request {
+	s := &c.slots[c.head]
+	c.head = (c.head + 1) % len(c.slots)
+	c.inflight--
+	return s
 }
 
 // errNoRoute fails a request that no socket of a connection just opened serves.
@@ -142,9 +175,11 @@ func newLoops(e *execution, c *collector, streams []*stream, n int, blocks bool)
 		}
 		loops[i] = l
 	}
+	depth := e.cfg.Spec.Depth()
 	for i, s := range streams {
 		l := loops[i%n]
-		c := &rconn{stream: *s, id: int32(len(l.conns)), fd: -1, hidx: -1, rbuf: make([]byte, readBufSize)}
+		c := &rconn{stream: *s, id: int32(len(l.conns)), fd: -1, hidx: -1, rbuf: make([]byte, readBufSize),
+			depth: depth, slots: make([]request, depth)}
 		l.conns = append(l.conns, c)
 		if conn := c.conn; conn != nil {
 			c.conn = nil
@@ -282,15 +317,17 @@ func (l *loop) run(ctx context.Context) {
 	now := e.now()
 	l.lastCheck = now
 	for _, c := range l.conns {
-		l.next(c, now)
+		l.fill(c, now)
 	}
 	for l.live > 0 && !e.stop.Load() {
 		now = e.now()
 		l.out.advance(now)
 		for l.heap.len() > 0 && l.heap.min().wake <= now {
 			c := l.heap.pop()
-			c.state = stIdle
-			l.next(c, now)
+			if c.state == stBackoff {
+				c.state = stReady
+			}
+			l.fill(c, now)
 			now = e.now()
 		}
 		if l.live == 0 || e.stop.Load() {
@@ -414,50 +451,80 @@ func (l *loop) poll() int {
 	return n
 }
 
-// next issues c's next operation now, schedules it, or finishes c.
-func (l *loop) next(c *rconn, now int64) {
+// fill sends c's requests that are due, up to its depth in flight, in one
+// write; schedules c for the next one when it is not due yet; and finishes c
+// once its stream has ended and nothing is in flight. A request due while
+// every slot is taken waits for one, and is ready when one frees (freeAt): its
+// response time counts from when it was due.
+func (l *loop) fill(c *rconn, now int64) {
 	e := l.e
-	intended, ok := e.due(&c.stream, e.open)
-	if !ok {
-		c.state = stDone
-		l.live--
-		return
+	for c.state == stReady && c.inflight < c.depth {
+		intended, ok := e.due(&c.stream, e.open)
+		if !ok {
+			if c.inflight == 0 {
+				c.state = stDone
+				l.live--
+			}
+			break
+		}
+		if e.open && intended > now {
+			l.schedule(c, intended)
+			break
+		}
+		s := c.take()
+		c.src.Next(&s.op)
+		s.op.RespBytes = 0
+		if e.open {
+			s.intended, s.ready = intended, max(intended, c.freeAt)
+			c.advance()
+		}
+		if c.fd < 0 {
+			l.dial(c, now) // sends s once the connection is open
+			return
+		}
+		switch l.encode(c, s) {
+		case core.RouteReopen: // the cluster changed since c's connection was opened
+			// Only a router's connection reroutes, and it has one slot: s
+			// is its only request, and was not written.
+			l.detach(c)
+			l.dial(c, now)
+			return
+		case core.RouteNone:
+			s.start = now
+			l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: errNoRoute}, now, false)
+			continue
+		}
+		c.unsent++
 	}
-	if e.open && intended > now {
-		c.state, c.wake = stWaiting, intended
-		l.heap.push(c)
-		return
+	if c.unsent > 0 {
+		l.send(c)
 	}
-	c.src.Next(&c.op)
-	c.op.RespBytes = 0
-	if e.open {
-		c.intended, c.ready = intended, max(intended, c.freeAt)
-		c.advance()
-	}
-	if c.fd < 0 {
-		l.dial(c, now)
-		return
-	}
-	switch l.encode(c) {
-	case core.RouteReopen: // the cluster changed since c's connection was opened
-		l.detach(c)
-		l.dial(c, now)
-		return
-	case core.RouteNone:
-		c.start = now
-		l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: errNoRoute}, now, false)
-		return
-	}
-	l.send(c)
 }
 
-// encode writes c's request into its buffer and routes it: the socket's index,
-// or core.RouteReopen or core.RouteNone when none of c's sockets serves it.
-func (l *loop) encode(c *rconn) int {
-	if c.op.Kind == core.OpPublish {
-		core.StampPublish(c.op.Value, c.intended, c.ready, l.e.now())
+// schedule puts c in the heap until wake: its next send, or the end of a
+// backoff.
+func (l *loop) schedule(c *rconn, wake int64) {
+	if c.hidx >= 0 {
+		if c.wake == wake {
+			return
+		}
+		l.heap.remove(c)
 	}
-	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf[:0], &c.op)
+	c.wake = wake
+	l.heap.push(c)
+}
+
+// encode appends s's request to c's write buffer and routes it: the socket's
+// index, or core.RouteReopen or core.RouteNone when none of c's sockets
+// serves it.
+func (l *loop) encode(c *rconn, s *request) int {
+	if s.op.Kind == core.OpPublish {
+		core.StampPublish(s.op.Value, s.intended, s.ready, l.e.now())
+	}
+	if c.woff == len(c.wbuf) {
+		c.wbuf, c.woff = c.wbuf[:0], 0
+	}
+	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf, &s.op)
 	if c.router == nil {
 		return 0
 	}
@@ -466,6 +533,9 @@ func (l *loop) encode(c *rconn) int {
 		i = core.RouteReopen
 	}
 	if i < 0 || int32(i) == c.sock {
+		if i < 0 {
+			c.wbuf = c.wbuf[:c.woff] // not sent
+		}
 		return i
 	}
 	if c.wantOut { // the last request's socket: nothing more to write there
@@ -476,19 +546,22 @@ func (l *loop) encode(c *rconn) int {
 	return i
 }
 
-// send writes c's encoded request; its service time starts here.
+// send writes c's encoded requests; their service time starts here.
 func (l *loop) send(c *rconn) {
-	c.woff = 0
-	c.start = l.e.now()
-	if !l.e.open {
-		c.intended, c.ready = c.start, c.start
+	now := l.e.now()
+	for i := c.inflight - c.unsent; i < c.inflight; i++ {
+		s := &c.slots[(c.head+i)%len(c.slots)]
+		s.start = now
+		if !l.e.open {
+			s.intended, s.ready = now, now
+		}
 	}
-	c.state = stBusy
+	c.unsent = 0
 	l.flush(c)
 }
 
-// flush writes what the socket takes of c's request, and asks to be told when it
-// can take the rest.
+// flush writes what the socket takes of c's requests, and asks to be told when
+// it can take the rest.
 func (l *loop) flush(c *rconn) {
 	for c.woff < len(c.wbuf) {
 		n, err := nbWrite(c.fd, c.wbuf[c.woff:])
@@ -513,8 +586,9 @@ func (l *loop) flush(c *rconn) {
 	}
 }
 
-// readable reads from c's socket until it holds a whole reply, or nothing more is
-// there yet.
+// readable reads from c's socket until it holds at least one whole reply, or
+// nothing more is there yet; it completes every whole reply read, oldest
+// request first, and then sends what is due in their place, in one write.
 func (l *loop) readable(c *rconn) {
 	for {
 		if c.rlen == len(c.rbuf) {
@@ -528,23 +602,41 @@ func (l *loop) readable(c *rconn) {
 			continue
 		case err != nil:
 			l.broken(c, err)
+			l.fill(c, l.e.now())
 			return
 		case n == 0:
 			l.broken(c, errors.New("connection closed by the server"))
+			l.fill(c, l.e.now())
 			return
 		}
 		c.rlen += n
-		if c.state != stBusy {
+		if c.inflight == c.unsent {
 			l.broken(c, &core.OpError{Class: core.ErrClassProtocol, Err: fmt.Errorf("%d bytes arrived with no request in flight", c.rlen)})
+			l.fill(c, l.e.now())
 			return
 		}
-		m, opErr := c.raw.Codec.ParseReply(c.rbuf[:c.rlen], &c.op)
-		if m == 0 {
+		var end int64
+		off := 0
+		for c.inflight > c.unsent {
+			m, opErr := c.raw.Codec.ParseReply(c.rbuf[off:c.rlen], &c.oldest().op)
+			if m == 0 {
+				break
+			}
+			if end == 0 {
+				end = l.e.now() // the replies of one read came together
+			}
+			off += m
+			if !l.complete(c, opErr, end, true) {
+				break // the connection is gone, and its buffer with it
+			}
+		}
+		if off == 0 {
 			continue
 		}
-		end := l.e.now()
-		c.rlen = copy(c.rbuf, c.rbuf[m:c.rlen])
-		l.complete(c, opErr, end, true)
+		if c.fd >= 0 {
+			c.rlen = copy(c.rbuf, c.rbuf[off:c.rlen])
+		}
+		l.fill(c, end)
 		return
 	}
 }
@@ -560,7 +652,7 @@ func (l *loop) aside(c *rconn, sock int32) {
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return
 	}
-	if c.state != stBusy {
+	if c.inflight == 0 {
 		l.detach(c)
 		return
 	}
@@ -568,46 +660,68 @@ func (l *loop) aside(c *rconn, sock int32) {
 	c.stale = true
 }
 
-// complete records c's operation and moves c on. replied says the outcome came
-// in a reply the codec parsed: a timeout the server replied keeps the stream,
-// which is in step; any other timeout, a protocol error or a lost connection
-// drops it.
-func (l *loop) complete(c *rconn, opErr error, end int64, replied bool) {
+// complete records the outcome of c's oldest request, and reports whether c's
+// connection is still open. replied says the outcome came in a reply the codec
+// parsed: a timeout the server replied keeps the stream, which is in step; any
+// other timeout, a protocol error or a lost connection drops it, and with it
+// every request still in flight on it (drop); a connection error also backs c
+// off before its next attempt. The caller then calls fill.
+func (l *loop) complete(c *rconn, opErr error, end int64, replied bool) bool {
 	e := l.e
-	c.state = stIdle
-	c.freeAt = end
-	class := e.finish(&c.stream, l.out, &l.el, opErr, c.intended, c.ready, c.start, end)
+	if c.inflight == c.depth {
+		c.freeAt = end
+	}
+	s := c.release()
+	class := e.finish(&c.stream, &s.op, l.out, &l.el, opErr, s.intended, s.ready, s.start, end)
 	if replied && class == int(core.ErrClassTimeout) {
 		class = -1 // the server's own timeout reply: the stream is in step
 	}
 	if c.stale && class != int(core.ErrClassConnection) {
-		l.detach(c)
+		l.drop(c, end)
 	}
 	switch class {
 	case int(core.ErrClassProtocol), int(core.ErrClassTimeout):
-		l.detach(c) // the stream can no longer be trusted
+		l.drop(c, end) // the stream can no longer be trusted
 	case int(core.ErrClassConnection):
 		if !errors.Is(opErr, errNoRoute) || c.stale {
-			l.detach(c)
+			l.drop(c, end)
 		}
 		// Wait before the next attempt on a broken connection instead of spinning;
 		// the wait is the server's doing, not send lag.
-		c.state, c.wake = stWaiting, end+int64(reconnectBackoff)
-		c.freeAt = c.wake
-		l.heap.push(c)
-		return
+		c.state = stBackoff
+		c.freeAt = end + int64(reconnectBackoff)
+		l.schedule(c, c.freeAt)
 	}
-	l.next(c, end)
+	return c.fd >= 0
 }
 
-// broken handles a socket error: the operation in flight, if any, fails with it.
+// errDropped fails the requests still in flight on a connection that an
+// earlier request's failure closed.
+var errDropped = errors.New("the connection was closed after an earlier request on it failed")
+
+// drop closes c's connection, and fails every request still in flight on it
+// as a connection error at end (in doubt where the codec says a write may
+// have been applied).
+func (l *loop) drop(c *rconn, end int64) {
+	codec := c.raw.Codec
+	l.detach(c)
+	for c.inflight > 0 {
+		s := c.release()
+		err := core.SentFailure(codec, &s.op, &core.OpError{Class: core.ErrClassConnection, Err: errDropped})
+		l.e.finish(&c.stream, &s.op, l.out, &l.el, err, s.intended, s.ready, s.start, end)
+	}
+	c.unsent = 0
+}
+
+// broken handles a socket error: the oldest request in flight, if any, fails
+// with it, and the others with the connection.
 func (l *loop) broken(c *rconn, err error) {
-	if c.state != stBusy {
+	if c.inflight == 0 {
 		l.detach(c) // an idle connection the server closed: reopened on the next send
 		return
 	}
 	if core.ClassOf(err) != core.ErrClassProtocol {
-		err = core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassConnection, Err: err})
+		err = core.SentFailure(c.raw.Codec, &c.oldest().op, &core.OpError{Class: core.ErrClassConnection, Err: err})
 	}
 	l.complete(c, err, l.e.now(), false)
 }
@@ -616,19 +730,20 @@ func (l *loop) broken(c *rconn, err error) {
 func (l *loop) checkTimeouts(now int64) {
 	l.lastCheck = now
 	for _, c := range l.conns {
-		if c.state == stBusy && c.raw.Timeout > 0 && now-c.start > int64(c.raw.Timeout) {
-			l.complete(c, core.SentFailure(c.raw.Codec, &c.op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now, false)
+		if c.inflight > c.unsent && c.raw.Timeout > 0 && now-c.oldest().start > int64(c.raw.Timeout) {
+			l.complete(c, core.SentFailure(c.raw.Codec, &c.oldest().op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now, false)
+			l.fill(c, now)
 		}
 	}
 }
 
-// dial opens a new socket for c in the background; c's operation is sent when it is
+// dial opens a new socket for c in the background; c's one request is sent when it is
 // there, so that the reconnect counts as send lag (or as a connection error). At most
 // connectParallel reconnects of the phase run at once: after a server restart,
 // thousands of connections would otherwise each hold a thread (and descriptors)
 // waiting for their handshake.
 func (l *loop) dial(c *rconn, now int64) {
-	c.state = stDialing
+	c.state, c.unsent = stDialing, 0
 	id := c.id
 	go func() {
 		var conn core.Conn
@@ -673,21 +788,23 @@ func (l *loop) takeDials() {
 		select {
 		case d := <-l.dialed:
 			c := l.conns[d.id]
+			c.state = stReady
 			err := d.err
 			if err == nil {
 				if err = l.attach(c, d.conn); err != nil {
 					_ = d.conn.Close()
 				}
 			}
-			if err == nil && l.encode(c) < 0 {
+			if err == nil && l.encode(c, c.oldest()) < 0 {
 				err = errNoRoute
 			}
 			if err != nil {
-				c.start = d.start
+				c.oldest().start = d.start
 				l.complete(c, &core.OpError{Class: core.ErrClassConnection, Err: err}, d.end, false)
 				continue
 			}
-			l.send(c)
+			c.unsent = 1
+			l.fill(c, l.e.now()) // sends it, and what else is due
 		default:
 			return
 		}
@@ -750,7 +867,27 @@ func (h *wakeHeap) swap(i, j int) {
 func (h *wakeHeap) push(c *rconn) {
 	c.hidx = len(h.items)
 	h.items = append(h.items, c)
-	for i := c.hidx; i > 0; {
+	h.up(c.hidx)
+}
+
+func (h *wakeHeap) pop() *rconn { return h.remove(h.items[0]) }
+
+// remove takes c out of the heap.
+func (h *wakeHeap) remove(c *rconn) *rconn {
+	at, last := c.hidx, len(h.items)-1
+	h.swap(at, last)
+	h.items[last] = nil
+	h.items = h.items[:last]
+	if at < last {
+		h.down(at)
+		h.up(at)
+	}
+	c.hidx = -1
+	return c
+}
+
+func (h *wakeHeap) up(i int) {
+	for i > 0 {
 		p := (i - 1) / 2
 		if !h.less(i, p) {
 			break
@@ -760,13 +897,9 @@ func (h *wakeHeap) push(c *rconn) {
 	}
 }
 
-func (h *wakeHeap) pop() *rconn {
-	top := h.items[0]
-	last := len(h.items) - 1
-	h.swap(0, last)
-	h.items[last] = nil
-	h.items = h.items[:last]
-	for i := 0; ; {
+func (h *wakeHeap) down(i int) {
+	last := len(h.items)
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < last && h.less(l, m) {
 			m = l
@@ -780,6 +913,4 @@ func (h *wakeHeap) pop() *rconn {
 		h.swap(i, m)
 		i = m
 	}
-	top.hidx = -1
-	return top
 }

@@ -105,6 +105,10 @@ func (e *execution) prepare(ctx context.Context) (p *prepared, end core.PhaseEnd
 		return nil, interruptedEnd(ctx), false
 	}
 	p.exec = e.executor(ctx, p.streams, unopened)
+	if why := pipelineRefusal(spec.Depth(), p.exec, p.streams); why != "" {
+		p.close()
+		return nil, failedEnd("%s", why), false
+	}
 	if p.exec == ExecGoroutines {
 		// A worker goroutine also has its pacer's timer descriptor.
 		n, subscribers := len(p.streams), subscribersOf(p.ps)

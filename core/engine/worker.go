@@ -78,7 +78,7 @@ func (w *worker) run(ctx context.Context) {
 			w.recordProbe(err, intended, start, end)
 			continue
 		}
-		if class := e.finish(&w.stream, w.out, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
+		if class := e.finish(&w.stream, &w.op, w.out, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
 			// Wait before the next attempt on a broken connection instead of spinning;
 			// the wait is the server's doing, not send lag.
 			w.sleep(int64(reconnectBackoff))

@@ -163,6 +163,9 @@ func Shape(p core.PhaseSpec) string {
 		b.WriteString("closed loop")
 	}
 	fmt.Fprintf(&b, ", %d conns", p.Connections)
+	if d := p.Depth(); d > 1 {
+		fmt.Fprintf(&b, ", pipeline %d", d)
+	}
 	return b.String()
 }
 

@@ -277,6 +277,15 @@ phases:
 			`x.yaml:5: phase "c": ops must be from 0 to 1000000000000, got 2000000000000`,
 			`x.yaml:6: phase "d": duration must be positive and at most 168h0m0s`,
 			`x.yaml:7: phase "e": interval must be from 10ms to 1h0m0s, got 1ms`}},
+		// Issue 46: a depth out of range, and pub/sub, which publishes one at a time.
+		{"a pipeline of 0, of 2000, and on pub/sub", `name: x
+phases:
+  - {name: a, duration: 1s, pipeline: 0, memtier: {key_max: 5}}
+  - {name: b, duration: 1s, pipeline: 2000, memtier: {key_max: 5}}
+  - {name: c, duration: 1s, rate: 100, pipeline: 4, pubsub: {channels: 1, subscribers: 1}}
+`, []string{`x.yaml:3: phase "a": pipeline must be from 1 to 1024 requests in flight per connection, got 0 (leave it out for one at a time)`,
+			`x.yaml:4: phase "b": pipeline must be from 1 to 1024 requests in flight per connection, got 2000`,
+			`x.yaml:5: phase "c": a pub/sub phase publishes one message at a time per connection: pipeline 4 is not supported`}},
 		{"a phase name longer than a file name", `name: x
 phases:
   - {name: ` + strings.Repeat("n", 101) + `, duration: 1s, memtier: {key_max: 5}}

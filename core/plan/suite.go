@@ -119,6 +119,7 @@ type phaseDoc struct {
 	Connections *connectionsDoc `yaml:"connections"`
 	Rate        *float64        `yaml:"rate"`
 	Poisson     bool            `yaml:"poisson"`
+	Pipeline    *int            `yaml:"pipeline"`
 	Duration    config.Duration `yaml:"duration"`
 	Ops         int64           `yaml:"ops"`
 	Interval    config.Duration `yaml:"interval"`
@@ -464,6 +465,12 @@ func (d phaseDoc) spec() (core.PhaseSpec, []error) {
 	}
 	if d.Poisson && p.Rate <= 0 {
 		errs = append(errs, fmt.Errorf("poisson needs a rate"))
+	}
+	if d.Pipeline != nil {
+		if *d.Pipeline == 0 {
+			errs = append(errs, fmt.Errorf("pipeline must be from 1 to %d requests in flight per connection, got 0 (leave it out for one at a time)", core.MaxPipeline))
+		}
+		p.Pipeline = *d.Pipeline
 	}
 	switch len(d.work) {
 	case 0:

@@ -32,6 +32,9 @@ type Socket struct {
 	fd        int // -1 while closed: after a failure, until Redial
 	wbuf      []byte
 	rbuf      []byte
+	// Pipeline says the protocol answers the socket's requests in the order
+	// they were sent (core.RawIO.Pipeline); the adapter sets it.
+	Pipeline bool
 }
 
 // New is a socket to addr that speaks codec; it is closed until Redial.
@@ -49,7 +52,7 @@ func (s *Socket) Raw() (core.RawIO, bool) {
 	if s.fd < 0 {
 		return core.RawIO{}, false
 	}
-	return core.RawIO{FD: s.fd, Timeout: s.timeout, Codec: s.codec}, true
+	return core.RawIO{FD: s.fd, Timeout: s.timeout, Codec: s.codec, Pipeline: s.Pipeline}, true
 }
 
 // Redial opens the socket when it is closed (at first, after a failure); nil at

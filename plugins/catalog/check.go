@@ -3,9 +3,11 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
+	"github.com/cmpbench/cmpbench/core/engine"
 )
 
 // CheckSystems checks that every system's adapter is there, and the system's
@@ -51,10 +53,29 @@ func (c *Catalog) CheckSystems(ctx context.Context, systems *config.Systems, nam
 			if err := info.CanRun(ph.Workload); err != nil {
 				errs = append(errs, fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err))
 			}
+			if err := canPipeline(info, e.Builtin, ph.Depth()); err != nil {
+				errs = append(errs, fmt.Errorf("system %s, phase %s: %w", n, ph.Name, err))
+			}
 		}
 	}
 	if len(errs) > 0 {
 		return core.BadInput{Err: errs}
+	}
+	return nil
+}
+
+// canPipeline says why an adapter cannot keep depth requests in flight per
+// connection, or returns nil: its protocol does not answer several in order
+// (core.Info.Pipeline), or it is a plugin whose engine predates pipelining
+// (it would run the phase one at a time, and say nothing).
+func canPipeline(info core.Info, builtin bool, depth int) error {
+	switch {
+	case depth <= 1:
+		return nil
+	case !info.Pipeline:
+		return fmt.Errorf("pipeline %d: adapter %s keeps one request in flight per connection", depth, info.Name)
+	case !builtin && !slices.Contains(info.Capabilities, engine.CapPipeline):
+		return fmt.Errorf("pipeline %d: plugin %s was built with an engine that cannot pipeline: rebuild it", depth, info.Name)
 	}
 	return nil
 }

@@ -72,6 +72,7 @@ type DescribeResponse struct {
 	SdkVersion    string                 `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"` // cmpbench version the plugin was built with
 	Options       []*OptionSpec          `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`                         // the adapter-specific settings it reads (core.Option)
 	Workloads     []string               `protobuf:"bytes,7,rep,name=workloads,proto3" json:"workloads,omitempty"`                     // the workload kinds the plugin's engine runs (core.Info.Workloads)
+	Pipeline      bool                   `protobuf:"varint,8,opt,name=pipeline,proto3" json:"pipeline,omitempty"`                      // its connections can keep several requests in flight (core.Info.Pipeline)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -153,6 +154,13 @@ func (x *DescribeResponse) GetWorkloads() []string {
 		return x.Workloads
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetPipeline() bool {
+	if x != nil {
+		return x.Pipeline
+	}
+	return false
 }
 
 type OptionSpec struct {
@@ -1030,7 +1038,11 @@ type PhaseSpec struct {
 	ConnTotal int32 `protobuf:"varint,13,opt,name=conn_total,json=connTotal,proto3" json:"conn_total,omitempty"`
 	// The wall-clock time at which the phase clock starts, ns since the Unix
 	// epoch; 0 = at once.
-	StartAtUnixNs int64  `protobuf:"varint,14,opt,name=start_at_unix_ns,json=startAtUnixNs,proto3" json:"start_at_unix_ns,omitempty"`
+	StartAtUnixNs int64 `protobuf:"varint,14,opt,name=start_at_unix_ns,json=startAtUnixNs,proto3" json:"start_at_unix_ns,omitempty"`
+	// Requests each connection keeps in flight (core.PhaseSpec.Pipeline); 0 or
+	// 1 = one at a time. A host sends more than one only to a plugin whose
+	// engine has capability "engine.pipeline": an older engine would ignore it.
+	Pipeline      int32  `protobuf:"varint,15,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
 	WorkloadKind  string `protobuf:"bytes,23,opt,name=workload_kind,json=workloadKind,proto3" json:"workload_kind,omitempty"`
 	WorkloadSpec  []byte `protobuf:"bytes,24,opt,name=workload_spec,json=workloadSpec,proto3" json:"workload_spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1161,6 +1173,13 @@ func (x *PhaseSpec) GetConnTotal() int32 {
 func (x *PhaseSpec) GetStartAtUnixNs() int64 {
 	if x != nil {
 		return x.StartAtUnixNs
+	}
+	return 0
+}
+
+func (x *PhaseSpec) GetPipeline() int32 {
+	if x != nil {
+		return x.Pipeline
 	}
 	return 0
 }
@@ -2493,7 +2512,7 @@ var File_v1_adapter_proto protoreflect.FileDescriptor
 const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"\x10v1/adapter.proto\x12\x12cmpbench.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xef\x01\n" +
+	"\x0fDescribeRequest\"\x8b\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -2502,7 +2521,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x128\n" +
 	"\aoptions\x18\x06 \x03(\v2\x1e.cmpbench.plugin.v1.OptionSpecR\aoptions\x12\x1c\n" +
-	"\tworkloads\x18\a \x03(\tR\tworkloads\"\xbc\x01\n" +
+	"\tworkloads\x18\a \x03(\tR\tworkloads\x12\x1a\n" +
+	"\bpipeline\x18\b \x01(\bR\bpipeline\"\xbc\x01\n" +
 	"\n" +
 	"OptionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -2576,7 +2596,7 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"StatsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfd\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\x04\n" +
 	"\tPhaseSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -2596,7 +2616,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\tconn_base\x18\f \x01(\x05R\bconnBase\x12\x1d\n" +
 	"\n" +
 	"conn_total\x18\r \x01(\x05R\tconnTotal\x12'\n" +
-	"\x10start_at_unix_ns\x18\x0e \x01(\x03R\rstartAtUnixNs\x12#\n" +
+	"\x10start_at_unix_ns\x18\x0e \x01(\x03R\rstartAtUnixNs\x12\x1a\n" +
+	"\bpipeline\x18\x0f \x01(\x05R\bpipeline\x12#\n" +
 	"\rworkload_kind\x18\x17 \x01(\tR\fworkloadKind\x12#\n" +
 	"\rworkload_spec\x18\x18 \x01(\fR\fworkloadSpecJ\x04\b\x14\x10\x15J\x04\b\x15\x10\x16J\x04\b\x16\x10\x17R\amemtierR\x04ycsbR\x06pubsub\"F\n" +
 	"\x0fRunPhaseRequest\x123\n" +

@@ -1,0 +1,244 @@
+//go:build linux
+
+package engine
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/core"
+)
+
+// holdServer is a line server (raw_test.go's protocol) that holds its replies
+// back: it answers a connection's requests only once hold of them are
+// waiting, or when none has come for a moment (the last of a phase). What it
+// counts is what the client keeps in flight per connection, on the wire: the
+// most requests a connection had waiting unanswered, and every request.
+type holdServer struct {
+	ln       net.Listener
+	hold     int
+	delay    time.Duration // before each batch of replies
+	requests atomic.Int64
+	// conns is how many connections it accepted; most the highest number of
+	// requests one of them had unanswered at once.
+	conns, most atomic.Int64
+	wg          sync.WaitGroup
+}
+
+func newHoldServer(t *testing.T, hold int, delay time.Duration) *holdServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &holdServer{ln: ln, hold: hold, delay: delay}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.conns.Add(1)
+			s.wg.Add(1)
+			go s.serve(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	return s
+}
+
+func (s *holdServer) addr() string { return s.ln.Addr().String() }
+
+func (s *holdServer) serve(c net.Conn) {
+	defer s.wg.Done()
+	defer c.Close()
+	buf := make([]byte, 64<<10)
+	n, waiting := 0, 0
+	for {
+		// A short deadline: when no more come, what waits is answered.
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+		m, err := c.Read(buf[n:])
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if waiting > 0 && !s.answer(c, &waiting) {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			return
+		}
+		n += m
+		for {
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				break
+			}
+			copy(buf, buf[i+1:n])
+			n -= i + 1
+			s.requests.Add(1)
+			waiting++
+			for most := s.most.Load(); int64(waiting) > most && !s.most.CompareAndSwap(most, int64(waiting)); most = s.most.Load() {
+			}
+		}
+		if waiting >= s.hold && !s.answer(c, &waiting) {
+			return
+		}
+	}
+}
+
+// answer replies "+" to every request waiting on c.
+func (s *holdServer) answer(c net.Conn, waiting *int) bool {
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	_, err := c.Write([]byte(strings.Repeat("+\n", *waiting)))
+	*waiting = 0
+	return err == nil
+}
+
+// pipelineConn is a line connection whose protocol answers in order: the
+// engine may keep several requests in flight on it.
+type pipelineConn struct{ *lineConn }
+
+func (c pipelineConn) Raw() (core.RawIO, bool) {
+	io, ok := c.lineConn.Raw()
+	io.Pipeline = true
+	return io, ok
+}
+
+func dialPipeline(addr string) (core.Conn, error) {
+	c, err := dialLine(addr, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return pipelineConn{c}, nil
+}
+
+// Issue 46: each connection keeps exactly its depth in flight, counted on the
+// wire, and the phase's count bound holds exactly, in a closed loop.
+func TestPipelineKeepsItsDepthInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		conns, depth int
+		ops          int64
+	}{
+		{"one at a time", 3, 1, 3_000},
+		{"depth 8", 3, 8, 3_001},
+		{"depth 64", 2, 64, 20_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newHoldServer(t, tc.depth, 0)
+			s := spec(tc.conns, 0, 30*time.Second, tc.ops)
+			s.Pipeline = tc.depth
+			end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) { return dialPipeline(srv.addr()) })
+			if end.Status != core.StatusOK {
+				t.Fatalf("%s: %s", end.Status, end.Error)
+			}
+			var sent int64
+			for _, o := range c.total() {
+				sent += o.OK
+			}
+			if sent != tc.ops || srv.requests.Load() != tc.ops {
+				t.Errorf("%d ops recorded, %d requests on the wire; want %d each", sent, srv.requests.Load(), tc.ops)
+			}
+			if got := srv.most.Load(); got != int64(tc.depth) {
+				t.Errorf("at most %d requests waited on a connection, want the depth, %d", got, tc.depth)
+			}
+		})
+	}
+}
+
+// Issue 46: at a fixed rate a request due while every slot is taken waits for
+// one, and its response time counts from when it was due: a server four times
+// slower than the rate shows in the response time, not in the service time.
+func TestPipelineAtAFixedRateWaitsForASlot(t *testing.T) {
+	precise(t)
+	const depth = 4
+	// 4 requests answered every 20 ms: 200 ops/s, against 400 asked.
+	srv := newHoldServer(t, depth, 20*time.Millisecond)
+	s := spec(1, 400, time.Second, 0)
+	s.Pipeline = depth
+	end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) { return dialPipeline(srv.addr()) })
+	if end.Status != core.StatusOK {
+		t.Fatalf("%s: %s", end.Status, end.Error)
+	}
+	if got := srv.most.Load(); got != depth {
+		t.Errorf("at most %d requests waited on the connection, want %d", got, depth)
+	}
+	var ok int64
+	for _, o := range c.total() {
+		if o.OK == 0 {
+			continue // an op of the spec the source never sends
+		}
+		ok += o.OK
+		resp, svc := time.Duration(o.Response.P50), time.Duration(o.Service.P50)
+		if svc < 15*time.Millisecond || svc > 100*time.Millisecond {
+			t.Errorf("%s: service p50 %s, want about the server's 20 ms", o.Op, svc)
+		}
+		if resp < 3*svc {
+			t.Errorf("%s: response p50 %s, service p50 %s: a request that waited for a slot must count its wait", o.Op, resp, svc)
+		}
+	}
+	if ok < 150 || ok > 260 {
+		t.Errorf("%d ops in a second of a server that answers 200 a second", ok)
+	}
+}
+
+// Issue 46: a server that hangs up with requests in flight fails all of them,
+// each counted once, and the connection comes back.
+func TestPipelineLostConnectionFailsEveryRequestInFlight(t *testing.T) {
+	var calls atomic.Int64
+	srv := newLineServer(t, func(n int64) (string, time.Duration, bool) {
+		return "+", 0, n%500 == 0 // every 500th request: the server hangs up
+	})
+	s := spec(2, 0, 30*time.Second, 5_000)
+	s.Pipeline = 16
+	end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) {
+		calls.Add(1)
+		return dialPipeline(srv.addr())
+	})
+	if end.Status != core.StatusOK {
+		t.Fatalf("%s: %s", end.Status, end.Error)
+	}
+	var ok, errs int64
+	for _, o := range c.total() {
+		ok += o.OK
+		for _, n := range o.Errors {
+			errs += n
+		}
+	}
+	if ok+errs != 5_000 || errs == 0 || calls.Load() < 3 {
+		t.Errorf("%d ok + %d errors, want 5,000 in all with errors; %d connections opened", ok, errs, calls.Load())
+	}
+}
+
+// Issue 46: a phase asks for a depth its connections cannot keep: refused
+// before its clock starts, saying why.
+func TestPipelineRefusedWhereConnectionsCannot(t *testing.T) {
+	srv := newLineServer(t, nil)
+	for _, tc := range []struct {
+		name, exec string
+		connect    func() (core.Conn, error)
+		want       string
+	}{
+		{"one request at a time through Do", ExecGoroutines, func() (core.Conn, error) { return dialPipeline(srv.addr()) }, "driven one request at a time"},
+		{"a protocol that does not answer in order", ExecLoops, func() (core.Conn, error) { return dialConn(srv.addr(), time.Second) }, "keep one request in flight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec(2, 0, time.Second, 100)
+			s.Pipeline = 4
+			end, _ := rawRun(t, srv, tc.exec, s, nil, tc.connect)
+			if end.Status != core.StatusFailed || !strings.Contains(end.Error, tc.want) || !strings.Contains(end.Error, "pipeline 4") {
+				t.Fatalf("%s: %q, want failed saying %q", end.Status, end.Error, tc.want)
+			}
+			if srv.requests.Load() != 0 {
+				t.Fatalf("%d requests sent by a refused phase", srv.requests.Load())
+			}
+		})
+	}
+}
