@@ -19,6 +19,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core"
+	"github.com/cmpbench/cmpbench/core/plan"
 )
 
 // memtier_benchmark's JSON output (--json-out-file), as run_stats.cpp and
@@ -201,6 +202,10 @@ func (m *memtierImport) phaseInfo(name string) archive.PhaseInfo {
 		System: m.r.System.Name, Name: name, Kind: core.PhaseMeasured, Workload: memtierWorkload(cfg),
 		Shape: shape(conns, rate), Connections: conns, Rate: rate, DurationNs: cfg.TestTime * int64(time.Second),
 		IntervalNs: int64(time.Second), Status: core.StatusOK,
+	}
+	if cfg.Pipeline > 1 { // --pipeline: kept, as a phase of cmpbench's own says it
+		base.Pipeline = cfg.Pipeline
+		base.Shape = plan.Shape(core.PhaseSpec{Connections: conns, Rate: rate, Pipeline: cfg.Pipeline})
 	}
 	if n, err := cfg.Requests.Int64(); err == nil && n > 0 {
 		base.Ops = n * int64(conns)

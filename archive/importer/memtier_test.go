@@ -195,6 +195,33 @@ func TestMemtierWithoutHistogram(t *testing.T) {
 	}
 }
 
+// Issue 46: memtier's --pipeline is kept with the phase, as cmpbench's own
+// pipelined phases say it: in its depth, its shape and a caveat.
+func TestMemtierPipelineIsKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	text := `{"configuration": {"server": "127.0.0.1", "port": 6379, "clients": 25, "threads": 2, "test_time": 1, "ratio": "1:10", "pipeline": 16},
+	"ALL STATS": {"Runtime": {"Start time": 1796280681971, "Finish time": 1796280682971, "Total duration": 1000, "Interrupted": "false"},
+	 "Gets": {"Count": 1000, "Ops/sec": 1000.0, "Max Latency": 2.5, "Time-Serie": {"0": {"Count": 1000, "Max Latency": 2.5, "p50.00": 0.1}},
+	          "Percentile Latencies": {"p50.00": 0.1, "p99.00": 0.9, "p99.90": 2.1}},
+	 "Totals": {"Count": 1000, "Ops/sec": 1000.0}}}`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Memtier(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Phases[0].Info
+	if p.Pipeline != 16 || p.Shape != "closed loop, 50 conns, pipeline 16" {
+		t.Errorf("pipeline %d, shape %q", p.Pipeline, p.Shape)
+	}
+	caveatsInclude(t, r, "memtier pipelined 16 requests per connection")
+	a := writeArchive(t, r)
+	if got := a.Manifest.Phases[0]; got.Pipeline != 16 {
+		t.Errorf("the archive's phase: pipeline %d", got.Pipeline)
+	}
+}
+
 func TestMemtierBadInput(t *testing.T) {
 	dir := t.TempDir()
 	closed, err := os.ReadFile(filepath.Join("testdata", "memtier", "closed.json"))
