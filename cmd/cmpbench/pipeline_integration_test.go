@@ -142,3 +142,14 @@ phases:
 	}
 	t.Fatalf("no GET row of the stalled phase")
 }
+
+// Issue 46: a phase asking more depth than an adapter keeps is refused before
+// the run, naming the adapter, the system and the phase (bad input, exit 2).
+func TestPipelineRefusedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "cmpbench.yaml", "systems:\n  as:\n    adapter: aerospike\n    endpoint: 127.0.0.1:3000\n    namespace: test\n")
+	r := cli(t, dir, nil, "run", "--systems", "as", "--suite", "ceiling", "--dry-run")
+	if r.code != 2 || !strings.Contains(r.stderr, "system as, phase depth-16: pipeline 16: adapter aerospike keeps one request in flight per connection") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
