@@ -615,17 +615,21 @@ func TestLoopHotPathDoesNotAllocate(t *testing.T) {
 		t.Skip("counts allocations over a long run, without the race detector")
 	}
 	srv := newLineServer(t, nil)
-	allocs := func(ops int64) uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		rawRun(t, srv, ExecLoops, spec(2, 0, time.Minute, ops), nil, nil)
-		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs
-	}
-	small, large := allocs(1000), allocs(101_000)
-	if extra := int64(large) - int64(small); float64(extra)/100_000 > 0.001 {
-		t.Fatalf("100,000 more ops cost %d more allocations", extra)
+	for _, depth := range []int{1, 16} { // one at a time, and pipelined (issue 46)
+		allocs := func(ops int64) uint64 {
+			var before, after runtime.MemStats
+			s := spec(2, 0, time.Minute, ops)
+			s.Pipeline = depth
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			rawRun(t, srv, ExecLoops, s, nil, func() (core.Conn, error) { return dialPipeline(srv.addr()) })
+			runtime.ReadMemStats(&after)
+			return after.Mallocs - before.Mallocs
+		}
+		small, large := allocs(1000), allocs(101_000)
+		if extra := int64(large) - int64(small); float64(extra)/100_000 > 0.001 {
+			t.Fatalf("pipeline %d: 100,000 more ops cost %d more allocations", depth, extra)
+		}
 	}
 }
 
@@ -634,6 +638,21 @@ func BenchmarkHotPathLoops(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	end, _ := rawRun(b, srv, ExecLoops, spec(4, 0, time.Hour, int64(b.N)), nil, nil)
+	if end.Status != core.StatusOK {
+		b.Fatal(end.Error)
+	}
+}
+
+// BenchmarkHotPathLoopsPipelined is BenchmarkHotPathLoops with 16 requests in
+// flight per connection (issue 46): written together, replies parsed as they
+// come.
+func BenchmarkHotPathLoopsPipelined(b *testing.B) {
+	srv := newLineServer(b, nil)
+	s := spec(4, 0, time.Hour, int64(b.N))
+	s.Pipeline = 16
+	b.ReportAllocs()
+	b.ResetTimer()
+	end, _ := rawRun(b, srv, ExecLoops, s, nil, func() (core.Conn, error) { return dialPipeline(srv.addr()) })
 	if end.Status != core.StatusOK {
 		b.Fatal(end.Error)
 	}
