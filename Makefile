@@ -13,8 +13,8 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEPS_BIN := redis-server redis-cli memcached openssl etcd
 
 # Real servers no Debian package has (Aerospike CE, Valkey, KeyDB, Kvrocks, Dragonfly,
-# Pika): SERVERS is a folder with one subfolder of binaries per server, each put on
-# PATH for the tests and the smoke run. Their integration tests skip, saying how to
+# Pika, Tendis): SERVERS is a folder with one subfolder of binaries per server, each
+# put on PATH for the tests and the smoke run. Their integration tests skip, saying how to
 # get the server, when it is absent, and fail instead when CI is set (.ci/run).
 # Default: the build folder beside this checkout on cmpbench's own machines.
 SERVERS ?= $(firstword $(wildcard ../shared/servers))
@@ -55,7 +55,7 @@ test-deps:
 # `export PATH=$$(make -s servers-path)` for a shell of your own.
 servers:
 	@echo "SERVERS=$(if $(SERVERS),$(abspath $(SERVERS)),(none))"
-	@for b in asd valkey-server keydb-server keydb-flash-server kvrocks dragonfly pika redis-server; do \
+	@for b in asd valkey-server keydb-server keydb-flash-server kvrocks dragonfly pika tendisplus redis-server; do \
 	  printf '  %-20s %s\n' $$b "$$(command -v $$b || echo 'absent: its tests skip')"; done
 servers-path:
 	@echo "$$PATH"

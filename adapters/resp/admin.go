@@ -399,11 +399,14 @@ func RedactConfig(key string) bool {
 		strings.Contains(k, "secret") || strings.Contains(k, "token")
 }
 
+// formatConfig writes CONFIG GET * as "key value" lines, credentials
+// redacted. An empty one stays empty, as Tendis quotes it too (requirepass
+// ""): what the capture says of it is that there is none.
 func formatConfig(cfg map[string]string) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		v := cfg[k]
-		if RedactConfig(k) && v != "" {
+		if RedactConfig(k) && v != "" && v != `""` {
 			v = "[redacted]"
 		}
 		fmt.Fprintf(&b, "%s %s\n", k, v)

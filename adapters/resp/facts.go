@@ -13,8 +13,8 @@ import (
 // The facts a RESP server's captures say of it (core.Facts): what it loses on a
 // crash or power loss, what it does at its memory limit, how many copies it
 // keeps and how many threads serve. Products store their data differently —
-// Pika, Kvrocks and KeyDB on FLASH keep it in RocksDB whatever save and
-// appendonly say — so each has its own readers, chosen by what INFO shows of it
+// Pika, Kvrocks, Tendis and KeyDB on FLASH keep it in RocksDB whatever save and
+// appendonly say (Tendis has neither) — so each has its own readers, chosen by what INFO shows of it
 // (its version fields, KeyDB's storage_provider), never by the profile the run
 // named: an archive's sections are all the reader has.
 
@@ -90,6 +90,7 @@ type product struct {
 var products = map[string]product{
 	"kvrocks":     {kvrocksDurability, kvrocksMemory},
 	"pika":        {pikaDurability, pikaMemory},
+	"tendis":      {tendisDurability, tendisMemory},
 	"keydb-flash": {keydbFlashDurability, keydbFlashMemory},
 	"dragonfly":   {dragonflyDurability, dragonflyMemory},
 }
@@ -152,6 +153,23 @@ func kvrocksDurability(c captures) core.Fact {
 // shows.)
 func pikaDurability(captures) core.Fact {
 	return core.Fact{Words: rocksDB("Pika's save and appendonly do not apply"), Class: "os"}
+}
+
+// tendisDurability reads Tendis' RocksDB write options (rocks_kvstore.cpp:
+// WriteOptions.disableWAL is rocks.disable_wal, sync is
+// rocks.flush_log_at_trx_commit). Its aof-enabled is a replication setting
+// (psync to Redis), not a log of its data; its INFO persistence fields are all
+// -1.
+func tendisDurability(c captures) core.Fact {
+	switch {
+	case c.config == nil:
+		return core.Fact{Words: "RocksDB (its write options not captured): kept across a restart; what a crash loses is unknown", Class: core.DurabilityKept}
+	case c.config["rocks.disable_wal"] == "yes":
+		return core.Fact{Words: "RocksDB without its write-ahead log (rocks.disable_wal yes): writes not yet flushed from memory lost on a crash", Class: "memtable"}
+	case c.config["rocks.flush_log_at_trx_commit"] == "yes":
+		return core.Fact{Words: "RocksDB, its write-ahead log synced on every write (rocks.flush_log_at_trx_commit yes): no acknowledged write lost on power loss", Class: "always"}
+	}
+	return core.Fact{Words: rocksDB("rocks.flush_log_at_trx_commit no"), Class: "os"}
 }
 
 // keydbFlashDurability: KeyDB on FLASH keeps every key in RocksDB, its log
@@ -219,6 +237,16 @@ func kvrocksMemory(c captures) core.Fact {
 // bound on its data.
 func pikaMemory(captures) core.Fact { return onDisk }
 
+// tendisMemory: Tendis has no maxmemory (its INFO used_memory is -1); its
+// memory is RocksDB's block cache (rocks.blockcachemb) and memtables, a cache
+// of data kept on disk.
+func tendisMemory(c captures) core.Fact {
+	if mb := c.config["rocks.blockcachemb"]; mb != "" {
+		return core.Fact{Words: "data on disk (RocksDB, block cache rocks.blockcachemb " + core.Quoted(mb) + " MB), not bounded by memory: nothing evicted", Class: onDisk.Class}
+	}
+	return onDisk
+}
+
 // keydbFlashMemory: maxmemory bounds the keys KeyDB keeps in memory; the others
 // stay on FLASH. maxstorage bounds FLASH.
 func keydbFlashMemory(c captures) core.Fact {
@@ -268,6 +296,7 @@ func (c captures) threads() core.Fact {
 	}{
 		{c.config, "io-threads"}, {c.config, "server-threads"}, // KeyDB
 		{c.config, "workers"}, {c.config, "thread-num"}, // Kvrocks, Pika
+		{c.config, "executorthreadnum"}, // Tendis (and netiothreadnum for the sockets)
 		{c.info, "server.thread_count"}, // Dragonfly
 	} {
 		if n := t.from[t.key]; n != "" {

@@ -16,8 +16,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden facts (testdata/facts/*/facts.json)")
 
 // The facts of real captures (testdata/facts/README.md) say what each product
-// does, read as that product's: Pika, Kvrocks and KeyDB on FLASH keep their
-// data in RocksDB whatever save and appendonly say, Dragonfly snapshots on a
+// does, read as that product's: Pika, Kvrocks, Tendis and KeyDB on FLASH keep
+// their data in RocksDB whatever save and appendonly say, Dragonfly snapshots on a
 // clean stop and gives its limit in INFO, and a memory limit reads without a
 // dangling comma. Each product's facts are golden (facts.json, go test
 // -update).
@@ -32,6 +32,7 @@ func TestFactsOfRealCaptures(t *testing.T) {
 		"kvrocks":     "RocksDB, its write-ahead log not synced (rocksdb.write_options.sync no)",
 		"pika":        "RocksDB, its write-ahead log not synced (Pika's save and appendonly do not apply)",
 		"dragonfly":   "a snapshot on a clean stop only",
+		"tendis":      "RocksDB, its write-ahead log not synced (rocks.flush_log_at_trx_commit no)",
 	} {
 		f, ok := facts[system]
 		if !ok || !strings.Contains(f.Durability.Words, want) {
@@ -60,6 +61,8 @@ func TestRedisDurability(t *testing.T) {
 		{"Dragonfly without a snapshot file", "dbfilename \n", core.DurabilityNone, "no snapshot (dbfilename empty)"},
 		{"Dragonfly with snapshot_cron", "dbfilename dump\nsnapshot_cron */5 * * * *\n", "snapshot", "snapshot_cron `*/5 * * * *`"},
 		{"Kvrocks syncing its log", "rocksdb.write_options.sync yes\n", "always", "synced on every write"},
+		{"Tendis syncing its log", "rocks.disable_wal no\nrocks.flush_log_at_trx_commit yes\n", "always", "(rocks.flush_log_at_trx_commit yes): no acknowledged write lost"},
+		{"Tendis without its log", "rocks.disable_wal yes\nrocks.flush_log_at_trx_commit yes\n", "memtable", "(rocks.disable_wal yes)"},
 		{"KeyDB on FLASH, writeback", "storage-cache-mode writeback\nstorage-flush-period 200\n", "flush 200", "every `200` ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +74,8 @@ func TestRedisDurability(t *testing.T) {
 				sections["info"] = "# Server\ndragonfly_version:df-v1.26.4\n"
 			case strings.HasPrefix(tc.name, "Kvrocks"):
 				sections["info"] = "# Server\nkvrocks_version:2.10.1\n"
+			case strings.HasPrefix(tc.name, "Tendis"):
+				sections["info"] = "# Server\nredis_version:2.7.0-rocksdb-v8.5.3\nTENDIS_DEBUG:OFF\n"
 			case strings.HasPrefix(tc.name, "KeyDB"):
 				sections["info"] = "# Memory\nstorage_provider:flash\n"
 			}

@@ -95,7 +95,6 @@ var versionFields = []struct{ field, product string }{
 	{"garnet_version", "garnet"},
 	{"lavik_version", "lavik"},
 	{"eloqkv_version", "eloqkv"},
-	{"tendis_version", "tendis"},
 	{"keydb_version", "keydb"},
 	{"redis_version", "redis"},
 }
@@ -153,8 +152,13 @@ func detectProduct(fields map[string]string) (product, field string, rank int) {
 // redisLike names a server that reports its version only as redis_version, by
 // what Redis does not print: KeyDB 6.3.4 has a KeyDB section in INFO (mvcc_depth)
 // and says in INFO memory where it keeps its data (storage_provider:flash on
-// FLASH, none in memory).
+// FLASH, none in memory); Tendis prints its own version there
+// ("2.7.0-rocksdb-v8.5.3") and TENDIS_DEBUG (ON or OFF, how it was built) in INFO
+// server (src/tendisplus/commands/debug.cpp InfoCommand::infoServer).
 func redisLike(fields map[string]string) string {
+	if _, ok := fields["server.TENDIS_DEBUG"]; ok {
+		return "tendis"
+	}
 	for k := range fields {
 		if strings.HasPrefix(k, "keydb.") {
 			if fields["memory.storage_provider"] == "flash" {

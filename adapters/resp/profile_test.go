@@ -116,6 +116,7 @@ func TestTimeline(t *testing.T) {
 		"redis":     "memory.used_memory,persistence.rdb_bgsave_in_progress,persistence.aof_rewrite_in_progress",
 		"dragonfly": "memory.used_memory",
 		"kvrocks":   "memory.used_memory_rss,rocksdb.num_running_compactions,rocksdb.compaction_count,rocksdb.num_running_flushes",
+		"tendis":    "memory.used_memory_rss,dataset.rocksdb.compaction-pending,dataset.rocksdb.mem-table-flush-pending",
 	} {
 		p, err := LoadProfile(name, nil)
 		if err != nil {

@@ -66,6 +66,15 @@ func TestParseInfo(t *testing.T) {
 		}, []string{"commandstats.get", "replication(master).", "start async statistics.", "time:2026-12-04 16:29:14.", "duration: 0s."}, "pika", "4.0.0"},
 		{"pika-keyspace-0.txt", map[string]string{"keyspace.db0_hashes": "keys=2,expires=0,invalid_keys=0"}, []string{"duration: 0s."}, "", ""},
 		{"pika-keyspace.txt", nil, []string{"use \"info keyspace 1\" to do async statistics."}, "", ""},
+		// Tendis: its version as redis_version, named by TENDIS_DEBUG; -1 for
+		// what it does not know; a keyspace line that never changes;
+		// commandstats without rejected or failed calls, and an "unseen" line.
+		{"tendis-all.txt", map[string]string{
+			"server.redis_version": "2.7.0-rocksdb-v8.5.3", "server.TENDIS_DEBUG": "OFF", "memory.used_memory": "-1",
+			"memory.used_memory_rss": "30892032", "persistence.aof_enabled": "-1", "keyspace.db0": "keys=0,expires=0,avg_ttl=0",
+			"commandstats.cmdstat_hset":   "calls=1,usec=254,usec_per_call=254",
+			"commandstats.cmdstat_unseen": "calls=0,num=0", "replication.role": "master",
+		}, []string{"server.run_id"}, "tendis", "2.7.0-rocksdb-v8.5.3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -134,6 +143,8 @@ func TestVersion(t *testing.T) {
 		{"pika", "", info("pika-all.txt"), "pika 4.0.0 (INFO server.pika_version)"},
 		{"dragonfly", "", info("dragonfly-all.txt"), "dragonfly df-v1.26.4 (INFO server.dragonfly_version)"},
 		{"tendis", "", redis, "tendis 7.0.15 (INFO server.redis_version)"},
+		{"tendis", "", info("tendis-all.txt"), "tendis 2.7.0-rocksdb-v8.5.3 (INFO server.redis_version)"},
+		{"redis", "", info("tendis-all.txt"), "tendis 2.7.0-rocksdb-v8.5.3 (INFO server.redis_version)"},
 		{"azure-managed-redis", "", redis, "azure-managed-redis 7.0.15 (INFO server.redis_version)"},
 		{"mine", "version_fields: [valkey_version]\n", info("valkey-everything.txt"), "mine 8.0.1 (INFO server.valkey_version)"},
 		{"mine", "version_fields: [redis_version]\n", info("valkey-everything.txt"), "valkey 8.0.1 (INFO server.valkey_version)"},
@@ -162,9 +173,18 @@ func TestRedactConfig(t *testing.T) {
 			t.Errorf("RedactConfig(%q) = %v", k, got)
 		}
 	}
-	out := formatConfig(map[string]string{"requirepass": "hunter22", "maxmemory": "0", "masterauth": ""})
-	if strings.Contains(out, "hunter22") || !strings.Contains(out, "requirepass [redacted]") || !strings.Contains(out, "maxmemory 0") {
-		t.Fatalf("%q", out)
+	// A credential is redacted; an empty one, which Tendis quotes, stays empty.
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]string
+		want string
+	}{
+		{"redis", map[string]string{"requirepass": "hunter22", "maxmemory": "0", "masterauth": ""}, "masterauth \nmaxmemory 0\nrequirepass [redacted]\n"},
+		{"tendis", map[string]string{"requirepass": `""`, "masterauth": `"hunter22"`, "bind": `"127.0.0.1"`}, "bind \"127.0.0.1\"\nmasterauth [redacted]\nrequirepass \"\"\n"},
+	} {
+		if out := formatConfig(tc.cfg); out != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, out, tc.want)
+		}
 	}
 }
 

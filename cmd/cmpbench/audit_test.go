@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/audit.golden.md")
 // (adapters/*/testdata/facts), as systems of those adapters.
 var realCaptures = []struct{ name, adapter string }{
 	{"redis", "resp"}, {"redis-aof", "resp"}, {"valkey", "resp"}, {"keydb", "resp"}, {"keydb-flash", "resp"},
-	{"kvrocks", "resp"}, {"pika", "resp"}, {"dragonfly", "resp"}, {"aerospike", "aerospike"},
+	{"kvrocks", "resp"}, {"pika", "resp"}, {"tendis", "resp"}, {"dragonfly", "resp"}, {"aerospike", "aerospike"},
 }
 
 // capturedArchive writes an archive of realCaptures, with the restart checks of
@@ -69,7 +69,7 @@ func capturedArchive(t *testing.T, keepFacts bool) *archive.Archive {
 // same audit whether the archive keeps the facts or is of the format before,
 // whose sections the built-in adapters registered in this binary read. The
 // whole audit is golden (testdata/audit.golden.md, go test -update): Pika,
-// Kvrocks and KeyDB on FLASH keep their data in RocksDB whatever save and
+// Kvrocks, Tendis and KeyDB on FLASH keep their data in RocksDB whatever save and
 // appendonly say, Dragonfly snapshots on a clean stop, Aerospike's facts come
 // from its get-config.
 func TestAuditOfRealCaptures(t *testing.T) {

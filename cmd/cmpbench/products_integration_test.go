@@ -143,3 +143,56 @@ func TestAuditOfValkeyDragonflyKvrocksIntegration(t *testing.T) {
 	}
 	assertNoServerOf(t, dir)
 }
+
+// Tendis as a user first runs it (issue 49): the built-in system tendis, with
+// nothing configured but tendisplus on PATH (cmpbench writes its configuration
+// file), through the smoke suite, then YCSB with the restart check — every
+// phase ok, the load counted exactly by DBSIZE (its INFO keyspace says 0 keys
+// whatever is stored) and kept across the restart, the server's commandstats
+// equal to what the client sent, the manifest naming tendisplus's own path,
+// SHA-256 and version, and the audit's durability and memory read from its
+// capture.
+func TestTendisIntegration(t *testing.T) {
+	provisiontest.Need(t, "tendisplus")
+	dir := t.TempDir()
+	r := realCLI(t, dir, "run", "--systems", "tendis", "--suite", "smoke", "--scale", "0.1", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("smoke: exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	for _, p := range a.Manifest.Phases {
+		if p.Status != "ok" {
+			t.Errorf("smoke %s %s: %s %s", p.System, p.Name, p.Status, p.Error)
+		}
+	}
+	if load := validations(t, a)["tendis/after load"]; !load.OK() || load.Counted != 1000 {
+		t.Errorf("smoke after load: %+v", load)
+	}
+	if g := rows(a, "tendis", "closed-1:10")["GET"]; g.Count == 0 || g.Errors != 0 {
+		t.Errorf("smoke GET: %+v", g.Counts)
+	}
+	assertNoServerOf(t, dir)
+
+	r = realCLI(t, dir, "run", "--systems", "tendis", "--suite", "ycsb", "--scale", "0.0005", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("ycsb: exit %d\n%s", r.code, r.stderr)
+	}
+	a = archiveOf(t, r)
+	checkRealRun(t, a, 50_000, map[string]struct{ binary, product, version string }{
+		"tendis": {"tendisplus", "tendis", "2.7.0-rocksdb-v8.5.3"},
+	})
+	audit := cli(t, dir, nil, "audit", a.Dir)
+	if audit.stderr != "" {
+		t.Fatalf("audit: exit %d\n%s", audit.code, audit.stderr)
+	}
+	for setting, want := range map[string]string{
+		"durability":                "| RocksDB, its write-ahead log not synced (rocks.flush_log_at_trx_commit no)",
+		"memory limit and eviction": "| data on disk (RocksDB, block cache rocks.blockcachemb `4096` MB), not bounded by memory",
+		"threads":                   "| executorthreadnum `",
+	} {
+		if !strings.Contains(audit.stdout, "| "+setting+" "+want) {
+			t.Errorf("the audit's %s of tendis is not %q:\n%s", setting, want, audit.stdout)
+		}
+	}
+	assertNoServerOf(t, dir)
+}

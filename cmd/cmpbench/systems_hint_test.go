@@ -31,13 +31,14 @@ systems:
     adapter: resp
     profile: lavik
     endpoint: 127.0.0.1:6379`},
-		{name: "profile with its own port", args: []string{"--systems", "tendis"}, dryRuns: true, want: `system "tendis"` + defined + `
-tendis is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
+		{name: "profile with its own port and TLS", args: []string{"--systems", "azure-managed-redis"}, dryRuns: true, want: `system "azure-managed-redis"` + defined + `
+azure-managed-redis is a built-in profile of the resp adapter; for a server on this machine, add to ` + file + `:
 systems:
-  tendis:
+  azure-managed-redis:
     adapter: resp
-    profile: tendis
-    endpoint: 127.0.0.1:8903`},
+    profile: azure-managed-redis
+    endpoint: 127.0.0.1:10000
+    tls: {enabled: true}`},
 		{name: "adapter", args: []string{"--systems", "resp"}, dryRuns: true, want: `system "resp"` + defined + `
 resp is a built-in adapter; for a server on this machine, add to ` + file + `:
 systems:

@@ -57,6 +57,7 @@ func TestBuiltinSystems(t *testing.T) {
 		{"kvrocks", "resp", "kvrocks", 0},
 		{"dragonfly", "resp", "dragonfly", 0},
 		{"pika", "resp", "pika", 0},
+		{"tendis", "resp", "tendisplus", 0},
 	} {
 		sys, _ := s.Lookup(tc.name)
 		if sys == nil {
@@ -225,6 +226,30 @@ func TestSystemErrors(t *testing.T) {
 `, []string{
 			`cmpbench.yaml:5: system "a": provision.command has --daemonize yes: a server cmpbench starts must stay in the foreground`,
 			`cmpbench.yaml:11: system "b": provision.files.kvrocks.conf says "daemonize yes" at its line 2: a server cmpbench starts must stay in the foreground`,
+		}},
+		// Tendis says "daemon on" in its stock file, and forks when the file
+		// says nothing; a file its command does not name is not its own.
+		{"a Tendis that daemonizes", `systems:
+  a:
+    adapter: resp
+    provision:
+      command: [tendisplus, "{dir}/tendisplus.conf"]
+      files:
+        tendisplus.conf: |
+          port {port}
+          daemon on
+  b:
+    adapter: resp
+    provision:
+      command: [tendisplus, "{dir}/tendisplus.conf"]
+      files:
+        tendisplus.conf: |
+          port {port}
+        notes.txt: |
+          port {port}
+`, []string{
+			`cmpbench.yaml:7: system "a": provision.files.tendisplus.conf says "daemon on" at its line 2: a server cmpbench starts must stay in the foreground: one that daemonizes detaches from the process cmpbench started, which can then neither watch it nor stop it (it would outlive the run); say daemon no`,
+			`cmpbench.yaml:15: system "b": provision.files.tendisplus.conf does not say daemon no, and tendisplus forks into the background unless its configuration file does`,
 		}},
 		{"neither endpoint nor provision", `systems:
   a: {adapter: resp}
@@ -693,9 +718,28 @@ func TestDaemonizes(t *testing.T) {
 		{"daemonize no\n", false},
 		{"daemonize : no\n", false},
 		{"# daemonize yes\n", false},
+		{"daemon on\n", true}, // Tendis' stock tendisplus.conf
+		{"daemon yes\n", true},
+		{"daemon no\n", false},
+		{"daemons yes\n", false},
 	} {
 		if on := daemonizeLine.MatchString(tc.file); on != tc.on {
 			t.Errorf("%q: daemonizes %v, want %v", tc.file, on, tc.on)
+		}
+	}
+	// The file a command names is the server's configuration file.
+	for _, tc := range []struct {
+		args []string
+		name string
+		want bool
+	}{
+		{[]string{"{dir}/tendisplus.conf"}, "tendisplus.conf", true},
+		{[]string{"tendisplus.conf"}, "tendisplus.conf", true},
+		{[]string{"{dir}/tendisplus.conf"}, "notes.txt", false},
+		{[]string{"{dir}/my-tendisplus.conf"}, "tendisplus.conf", false},
+	} {
+		if got := namesFile(tc.args, tc.name); got != tc.want {
+			t.Errorf("namesFile(%q, %q) = %v, want %v", tc.args, tc.name, got, tc.want)
 		}
 	}
 }

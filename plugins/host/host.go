@@ -45,8 +45,8 @@ var (
 )
 
 // callTimeouts bound the control calls a caller makes without a deadline of its
-// own. A count or a flush may scan a whole store (Kvrocks, Pika, an Aerospike
-// truncate), so they get long bounds; the others are quick.
+// own. A count or a flush may scan a whole store (Kvrocks, Pika, Tendis, an
+// Aerospike truncate), so they get long bounds; the others are quick.
 var callTimeouts = map[string]time.Duration{
 	"Open": time.Minute, "Capture": time.Minute, "Stats": time.Minute, "ValidateSystem": 30 * time.Second,
 	"Count": core.LongCallBound, "Flush": core.LongCallBound, "Validate": core.LongCallBound, "Close": 30 * time.Second,

@@ -47,6 +47,8 @@ func HowToGet(binary string) string {
 		return "install Dragonfly (https://www.dragonflydb.io/docs/getting-started/binary), or point SERVERS at a folder of server builds (make test)"
 	case "pika":
 		return "build Pika (https://github.com/OpenAtomFoundation/pika), or point SERVERS at a folder of server builds (make test)"
+	case "tendisplus":
+		return "build Tendis (https://github.com/Tencent/Tendis, tag 2.7.0-rocksdb-v8.5.3), or point SERVERS at a folder of server builds (make test)"
 	}
 	return "install it"
 }
