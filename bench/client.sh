@@ -19,6 +19,12 @@
 #
 #   bench/client.sh [seconds]        # seconds per closed-loop and fixed-rate phase (default 20)
 #   ONLY=closed bench/client.sh 10   # step 1's quiet rounds alone
+#   PIPELINE=16 ONLY=closed bench/client.sh 20   # step 1 with 16 requests in flight per
+#                                    # connection (cmpbench's pipeline, memtier's --pipeline)
+#   PIN=1 ONLY=closed bench/client.sh 20   # step 1 with redis-server alone on one CPU and
+#                                    # the client on another (both clients alike)
+#   DISTINCT=1 ...                   # memtier with --distinct-client-seed: each connection
+#                                    # its own keys, as cmpbench's (see memtier() below)
 #
 # The machines here are small and noisy: compare the ratios within one run.
 set -euo pipefail
@@ -26,6 +32,9 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 secs=${1:-20}
 rounds=${ROUNDS:-2}
+pipeline=${PIPELINE:-1}
+depth=""   # the suite's key, left out at 1 so that a build from before pipelining reads it
+[ "$pipeline" -gt 1 ] && depth="pipeline: $pipeline, "
 work=$(mktemp -d)
 hog_pid=
 cleanup() {
@@ -61,12 +70,20 @@ field() { # key line → value
 }
 
 load="{name: load, kind: load, connections: 50, duration: 120s, memtier: {ratio: \"1:0\", key_pattern: P, key_max: 100000}}"
-suite closed "$load" "{name: measure, connections: 50, duration: ${secs}s, memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 100000}}"
+suite closed "$load" "{name: measure, connections: 50, duration: ${secs}s, ${depth}memtier: {ratio: \"1:10\", key_pattern: \"R:R\", key_max: 100000}}"
 
+# memtier's connections all draw their keys from one random sequence unless
+# --distinct-client-seed: 50 connections then read the same keys in the same
+# order, which the server serves from its caches at half the cost (INFO
+# commandstats here: 0.46 against 0.93-1.04 us per GET). cmpbench's connections
+# each have a seed of their own; DISTINCT=1 gives memtier's theirs, the same
+# workload (the figures before issue 46 were measured without it).
+seed=()
+[ -n "${DISTINCT:-}" ] && seed=(--distinct-client-seed)
 memtier() { # PORT [memtier flags] → "ops cpu_s" of the closed-loop workload
   local port=$1; shift
   TIMEFORMAT='%U %S'
-  { time "${pre[@]}" memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis "$@" -t 2 -c 25 --ratio=1:10 \
+  { time "${pre[@]}" memtier_benchmark -s 127.0.0.1 -p "$port" --protocol=redis "$@" "${seed[@]}" -t 2 -c 25 --pipeline="$pipeline" --ratio=1:10 \
       --data-size=256 --key-pattern=R:R --key-minimum=1 --key-maximum=100000 --key-prefix=kv_ \
       --test-time="$secs" --hide-histogram --json-out-file="$work/memtier.json" >"$work/memtier.out" 2>&1 ; } 2>"$work/memtier.time"
   python3 - "$work/memtier.json" "$work/memtier.time" <<'PY'
@@ -80,7 +97,18 @@ PY
 }
 
 declare -a c_cpu c_rate m_cpu m_rate
-echo "== 1. closed loop, 50 connections, 1:10, 256 B, 100,000 keys, ${secs} s per run"
+placed=""
+if [ -n "${PIN:-}" ]; then
+  # The server on the last CPU, each client on the first: neither takes the
+  # other's core, and the kernel's placement, which moves throughput by a
+  # third from run to run on two cores, is the same for both clients.
+  read -r first last < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+  [ "$first" != "$last" ] || { echo "PIN=1 needs two CPUs" >&2; exit 2; }
+  taskset -a -p -c "$last" "$redis_pid" >/dev/null
+  pre=(taskset -c "$first")
+  placed=", redis-server on CPU $last, the client on CPU $first"
+fi
+echo "== 1. closed loop, 50 connections, pipeline $pipeline, 1:10, 256 B, 100,000 keys, ${secs} s per run$placed"
 round() { # label
   local a line
   a=$(run closed)
@@ -107,6 +135,7 @@ else
   echo "   memtier_benchmark is not on PATH: no comparison in this run"
 fi
 [ "${ONLY:-}" = closed ] && exit 0 # ONLY=closed: the quiet closed-loop rounds alone
+[ -z "${PIN:-}" ] || { echo "PIN=1 is for step 1 alone (ONLY=closed)" >&2; exit 2; }
 quiet_c=${c_rate[-1]}; quiet_m=0
 $have_memtier && quiet_m=${m_rate[-1]}
 ( while :; do :; done ) & hog_pid=$!

@@ -586,18 +586,22 @@ func (l *loop) flush(c *rconn) {
 	}
 }
 
-// readable reads from c's socket until it holds at least one whole reply, or
-// nothing more is there yet; it completes every whole reply read, oldest
-// request first, and then sends what is due in their place, in one write.
+// readable reads what c's socket holds (more than one read only when a read
+// fills the buffer, which then grows: the replies of one batch are answered
+// together, and a pipelined connection's batches do not split); it completes
+// every whole reply read, oldest request first, and then sends what is due in
+// their place, in one write.
 func (l *loop) readable(c *rconn) {
-	for {
+	for got := false; ; {
 		if c.rlen == len(c.rbuf) {
 			c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
 		}
 		n, err := nbRead(c.fd, c.rbuf[c.rlen:])
 		switch {
 		case err == unix.EAGAIN:
-			return
+			if !got {
+				return
+			}
 		case err == unix.EINTR:
 			continue
 		case err != nil:
@@ -608,37 +612,42 @@ func (l *loop) readable(c *rconn) {
 			l.broken(c, errors.New("connection closed by the server"))
 			l.fill(c, l.e.now())
 			return
-		}
-		c.rlen += n
-		if c.inflight == c.unsent {
-			l.broken(c, &core.OpError{Class: core.ErrClassProtocol, Err: fmt.Errorf("%d bytes arrived with no request in flight", c.rlen)})
-			l.fill(c, l.e.now())
-			return
-		}
-		var end int64
-		off := 0
-		for c.inflight > c.unsent {
-			m, opErr := c.raw.Codec.ParseReply(c.rbuf[off:c.rlen], &c.oldest().op)
-			if m == 0 {
-				break
-			}
-			if end == 0 {
-				end = l.e.now() // the replies of one read came together
-			}
-			off += m
-			if !l.complete(c, opErr, end, true) {
-				break // the connection is gone, and its buffer with it
+		default:
+			c.rlen += n
+			got = true
+			if c.rlen == len(c.rbuf) {
+				continue // full: more may be there
 			}
 		}
-		if off == 0 {
-			continue
-		}
-		if c.fd >= 0 {
-			c.rlen = copy(c.rbuf, c.rbuf[off:c.rlen])
-		}
-		l.fill(c, end)
+		break
+	}
+	if c.inflight == c.unsent {
+		l.broken(c, &core.OpError{Class: core.ErrClassProtocol, Err: fmt.Errorf("%d bytes arrived with no request in flight", c.rlen)})
+		l.fill(c, l.e.now())
 		return
 	}
+	var end int64
+	off := 0
+	for c.inflight > c.unsent {
+		m, opErr := c.raw.Codec.ParseReply(c.rbuf[off:c.rlen], &c.oldest().op)
+		if m == 0 {
+			break
+		}
+		if end == 0 {
+			end = l.e.now() // the replies of one read came together
+		}
+		off += m
+		if !l.complete(c, opErr, end, true) {
+			break // the connection is gone, and its buffer with it
+		}
+	}
+	if off == 0 {
+		return // no whole reply yet: the rest comes with a later event
+	}
+	if c.fd >= 0 {
+		c.rlen = copy(c.rbuf, c.rbuf[off:c.rlen])
+	}
+	l.fill(c, end)
 }
 
 // aside handles an event on a socket of c's other than that of the request in
