@@ -92,10 +92,13 @@ type OpSource interface {
 	Next(op *Op)
 }
 
-// Acknowledger is an OpSource that is told when the operation it filled in last
-// has finished, whatever its outcome, before it is asked for the next one. YCSB's
-// latest distribution reads only records whose inserts have finished (its
-// AcknowledgedCounterGenerator).
+// Acknowledger is an OpSource that is told when each operation it filled in has
+// finished, whatever its outcome: once per operation, in the order they were
+// filled in (a connection answers in order). One at a time, an operation is
+// acknowledged before the next is asked for; a pipelined connection
+// (PhaseSpec.Pipeline) asks for up to its depth before the first is
+// acknowledged. YCSB's latest distribution reads only records whose inserts
+// have finished (its AcknowledgedCounterGenerator).
 type Acknowledger interface {
 	Acknowledge()
 }

@@ -275,7 +275,6 @@ func closeAll(streams []*stream, probe *worker) {
 	}
 }
 
-// allRaw reports whether every opened connection can be driven raw.
 // pipelineRefusal says why the phase's connections cannot keep the depth it
 // asks in flight, or "" when they can (or it asks one at a time).
 func pipelineRefusal(depth int, exec string, streams []*stream) string {
@@ -283,7 +282,7 @@ func pipelineRefusal(depth int, exec string, streams []*stream) string {
 		return ""
 	}
 	if exec != ExecLoops {
-		return fmt.Sprintf("pipeline %d: these connections are driven one request at a time (not on the event loops: TLS, or an adapter without a codec), so they cannot keep several in flight", depth)
+		return fmt.Sprintf("pipeline %d: these connections are driven one request at a time (not on the event loops: TLS, an adapter without a codec, or no connection open before the phase to tell), so they cannot keep several in flight", depth)
 	}
 	for _, s := range streams {
 		rc, ok := s.conn.(core.RawConn)
@@ -300,6 +299,7 @@ func pipelineRefusal(depth int, exec string, streams []*stream) string {
 	return ""
 }
 
+// allRaw reports whether every opened connection can be driven raw.
 func allRaw(streams []*stream) bool {
 	opened := 0
 	for _, s := range streams {

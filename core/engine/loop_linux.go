@@ -255,6 +255,10 @@ func (l *loop) attach(c *rconn, conn core.Conn) error {
 	} else {
 		fds = append(c.fds[:0], raw.FD)
 	}
+	if c.depth > 1 && (len(raw.FDs) > 0 || !raw.Pipeline) {
+		// pipelineRefusal says so before the phase of connections open then.
+		return fmt.Errorf("pipeline %d: the adapter returned a connection that keeps one request in flight", c.depth)
+	}
 	for _, fd := range fds {
 		// The loop reads and writes with raw system calls (nbsys_linux.go): a
 		// blocking socket would hold a P, and stop the world, until it returned.
@@ -286,7 +290,9 @@ func (l *loop) detach(c *rconn) {
 	if c.conn != nil {
 		_ = c.conn.Close()
 	}
+	// What was not written goes with the connection: a new one starts clean.
 	c.conn, c.fd, c.rlen, c.wantOut = nil, -1, 0, false
+	c.wbuf, c.woff = c.wbuf[:0], 0
 	if len(c.raw.FDs) > 0 {
 		c.fds = nil // the adapter's slice: c's own is reused for a lone socket
 	}
@@ -473,7 +479,7 @@ func (l *loop) fill(c *rconn, now int64) {
 		}
 		s := c.take()
 		c.src.Next(&s.op)
-		s.op.RespBytes = 0
+		s.op.RespBytes, s.start = 0, now
 		if e.open {
 			s.intended, s.ready = intended, max(intended, c.freeAt)
 			c.advance()
@@ -521,9 +527,17 @@ func (l *loop) encode(c *rconn, s *request) int {
 	if s.op.Kind == core.OpPublish {
 		core.StampPublish(s.op.Value, s.intended, s.ready, l.e.now())
 	}
-	if c.woff == len(c.wbuf) {
+	switch {
+	case c.woff == len(c.wbuf) || c.inflight == 1:
+		// Written, or the tail of a request answered before it was all
+		// written (one the server refused early): nothing of it is sent.
 		c.wbuf, c.woff = c.wbuf[:0], 0
+	case c.woff >= len(c.wbuf)/2:
+		// A socket that never drains (large values, a deep pipeline): the
+		// written part is dropped, so the buffer does not grow with the phase.
+		c.wbuf, c.woff = c.wbuf[:copy(c.wbuf, c.wbuf[c.woff:])], 0
 	}
+	before := len(c.wbuf)
 	c.wbuf = c.raw.Codec.AppendRequest(c.wbuf, &s.op)
 	if c.router == nil {
 		return 0
@@ -534,7 +548,7 @@ func (l *loop) encode(c *rconn, s *request) int {
 	}
 	if i < 0 || int32(i) == c.sock {
 		if i < 0 {
-			c.wbuf = c.wbuf[:c.woff] // not sent
+			c.wbuf = c.wbuf[:before] // not sent
 		}
 		return i
 	}
@@ -604,12 +618,14 @@ func (l *loop) readable(c *rconn) {
 			}
 		case err == unix.EINTR:
 			continue
-		case err != nil:
+		case err != nil || n == 0:
+			if got {
+				break // the replies that came first are answered; the next event says this again
+			}
+			if err == nil {
+				err = errors.New("connection closed by the server")
+			}
 			l.broken(c, err)
-			l.fill(c, l.e.now())
-			return
-		case n == 0:
-			l.broken(c, errors.New("connection closed by the server"))
 			l.fill(c, l.e.now())
 			return
 		default:
@@ -717,7 +733,10 @@ func (l *loop) drop(c *rconn, end int64) {
 	for c.inflight > 0 {
 		s := c.release()
 		err := core.SentFailure(codec, &s.op, &core.OpError{Class: core.ErrClassConnection, Err: errDropped})
-		l.e.finish(&c.stream, &s.op, l.out, &l.el, err, s.intended, s.ready, s.start, end)
+		// Their failure is the connection's, at end: a run of connection
+		// errors (a target unreachable) counts from there, not from when they
+		// were sent, before the failure that took the connection.
+		l.e.finish(&c.stream, &s.op, l.out, &l.el, err, s.intended, s.ready, end, end)
 	}
 	c.unsent = 0
 }
@@ -739,7 +758,7 @@ func (l *loop) broken(c *rconn, err error) {
 func (l *loop) checkTimeouts(now int64) {
 	l.lastCheck = now
 	for _, c := range l.conns {
-		if c.inflight > c.unsent && c.raw.Timeout > 0 && now-c.oldest().start > int64(c.raw.Timeout) {
+		if c.state == stReady && c.inflight > c.unsent && c.raw.Timeout > 0 && now-c.oldest().start > int64(c.raw.Timeout) {
 			l.complete(c, core.SentFailure(c.raw.Codec, &c.oldest().op, &core.OpError{Class: core.ErrClassTimeout, Err: fmt.Errorf("no reply within %s", c.raw.Timeout)}), now, false)
 			l.fill(c, now)
 		}

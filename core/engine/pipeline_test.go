@@ -4,6 +4,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -242,3 +243,146 @@ func TestPipelineRefusedWhereConnectionsCannot(t *testing.T) {
 		})
 	}
 }
+
+// A request that timed out takes its connection with it; the reconnect, slower
+// than the timeout, is not a second timeout of a request it has not sent yet,
+// and every request is counted once (a review of issue 46 found the dialing
+// request timed out again, and counted twice).
+func TestPipelineReconnectSlowerThanTheTimeout(t *testing.T) {
+	for _, depth := range []int{1, 4} {
+		t.Run(fmt.Sprintf("depth %d", depth), func(t *testing.T) {
+			srv := newLineServer(t, func(n int64) (string, time.Duration, bool) {
+				if n == 50 {
+					return "+", 600 * time.Millisecond, false // past the 300 ms timeout
+				}
+				return "+", 0, false
+			})
+			var dials atomic.Int64
+			s := spec(1, 0, 3*time.Second, 300)
+			s.Pipeline = depth
+			end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) {
+				if dials.Add(1) > 1 {
+					time.Sleep(500 * time.Millisecond) // the reconnect's handshake
+				}
+				conn, err := dialLine(srv.addr(), 300*time.Millisecond)
+				if err != nil {
+					return nil, err
+				}
+				return pipelineConn{conn}, nil
+			})
+			if end.Status != core.StatusOK {
+				t.Fatalf("%s: %s", end.Status, end.Error)
+			}
+			var ok, timeouts, other int64
+			for _, o := range c.total() {
+				ok += o.OK
+				for class, n := range o.Errors {
+					if core.ErrorClass(class) == core.ErrClassTimeout {
+						timeouts += n
+					} else {
+						other += n
+					}
+				}
+			}
+			if ok+timeouts+other != 300 || timeouts != 1 || dials.Load() != 2 {
+				t.Errorf("%d ok, %d timeouts, %d other errors of 300 (want one timeout), %d connections opened (want 2)", ok, timeouts, other, dials.Load())
+			}
+		})
+	}
+}
+
+// What a dropped connection had not written is not sent on the next one (a
+// review of issue 46: the tail of a request cut short by a timeout went out in
+// front of the next request on the new connection).
+func TestPipelineNewConnectionStartsClean(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		first := true
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func(c net.Conn, stall bool) {
+				defer wg.Done()
+				defer c.Close()
+				if stall { // reads nothing: the client's large request stays half written, and times out
+					<-done
+					return
+				}
+				buf := make([]byte, 64<<10)
+				n := 0
+				for {
+					m, err := c.Read(buf[n:])
+					if err != nil {
+						return
+					}
+					n += m
+					for {
+						i := bytes.IndexByte(buf[:n], '\n')
+						if i < 0 {
+							break
+						}
+						if i > 100 { // a line of the large request's tail, not a request
+							bad.Add(1)
+						}
+						copy(buf, buf[i+1:n])
+						n -= i + 1
+						if _, err := c.Write([]byte("+\n")); err != nil {
+							return
+						}
+					}
+					if n == len(buf) { // a line longer than the buffer: the tail
+						bad.Add(1)
+						n = 0
+					}
+				}
+			}(c, first)
+			first = false
+		}
+	}()
+	s := spec(1, 0, 3*time.Second, 20)
+	s.Pipeline = 4
+	big := bytes.Repeat([]byte("k"), 16<<20) // far more than the socket buffers hold
+	var calls atomic.Int64
+	src := func() core.OpSource {
+		return sourceFunc(func(op *core.Op) {
+			op.Kind, op.Key = core.OpGet, fixedKey
+			if calls.Add(1) == 1 {
+				op.Key = big
+			}
+		})
+	}
+	end, c := rawRun(t, nil, ExecLoops, s, src, func() (core.Conn, error) {
+		conn, err := dialLine(ln.Addr().String(), 300*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		return pipelineConn{conn}, nil
+	})
+	close(done)
+	ln.Close()
+	wg.Wait()
+	if end.Status != core.StatusOK {
+		t.Fatalf("%s: %s", end.Status, end.Error)
+	}
+	var ok int64
+	for _, o := range c.total() {
+		ok += o.OK
+	}
+	if bad.Load() != 0 || ok == 0 {
+		t.Errorf("%d lines of an earlier connection's request reached the new one; %d ok", bad.Load(), ok)
+	}
+}
+
+type sourceFunc func(*core.Op)
+
+func (f sourceFunc) Next(op *core.Op) { f(op) }

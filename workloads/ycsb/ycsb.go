@@ -105,7 +105,11 @@ type Source struct {
 	choose     keys.Chooser
 	load       bool
 	next, last int64 // load: the next and the last record of this worker's share
-	pending    int64 // run: the number of the insert in flight, or -1
+	// unacked holds, oldest first, each operation filled in and not yet
+	// acknowledged (a pipelined connection keeps several in flight): its
+	// insert's number, or -1 for any other operation.
+	unacked    []int64
+	head, n    int
 	mix        mix
 	fields     [][]byte
 	values     [][]byte
@@ -119,7 +123,7 @@ type Source struct {
 func (p *Phase) Source(worker int) *Source {
 	spec, seed, workers, load := p.spec, p.seed, p.workers, p.load
 	s := &Source{
-		phase: p, spec: spec, seed: seed, load: load, pending: -1,
+		phase: p, spec: spec, seed: seed, load: load, unacked: make([]int64, core.MaxPipeline),
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
 		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
 	}
@@ -150,20 +154,33 @@ func (p *Phase) Source(worker int) *Source {
 
 var _ core.Acknowledger = (*Source)(nil)
 
-// Acknowledge implements core.Acknowledger: the operation Next filled in last has
-// finished, so an insert among them may be read.
+// Acknowledge implements core.Acknowledger: the oldest operation Next filled in
+// and not yet acknowledged has finished, so an insert among them may be read.
+// The engine acknowledges every operation, in the order they were filled in.
 func (s *Source) Acknowledge() {
-	if s.pending >= 0 {
-		s.phase.inserts.acknowledge(s.pending)
-		s.pending = -1
+	if s.n == 0 {
+		return
 	}
+	if id := s.unacked[s.head]; id >= 0 {
+		s.phase.inserts.acknowledge(id)
+	}
+	s.head = (s.head + 1) % len(s.unacked)
+	s.n--
 }
 
 // Next fills op with the next operation.
 func (s *Source) Next(op *core.Op) {
-	// A worker has one operation in flight: when it asks for the next, the last
-	// has finished, told or not.
-	s.Acknowledge()
+	// No connection keeps more than core.MaxPipeline in flight: a caller that
+	// has that many unacknowledged does not acknowledge, and the oldest has
+	// finished, told or not.
+	if s.n == len(s.unacked) {
+		s.Acknowledge()
+	}
+	pending := int64(-1)
+	defer func() {
+		s.unacked[(s.head+s.n)%len(s.unacked)] = pending
+		s.n++
+	}()
 	op.Value, op.ScanCount, op.WholeRecord = nil, 0, false
 	op.Fields = s.fields
 	var n int64
@@ -196,8 +213,8 @@ func (s *Source) Next(op *core.Op) {
 		s.valueState = fill(s.values[i], s.valueState)
 		op.Fields, op.Values = s.oneField, s.oneValue
 	case core.OpInsert:
-		s.pending = s.phase.inserts.claim()
-		n = s.phase.insertRecord(s.pending)
+		pending = s.phase.inserts.claim()
+		n = s.phase.insertRecord(pending)
 		op.Values = s.randomValues()
 	default:
 		op.Values = nil

@@ -50,6 +50,7 @@ func TestGoldenOpStreams(t *testing.T) {
 			var op core.Op
 			for range 40 {
 				s.Next(&op)
+				s.Acknowledge() // as the engine does, each op done before the next at depth 1
 				fmt.Fprintf(&b, "%s %s", op.Kind, op.Key)
 				if op.Values != nil {
 					fmt.Fprintf(&b, " %dx%d", len(op.Values), len(op.Values[0]))
@@ -485,5 +486,31 @@ func TestYCSBDescribeSaysWhatAnUpdateWrites(t *testing.T) {
 	y.WriteAllFields = true
 	if got := y.Describe(); !strings.Contains(got, "update 0.5 (all fields)") {
 		t.Errorf("%q", got)
+	}
+}
+
+// Issue 46: a pipelined connection has several operations in flight, and the
+// engine acknowledges each as it finishes, oldest first: an insert counts as
+// finished when its own acknowledgement comes, not when the next op is asked.
+func TestPipelinedInsertsAreAcknowledgedInOrder(t *testing.T) {
+	sp := spec(Mix{Name: "inserts", Insert: 1, Distribution: DistLatest})
+	p := NewPhase(sp, 42, 1, false)
+	s := p.Source(0)
+	var op core.Op
+	for range 4 { // four inserts in flight
+		s.Next(&op)
+		if op.Kind != core.OpInsert {
+			t.Fatalf("op %s, want INSERT", op.Kind)
+		}
+	}
+	for i, want := range []int64{0, 1, 2} {
+		if got := p.inserts.acked.Load(); got != want {
+			t.Fatalf("after %d acknowledgements: %d inserts finished, want %d", i, got, want)
+		}
+		s.Acknowledge()
+	}
+	s.Next(&op) // asking for another finishes none
+	if got := p.inserts.acked.Load(); got != 3 {
+		t.Fatalf("%d inserts finished, want 3", got)
 	}
 }
