@@ -58,12 +58,15 @@ func estimate(rows []archive.SummaryRow, m metric) confidence.Estimate {
 			e.Value = m.value(r)
 			e.Lo, e.Hi = m.interval(r)
 			e.Reps = append(e.Reps, e.Value)
+			e.RepLo, e.RepHi = append(e.RepLo, e.Lo), append(e.RepHi, e.Hi)
 		}
 	}
 	if len(e.Reps) > 1 {
-		e.Value, e.Lo, e.Hi = 0, 0, 0 // the repetitions decide
+		// The repetitions decide, their spread never taken below what each
+		// one's window interval says of it.
+		e.Value, e.Lo, e.Hi = 0, 0, 0
 	} else {
-		e.Reps = nil
+		e.Reps, e.RepLo, e.RepHi = nil, nil, nil
 	}
 	return e
 }

@@ -170,6 +170,15 @@ func (c cell) estimate(name string, q float64) confidence.Estimate {
 			v = float64(h.ValueAtQuantile(q))
 		}
 		e.Reps = append(e.Reps, v)
+		// Its window's interval: the repetitions' spread is never taken
+		// below what each says of itself (confidence.Estimate).
+		var lo, hi float64
+		if pc := r.info.Confidence; q == 0 && pc != nil && len(pc.Rate) == 2 {
+			lo, hi = pc.Rate[0], pc.Rate[1]
+		} else if l, h, ok := pc.RespOf(name); q > 0 && ok {
+			lo, hi = float64(l), float64(h)
+		}
+		e.RepLo, e.RepHi = append(e.RepLo, lo), append(e.RepHi, hi)
 	}
 	if len(e.Reps) == 0 {
 		return e

@@ -50,7 +50,7 @@ func TestCompletion(t *testing.T) {
 			"kv1,redis-aof\tlocal redis-server with appendonly yes and appendfsync everysec, started by cmpbench", noSpace}},
 		{[]string{"run", "--systems=kv2,redis,r"}, []string{"kv2,redis,redis-aof\tlocal redis-server with appendonly yes and appendfsync everysec, started by cmpbench", noSpace}},
 		{[]string{"--config", "other.yaml", "run", "--systems", "f"}, []string{"far", noSpace}},
-		{[]string{"run", "--suite", ""}, []string{"knee", "latency", "memtier", "pubsub", "smoke", "soak", "ycsb",
+		{[]string{"run", "--suite", ""}, []string{"ceiling", "knee", "latency", "memtier", "pubsub", "smoke", "soak", "ycsb",
 			"cmpbench.yaml", "other.yaml", "results/", "runs/", "suites/", only}},
 		{[]string{"run", "--suite", "s"}, []string{"smoke", "soak", "suites/", only}},
 		{[]string{"run", "--suite", "su"}, []string{"suites/", noSpace}},

@@ -12,6 +12,11 @@ type Estimate struct {
 	Value  float64
 	Lo, Hi float64 // at Level; both zero when unknown
 	Reps   []float64
+	// RepLo and RepHi, when given, are each repetition's own window interval
+	// at Level (zero where unknown): the sampling error each value carries,
+	// which the repetitions' spread cannot be below, though three of them may
+	// agree by chance.
+	RepLo, RepHi []float64
 }
 
 // ErrNoInterval: an estimate says nothing of how sure it is (an archive from
@@ -50,7 +55,8 @@ func (e Estimate) log() (logScale, error) {
 			ss += (v - m) * (v - m)
 		}
 		n := float64(len(ls))
-		return logScale{mean: m, se: math.Max(math.Sqrt(ss/(n-1)/n), minSE()), dof: n - 1}, nil
+		se := math.Sqrt(ss / (n - 1) / n)
+		return logScale{mean: m, se: max(se, e.windowSE(), minSE()), dof: n - 1}, nil
 	}
 	if e.Value <= 0 || e.Lo <= 0 || e.Hi <= 0 || e.Hi < e.Lo {
 		return logScale{}, ErrNoInterval
@@ -58,6 +64,29 @@ func (e Estimate) log() (logScale, error) {
 	// The interval's half width on the log scale, at Level.
 	se := (math.Log(e.Hi) - math.Log(e.Lo)) / 2 / z(Level)
 	return logScale{mean: math.Log(e.Value), se: math.Max(se, minSE()), dof: math.Inf(1)}, nil
+}
+
+// windowSE is the standard error, on the log scale, of the mean of the
+// repetitions that their own window intervals imply (each value's sampling
+// error alone); 0 when no repetition has one. A mean of repetitions is never
+// surer than that: a few repetitions' spread underestimates it as often as
+// not (measured here: three repetitions' p99.9 within a few percent of each
+// other, each with a window interval of ±40 %).
+func (e Estimate) windowSE() float64 {
+	var sum float64
+	n := 0
+	for i := range e.Reps {
+		if i >= len(e.RepLo) || i >= len(e.RepHi) || e.RepLo[i] <= 0 || e.RepHi[i] < e.RepLo[i] {
+			continue
+		}
+		h := (math.Log(e.RepHi[i]) - math.Log(e.RepLo[i])) / 2 / z(Level)
+		sum += h * h
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(sum/float64(n)) / math.Sqrt(float64(len(e.Reps)))
 }
 
 // Resolution is the finest relative difference a measured number holds: a

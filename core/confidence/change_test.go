@@ -67,3 +67,31 @@ func TestCompare(t *testing.T) {
 		t.Errorf("against a value without an interval: %v", err)
 	}
 }
+
+// Three repetitions that agree to a percent, each with a window interval of
+// ±40 % (a p99.9 of a short window): their agreement is luck, and a change of
+// a fifth is not significant against what each says of itself; without the
+// windows' intervals it would be.
+func TestRepetitionsAreNoSurerThanTheirWindows(t *testing.T) {
+	side := func(mu float64, windows bool) Estimate {
+		e := Estimate{Reps: []float64{mu * 0.99, mu, mu * 1.01}}
+		if windows {
+			for _, v := range e.Reps {
+				e.RepLo, e.RepHi = append(e.RepLo, v/1.4), append(e.RepHi, v*1.4)
+			}
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		windows, want bool
+	}{{false, true}, {true, false}} {
+		c, err := Compare(side(1000, tc.windows), side(800, tc.windows), Level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Significant() != tc.want {
+			t.Errorf("windows' intervals given %v: %+.1f %% [%+.1f, %+.1f] significant %v, want %v",
+				tc.windows, 100*c.Rel, 100*c.Lo, 100*c.Hi, c.Significant(), tc.want)
+		}
+	}
+}
