@@ -107,7 +107,8 @@ type Source struct {
 	next, last int64 // load: the next and the last record of this worker's share
 	// unacked holds, oldest first, each operation filled in and not yet
 	// acknowledged (a pipelined connection keeps several in flight): its
-	// insert's number, or -1 for any other operation.
+	// insert's number, or -1 for any other operation. A ring that grows to
+	// the depth it meets (one slot one at a time), at most core.MaxPipeline.
 	unacked    []int64
 	head, n    int
 	mix        mix
@@ -123,7 +124,7 @@ type Source struct {
 func (p *Phase) Source(worker int) *Source {
 	spec, seed, workers, load := p.spec, p.seed, p.workers, p.load
 	s := &Source{
-		phase: p, spec: spec, seed: seed, load: load, unacked: make([]int64, core.MaxPipeline),
+		phase: p, spec: spec, seed: seed, load: load, unacked: make([]int64, 1),
 		rng:    rand.New(rand.NewPCG(seed^0x7963736200000000, uint64(worker)+1)),
 		keyBuf: make([]byte, 0, len(spec.KeyPrefix)+20),
 	}
@@ -170,17 +171,6 @@ func (s *Source) Acknowledge() {
 
 // Next fills op with the next operation.
 func (s *Source) Next(op *core.Op) {
-	// No connection keeps more than core.MaxPipeline in flight: a caller that
-	// has that many unacknowledged does not acknowledge, and the oldest has
-	// finished, told or not.
-	if s.n == len(s.unacked) {
-		s.Acknowledge()
-	}
-	pending := int64(-1)
-	defer func() {
-		s.unacked[(s.head+s.n)%len(s.unacked)] = pending
-		s.n++
-	}()
 	op.Value, op.ScanCount, op.WholeRecord = nil, 0, false
 	op.Fields = s.fields
 	var n int64
@@ -195,8 +185,10 @@ func (s *Source) Next(op *core.Op) {
 		}
 		op.Values = s.values
 		op.Key = Key(s.keyBuf, &s.spec, n)
+		s.unacknowledged(-1)
 		return
 	}
+	pending := int64(-1)
 	switch op.Kind = s.mix.pick(s.rng.Float64()); op.Kind {
 	case core.OpRead:
 		op.Values = nil
@@ -222,6 +214,28 @@ func (s *Source) Next(op *core.Op) {
 		op.ScanCount = 1 + s.rng.IntN(s.spec.MaxScanLength)
 	}
 	op.Key = Key(s.keyBuf, &s.spec, n)
+	s.unacknowledged(pending)
+}
+
+// unacknowledged keeps the operation just filled in (its insert's number, or
+// -1) until it is acknowledged. The ring grows to as many as are in flight; no
+// connection keeps more than core.MaxPipeline, so a caller with that many
+// unacknowledged does not acknowledge, and the oldest has finished, told or
+// not (as one operation at a time).
+func (s *Source) unacknowledged(id int64) {
+	if s.n == len(s.unacked) {
+		if len(s.unacked) < core.MaxPipeline {
+			grown := make([]int64, min(2*len(s.unacked), core.MaxPipeline))
+			for i := range s.n {
+				grown[i] = s.unacked[(s.head+i)%len(s.unacked)]
+			}
+			s.unacked, s.head = grown, 0
+		} else {
+			s.Acknowledge()
+		}
+	}
+	s.unacked[(s.head+s.n)%len(s.unacked)] = id
+	s.n++
 }
 
 // mix picks a run phase's operation kind by cumulative proportion, as YCSB's
