@@ -91,7 +91,7 @@ func pinned(t *testing.T, server *exec.Cmd) []string {
 // for a window's own interval.
 func confidenceSuite(t *testing.T, dir string, port, keys int, warm time.Duration, measured string) {
 	t.Helper()
-	writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeRedisSystem(t, dir, port)
 	writeFile(t, dir, "s.yaml", fmt.Sprintf(`name: s
 defaults: {connections: 4, interval: 250ms, memtier: {key_max: %d, value_size: 64}}
 phases:

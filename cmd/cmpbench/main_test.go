@@ -92,6 +92,13 @@ func archiveOf(t *testing.T, r result) *archive.Archive {
 	return a
 }
 
+// writeRedisSystem writes dir's cmpbench.yaml: one system, r, the
+// redis-server at port, disposable.
+func writeRedisSystem(t *testing.T, dir string, port int) {
+	t.Helper()
+	writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+}
+
 func writeFile(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

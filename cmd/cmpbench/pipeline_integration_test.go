@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +45,7 @@ func TestPipelineIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
 	port, _ := redisAt(t, 0)
 	dir := t.TempDir()
-	writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeRedisSystem(t, dir, port)
 	writeFile(t, dir, "s.yaml", `name: s
 defaults: {connections: 4, memtier: {key_max: 2000, value_size: 64, ratio: "1:10"}}
 phases:
@@ -110,7 +109,7 @@ func TestPipelinedStallShowsIntegration(t *testing.T) {
 	provisiontest.Need(t, "redis-server")
 	port, _ := redisAt(t, 0, "--enable-debug-command", "yes")
 	dir := t.TempDir()
-	writeFile(t, dir, "cmpbench.yaml", fmt.Sprintf("systems:\n  r:\n    adapter: resp\n    endpoint: 127.0.0.1:%d\n    disposable: true\n", port))
+	writeRedisSystem(t, dir, port)
 	writeFile(t, dir, "s.yaml", `name: s
 defaults: {connections: 4, memtier: {key_max: 2000, value_size: 64, ratio: "1:10"}}
 phases:
