@@ -62,6 +62,18 @@ type Redialer interface {
 	Redial(ctx context.Context) error
 }
 
+// Pipeliner is implemented by connections that the engine drives from goroutines
+// (not raw: TLS, a cluster client) and that can keep several requests in flight
+// (PhaseSpec.Pipeline). Pipelined returns a connection on which Do may be called
+// from up to depth goroutines at once, each call one request in flight with the
+// others and answered on its own (on a cluster, a pipeline per node connection):
+// c itself, or a new connection that replaces c, which Pipelined then closes.
+// Called before the phase's clock, never timed. The connection it returns reopens
+// its sockets by itself after a failure; the engine does not Redial it.
+type Pipeliner interface {
+	Pipelined(ctx context.Context, depth int) (Conn, error)
+}
+
 // RawConn is implemented by connections that the engine can drive itself: it writes
 // the requests and reads the replies on the connection's non-blocking socket, so that
 // an event loop (one per core at full load) serves many connections (as
@@ -190,8 +202,8 @@ type Info struct {
 	Options []Option
 	// Pipeline says its protocol answers a connection's requests in the order
 	// they were sent, so that a phase may keep several in flight on each
-	// (PhaseSpec.Pipeline): its raw connections say so too (RawIO.Pipeline).
-	// cmpbench refuses a phase with a depth above one before the run when it
+	// (PhaseSpec.Pipeline): its raw connections say so too (RawIO.Pipeline),
+	// and its other connections are Pipeliners. cmpbench refuses a phase with a depth above one before the run when it
 	// is false.
 	Pipeline bool
 }

@@ -97,7 +97,8 @@ type OpSource interface {
 // filled in (a connection answers in order). One at a time, an operation is
 // acknowledged before the next is asked for; a pipelined connection
 // (PhaseSpec.Pipeline) asks for up to its depth before the first is
-// acknowledged. YCSB's latest distribution reads only records whose inserts
+// acknowledged (and more, on a cluster connection whose nodes answer out of
+// order: the engine still acknowledges in the order filled in). YCSB's latest distribution reads only records whose inserts
 // have finished (its AcknowledgedCounterGenerator).
 type Acknowledger interface {
 	Acknowledge()

@@ -119,7 +119,7 @@ func (Adapter) Open(ctx context.Context, sys core.SystemConfig) (core.Target, er
 		client.Close()
 		return nil, refusal(fmt.Errorf("PING %s: %w", sys.Endpoint, err))
 	}
-	t := &target{sys: sys, client: client, timeout: timeout, profile: profile, cluster: cluster, tls: opt.TLSConfig}
+	t := &target{sys: sys, client: client, opt: opt, timeout: timeout, profile: profile, cluster: cluster, tls: opt.TLSConfig}
 	if cluster {
 		if err := t.waitClusterOK(ctx); err != nil {
 			client.Close()
@@ -236,6 +236,7 @@ func (t *target) waitClusterOK(ctx context.Context) error {
 type target struct {
 	sys     core.SystemConfig
 	client  rueidis.Client
+	opt     rueidis.ClientOption // client's, for a pipelined connection's own client
 	timeout time.Duration
 	profile *Profile
 	cluster bool
@@ -262,10 +263,10 @@ func (t *target) Connect(ctx context.Context) (core.Conn, error) {
 		return c, nil
 	}
 	if t.cluster {
-		return &conn{client: t.client, dc: t.client, release: func() {}, profile: t.profile, shared: true}, nil
+		return &conn{t: t, client: t.client, dc: t.client, release: func() {}, profile: t.profile, shared: true}, nil
 	}
 	dc, cancel := t.client.Dedicate()
-	return &conn{client: t.client, dc: dc, release: cancel, profile: t.profile}, nil
+	return &conn{t: t, client: t.client, dc: dc, release: cancel, profile: t.profile}, nil
 }
 
 func (t *target) Close(context.Context) error {
@@ -274,20 +275,24 @@ func (t *target) Close(context.Context) error {
 }
 
 type conn struct {
+	t       *target
 	client  rueidis.Client
 	dc      rueidis.CoreClient // the worker's dedicated connection, or the cluster client
 	release func()
 	broken  bool
-	shared  bool // cluster: pooled connections, nothing to re-dedicate
-	profile *Profile
-	args    []string // reused for the field/value pairs of a record
+	shared  bool // cluster, pipelined: pooled connections, nothing to re-dedicate
+	// pipelined: a client of its own, whose Do the engine's lanes call at once
+	// (pipelinedConn); nothing in c changes after it is made.
+	pipelined bool
+	profile   *Profile
+	args      []string // reused for the field/value pairs of a record, one lane only
 }
 
 // Redial implements core.Redialer: after a network error or a timeout, it takes a
 // new dedicated connection and opens it with a PING, before the next operation's
 // clock starts. A cluster worker's pooled connections reconnect inside rueidis.
 func (c *conn) Redial(context.Context) error {
-	if !c.broken || c.shared {
+	if c.shared || !c.broken {
 		return nil
 	}
 	c.rededicate()
@@ -313,7 +318,7 @@ var _ core.Redialer = (*conn)(nil)
 // turns a cancelable context without a deadline into background pipelining, which
 // would change what is measured. Every command is bounded by the connection timeout.
 func (c *conn) Do(_ context.Context, op *core.Op) error {
-	if c.broken && !c.shared {
+	if !c.shared && c.broken {
 		// A dedicated connection keeps failing after a network error: take a new one
 		// (Redial does, when the engine called it).
 		c.rededicate()
@@ -355,7 +360,7 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	if miss {
 		return nilReply(op)
 	}
-	if class == core.ErrClassConnection || class == core.ErrClassTimeout {
+	if !c.shared && (class == core.ErrClassConnection || class == core.ErrClassTimeout) {
 		c.broken = true
 	}
 	return &core.OpError{Class: class, Err: err}
@@ -363,11 +368,17 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 
 // record builds a write of op's fields with a profile's command.
 func (c *conn) record(command []string, op *core.Op) rueidis.Completed {
-	c.args = c.args[:0]
-	for i, f := range op.Fields {
-		c.args = append(c.args, rueidis.BinaryString(f), rueidis.BinaryString(op.Values[i]))
+	var args []string
+	if !c.pipelined {
+		args = c.args[:0]
 	}
-	return c.dc.B().Arbitrary(command...).Keys(rueidis.BinaryString(op.Key)).Args(c.args...).Build()
+	for i, f := range op.Fields {
+		args = append(args, rueidis.BinaryString(f), rueidis.BinaryString(op.Values[i]))
+	}
+	if !c.pipelined {
+		c.args = args
+	}
+	return c.dc.B().Arbitrary(command...).Keys(rueidis.BinaryString(op.Key)).Args(args...).Build()
 }
 
 // checkRecord counts a HGETALL reply: fewer fields than the record has is an error,

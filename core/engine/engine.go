@@ -281,22 +281,52 @@ func pipelineRefusal(depth int, exec string, streams []*stream) string {
 	if depth <= 1 {
 		return ""
 	}
-	if exec != ExecLoops {
-		return fmt.Sprintf("pipeline %d: these connections are driven one request at a time (not on the event loops: TLS, an adapter without a codec, or no connection open before the phase to tell), so they cannot keep several in flight", depth)
-	}
 	for _, s := range streams {
+		if s.conn == nil {
+			continue // not opened before the phase: no worse than the others
+		}
+		if exec != ExecLoops {
+			if _, ok := s.conn.(core.Pipeliner); !ok {
+				return fmt.Sprintf("pipeline %d: these connections are driven one request at a time from goroutines (executor %s, or an adapter without a codec), and the adapter's connections cannot keep several in flight there", depth, exec)
+			}
+			continue
+		}
 		rc, ok := s.conn.(core.RawConn)
 		if !ok {
-			continue // not opened before the phase: no worse than the others
+			continue
 		}
 		switch raw, _ := rc.Raw(); {
 		case len(raw.FDs) > 0:
-			return fmt.Sprintf("pipeline %d: a connection to several servers (a cluster) keeps one request in flight; pipelining per node is not supported yet", depth)
+			return fmt.Sprintf("pipeline %d: a raw connection to several servers (a cluster) keeps one request in flight; pipelining per node is not supported on it", depth)
 		case !raw.Pipeline:
 			return fmt.Sprintf("pipeline %d: the adapter's connections keep one request in flight (its protocol does not answer several in order)", depth)
 		}
 	}
 	return ""
+}
+
+// pipelineAll swaps each opened connection of a goroutine-driven phase for one
+// that keeps the phase's depth in flight (core.Pipeliner), before the clock. One
+// that fails is opened inside the phase, as after an error.
+func (e *execution) pipelineAll(ctx context.Context, streams []*stream) {
+	depth, failed := e.cfg.Spec.Depth(), 0
+	var first error
+	for _, s := range streams {
+		if s.conn == nil {
+			continue
+		}
+		c, err := pipelined(ctx, s.conn, depth)
+		if err != nil {
+			if failed++; first == nil {
+				first = err
+			}
+		}
+		s.conn = c
+	}
+	if failed > 0 {
+		e.notes = append(e.notes, fmt.Sprintf("%d of %d connections could not be made to keep %d requests in flight before the phase started (%v); they were opened inside it, as after an error",
+			failed, len(streams), depth, first))
+	}
 }
 
 // allRaw reports whether every opened connection can be driven raw.

@@ -110,11 +110,15 @@ func (e *execution) prepare(ctx context.Context) (p *prepared, end core.PhaseEnd
 		return nil, failedEnd("%s", why), false
 	}
 	if p.exec == ExecGoroutines {
-		// A worker goroutine also has its pacer's timer descriptor.
+		// A worker goroutine, or each of its lanes, also has its pacer's timer
+		// descriptor.
 		n, subscribers := len(p.streams), subscribersOf(p.ps)
-		if _, err := checkFileLimit(n+subscribers, 2*n+subscribers+1+connectParallel); err != nil {
+		if _, err := checkFileLimit(n+subscribers, n*(1+spec.Depth())+subscribers+1+connectParallel); err != nil {
 			p.close()
 			return nil, failedEnd("%v", err), false
+		}
+		if spec.Depth() > 1 {
+			e.pipelineAll(ctx, p.streams)
 		}
 	}
 	if err := e.awaitStart(ctx); err != nil {

@@ -8,7 +8,7 @@ import (
 
 // worker drives one connection from its own goroutine through Conn.Do: for
 // connections the engine cannot drive raw (TLS, clusters, plugins without a codec),
-// and for the side probe.
+// and for the side probe; a pipelined one has lanes instead (lanes.go).
 type worker struct {
 	e   *execution
 	out *outbox
@@ -27,6 +27,10 @@ func (w *worker) counts() (int64, int64, *errLog) { return w.done, w.errors, &w.
 
 func (w *worker) run(ctx context.Context) {
 	e := w.e
+	if d := e.cfg.Spec.Depth(); d > 1 && !w.isProbe {
+		w.runLanes(ctx, d)
+		return
+	}
 	defer w.close()
 	var prevEnd int64
 	redial, _ := w.conn.(core.Redialer)
