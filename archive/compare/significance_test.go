@@ -42,6 +42,12 @@ func formatTwo(a *archive.Archive) *archive.Archive {
 // single run's interval otherwise; archives without intervals are judged by
 // the fixed bands, exactly as before.
 func TestSignificance(t *testing.T) {
+	if testing.Short() {
+		// Three minutes under the race detector (the -short run) for arithmetic
+		// over generated archives, with no goroutine of its own: the normal run
+		// has it.
+		t.Skip("the verdicts' arithmetic runs in the normal test run; skipped with -short (the -race run)")
+	}
 	// With repetitions on both sides they decide, whatever the windows' own
 	// intervals (which take seconds to generate): most have none.
 	windows := archivetest.Options{Intervals: 30, Repeat: 3, Jitter: 0.02}
