@@ -181,7 +181,7 @@ func (d *data) latencyChart(ph phaseRef) *chart.Chart {
 		line := SystemLine{System: sys, Color: i, P99: l.p99, Probe: l.points()}
 		_, stalls := d.stallsOf(sys, ph.index, 0)
 		for _, s := range stalls {
-			line.Stalls = append(line.Stalls, chart.Band{From: float64(s.start) / 1e9, To: float64(s.end) / 1e9, Color: i, Label: sys + " stall " + seconds(s.duration())})
+			line.Stalls = append(line.Stalls, stallBand(sys, i, s))
 		}
 		lines = append(lines, line)
 	}
