@@ -27,7 +27,7 @@ type snapshot struct {
 	Charts json.RawMessage `json:"charts"`    // their specs, as report.html's
 	// Captions are the charts' captions, in their order.
 	Captions []string `json:"captions"`
-	Notes  []string        `json:"notes"`
+	Notes    []string `json:"notes"`
 }
 
 type runView struct {
