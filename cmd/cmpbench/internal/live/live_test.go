@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
