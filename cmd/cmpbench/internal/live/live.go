@@ -210,7 +210,7 @@ func (l *Live) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	s.ended(r)
 	l.done = max(l.done, s.pos+1)
 	if p := l.pools[poolKey{st.System, st.Index}]; p != nil {
-		p.running, p.achieved, p.conns = false, s.lastRate, 0
+		p.running, p.achieved, p.conns, p.endedAt = false, s.lastRate, 0, l.now()
 	}
 	l.touch()
 }

@@ -98,8 +98,9 @@ func gather(t *testing.T, l *Live) map[string]*dto.Metric {
 }
 
 // The metrics follow the run from its interval stream: counts by outcome, the
-// latency histograms, the rates and states; while a phase runs its samples
-// carry the time its last interval ended, and after, none.
+// latency histograms, the rates and states; while a phase runs, and for a
+// while after, its samples carry the time its last interval ended, and then
+// none.
 func TestMetricsFollowTheRun(t *testing.T) {
 	p := testPlan(t, "r")
 	c := &clock{t: time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)}
@@ -152,8 +153,12 @@ func TestMetricsFollowTheRun(t *testing.T) {
 		Totals: []core.OpInterval{{Op: core.OpGet, OK: 3000}, {Op: core.OpSet, OK: 300}}})
 	l.Ended(core.RunComplete, "/results/x/report.html")
 	after := gather(t, l)
-	if m := after["cmpbench_operations_total{op=SET,outcome=ok,phase=closed,system=r}"]; m == nil || m.TimestampMs != nil {
-		t.Errorf("an ended phase's counter: %v, want one without a time", m)
+	if m := after["cmpbench_operations_total{op=SET,outcome=ok,phase=closed,system=r}"]; m == nil || m.GetTimestampMs() != h.GetTimestampMs() {
+		t.Errorf("an ended phase's counter: %v, want it at its last interval's end still", m)
+	}
+	c.add(stampedFor)
+	if m := gather(t, l)["cmpbench_operations_total{op=SET,outcome=ok,phase=closed,system=r}"]; m == nil || m.TimestampMs != nil {
+		t.Errorf("a phase ended %s ago: its counter %v, want one without a time", stampedFor, m)
 	}
 	for name, want := range map[string]float64{
 		"cmpbench_phase_state{phase=closed,state=ok,system=r}": 1, "cmpbench_connections_open{phase=closed,system=r}": 0,

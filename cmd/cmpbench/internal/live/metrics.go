@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,12 @@ var (
 	runStates   = []string{stateRunning, string(core.RunComplete), string(core.RunFailed), string(core.RunInterrupted)}
 )
 
+// stampedFor is how long after its end a phase's counters and histograms keep
+// the time its last interval ended: its last values land where they were
+// measured, and then, before Prometheus would refuse a sample that old, they
+// carry the scrape's time.
+const stampedFor = 10 * time.Minute
+
 // collector is the run's metrics, read from its state at each scrape.
 type collector struct{ l *Live }
 
@@ -52,16 +59,19 @@ type collector struct{ l *Live }
 // (an unchecked collector).
 func (collector) Describe(chan<- *prometheus.Desc) {}
 
-// Collect reads the run's state. A phase under way carries the time its
-// latest interval ended, so that rates over its samples are the client's own,
-// interval by interval, whenever they are scraped.
+// Collect reads the run's state. A phase under way (and for stampedFor after
+// it) carries the time its latest interval ended, so that rates over its
+// samples are the client's own, interval by interval, whenever they are
+// scraped.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.now()
 	for _, p := range l.sortedPools() {
+		stamped := !p.at.IsZero() && (p.running || now.Sub(p.endedAt) < stampedFor)
 		emit := func(m prometheus.Metric) {
-			if p.running && !p.at.IsZero() {
+			if stamped {
 				m = prometheus.NewMetricWithTimestamp(p.at, m)
 			}
 			ch <- m

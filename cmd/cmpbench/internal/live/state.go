@@ -72,6 +72,7 @@ type pool struct {
 	// that the phase is under way (its samples carry that time).
 	at       time.Time
 	running  bool
+	endedAt  time.Time // when the latest repetition ended
 	achieved float64
 	conns    int
 }
