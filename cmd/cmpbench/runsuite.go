@@ -37,17 +37,22 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		printDryRun(r, systems, g.out, stdout, stderr)
 		return "", nil
 	}
-	// The run's directory comes first: an unusable --out is bad input, found before
-	// any server starts or any system is contacted.
-	if err := r.Create(g.out, stderr); err != nil {
-		return "", err
-	}
+	// --live listens first, then the run's directory is made: an address that
+	// cannot be listened on or an unusable --out is bad input, found before any
+	// server starts or any system is contacted.
 	var lr *liveRun
 	if f.live != "" {
-		o := live.Options{RunID: r.RunID(), Suite: suite.Name, Plan: r.Plan(), Redactor: systems.Redactor()}
+		o := live.Options{Suite: suite.Name, Plan: r.Plan(), Redactor: systems.Redactor()}
 		if lr, err = startLive(f.live, o, stderr); err != nil {
 			return "", err
 		}
+	}
+	if err := r.Create(g.out, stderr); err != nil {
+		lr.ended(core.RunFailed, "")
+		return "", err
+	}
+	if lr != nil {
+		lr.l.SetRunID(r.RunID())
 	}
 	ctx, stop := stopOnSignals(ctx)
 	defer stop()

@@ -104,6 +104,14 @@ func phaseLabels(steps []plan.Step) map[int]string {
 	return out
 }
 
+// SetRunID names the run, once it has its id.
+func (l *Live) SetRunID(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.RunID = id
+	l.touch()
+}
+
 // SetETA gives the function that says how long the run still takes.
 func (l *Live) SetETA(eta func() string) {
 	l.mu.Lock()

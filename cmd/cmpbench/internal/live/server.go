@@ -181,6 +181,6 @@ func renderPage(l *Live) ([]byte, error) {
 	err = pageTemplate.Execute(&b, struct {
 		Title string
 		report.Assets
-	}{fmt.Sprintf("cmpbench run %s (live)", l.red.String(l.o.RunID)), a})
+	}{fmt.Sprintf("cmpbench run of suite %s (live)", l.red.String(l.o.Suite)), a})
 	return b.Bytes(), err
 }
