@@ -45,11 +45,17 @@ deps:
 	fi
 
 # What the tests need beyond the smoke run: Chromium, which opens the reports'
-# report.html headless (archive/report/browsertest).
+# report.html and the live page headless (archive/report/browsertest), and
+# Prometheus, which scrapes a run's --live metrics (the tests start their own on
+# loopback, so the service the package starts is stopped).
 test-deps:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || { \
 	  echo "installing chromium (Debian package, for the report pages' browser tests)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@command -v prometheus >/dev/null || { \
+	  echo "installing prometheus (Debian package, for the live metrics' test)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq prometheus >/dev/null; \
+	  $(SUDO) systemctl disable --now prometheus >/dev/null 2>&1 || true; }
 
 # Which real servers the tests will find: run `make servers`, or
 # `export PATH=$$(make -s servers-path)` for a shell of your own.

@@ -6,8 +6,6 @@ import (
 	"html/template"
 	"math"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/compare"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
@@ -152,7 +150,7 @@ func systemsOf(rows []compare.Row) []string {
 // neither archive measured it.
 func compareSpectrum(sides [2]*data, phase, sys, id string) *chart.Chart {
 	var specs []chart.Series
-	var hists []*hdrhistogram.Histogram
+	var hists []Quantiles
 	var most int64
 	ops := map[string]int{}
 	for i, d := range sides {

@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
@@ -27,27 +25,57 @@ func spectrumX(count int64) []float64 {
 	}
 }
 
+// Quantiles is a latency histogram a spectrum reads: a dense or a packed
+// HdrHistogram.
+type Quantiles interface {
+	TotalCount() int64
+	ValueAtPercentile(percentile float64) int64
+}
+
+// SpectrumLine is one latency of one op on one system, as a spectrum draws it:
+// Kind is "" (a closed loop's one latency), " response" or " service" (dashed).
+type SpectrumLine struct {
+	System, Op, Kind string
+	Color            int
+	Hist             Quantiles
+}
+
 // spectrumChart is a phase's percentile spectrum: per system and timed op, the
 // latency at each percentile, the x axis 1/(1−q) on a log scale; for a fixed-rate
 // phase the response time (from the intended send) solid and the service time
 // (from the actual send) dashed. Repetitions are pooled.
 func (d *data) spectrumChart(ph phaseRef) *chart.Chart {
 	open := ph.info.Rate > 0
-	var specs []chart.Series
-	var hists []*hdrhistogram.Histogram
-	var most int64
+	var lines []SpectrumLine
 	for i, sys := range d.systems {
 		reps := d.cell(ph, sys).measured()
 		for _, op := range d.timedOps(reps) {
 			rows := opRows(reps, op)
 			for _, k := range spectrumKinds(open) {
 				if h := mergeEncoded(rows, k.hdr); h != nil && h.TotalCount() > 0 {
-					most = max(most, h.TotalCount())
-					specs = append(specs, chart.Series{Label: sys + " " + op + k.name, Color: i, Dash: k.dash, Line: true})
-					hists = append(hists, h)
+					lines = append(lines, SpectrumLine{System: sys, Op: op, Kind: k.name, Color: i, Hist: h})
 				}
 			}
 		}
+	}
+	return SpectrumChart(ph.chartPhase(), lines)
+}
+
+// SpectrumChart is the chart of a phase's percentile spectrum (report.html's
+// and the live page's): each line's latency at every percentile it resolves;
+// nil when no line holds a value.
+func SpectrumChart(ph ChartPhase, lines []SpectrumLine) *chart.Chart {
+	open := ph.Rate > 0
+	var specs []chart.Series
+	var hists []Quantiles
+	var most int64
+	for _, l := range lines {
+		if l.Hist == nil || l.Hist.TotalCount() == 0 {
+			continue
+		}
+		most = max(most, l.Hist.TotalCount())
+		specs = append(specs, chart.Series{Label: l.System + " " + l.Op + l.Kind, Color: l.Color, Dash: btoi(l.Kind == " service"), Line: true})
+		hists = append(hists, l.Hist)
 	}
 	if len(specs) == 0 {
 		return nil
@@ -65,12 +93,12 @@ func (d *data) spectrumChart(ph phaseRef) *chart.Chart {
 // spectrumSeries puts each histogram's latency (ms) at every percentile on the
 // chart's x axis, 1/(1−q) up to the largest count: a series has no value
 // beyond the nines its own count resolves.
-func spectrumSeries(c *chart.Chart, specs []chart.Series, hists []*hdrhistogram.Histogram, most int64) {
+func spectrumSeries(c *chart.Chart, specs []chart.Series, hists []Quantiles, most int64) {
 	xs := spectrumX(most)
 	for i, s := range specs {
 		for _, x := range xs {
 			if x <= float64(hists[i].TotalCount()) {
-				s.XYs = append(s.XYs, chart.XY{X: x, Y: float64(max(hists[i].ValueAtQuantile(100*(1-1/x)), core.HistMin)) / 1e6})
+				s.XYs = append(s.XYs, chart.XY{X: x, Y: float64(max(hists[i].ValueAtPercentile(100*(1-1/x)), core.HistMin)) / 1e6})
 			}
 		}
 		c.Series = append(c.Series, s)
@@ -82,7 +110,6 @@ func spectrumSeries(c *chart.Chart, specs []chart.Series, hists []*hdrhistogram.
 type spectrumKind struct {
 	name string
 	hdr  func(archive.SummaryRow) []byte
-	dash int
 }
 
 // spectrumKinds are the latencies a spectrum draws: response and service time
@@ -90,9 +117,9 @@ type spectrumKind struct {
 func spectrumKinds(open bool) []spectrumKind {
 	resp := func(r archive.SummaryRow) []byte { return r.RespHDR }
 	if !open {
-		return []spectrumKind{{"", resp, 0}}
+		return []spectrumKind{{"", resp}}
 	}
-	return []spectrumKind{{" response", resp, 0}, {" service", serviceHDR, 1}}
+	return []spectrumKind{{" response", resp}, {" service", serviceHDR}}
 }
 
 // serviceHDR is a row's service-time histogram: its own, or the response

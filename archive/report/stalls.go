@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/archive/report/chart"
 	"github.com/cmpbench/cmpbench/core"
 )
 
@@ -375,4 +376,33 @@ func (d *data) stallConsole(b *strings.Builder) {
 	if len(lines) > 0 {
 		b.WriteString("### Stalls (side probe)\n\n" + strings.Join(lines, "") + "\n")
 	}
+}
+
+// StallFinder finds one phase's stalls as its side probe's requests arrive,
+// as the report finds them in probe.parquet: for the live page of a run.
+type StallFinder struct{ d stallDetector }
+
+// NewStallFinder finds the stalls above threshold.
+func NewStallFinder(threshold time.Duration) *StallFinder {
+	return &StallFinder{stallDetector{threshold: int64(threshold)}}
+}
+
+// Add is one probe request, in the order the probe sent them; times are
+// offsets from the phase start.
+func (f *StallFinder) Add(intended, end time.Duration, failed bool) {
+	f.d.add(int64(intended), int64(end), failed)
+}
+
+// Bands are the stalls found so far as the latency chart shades them.
+func (f *StallFinder) Bands(system string, color int) []chart.Band {
+	var out []chart.Band
+	for _, s := range f.d.result() {
+		out = append(out, stallBand(system, color, s))
+	}
+	return out
+}
+
+// stallBand is a stall as the latency chart shades it.
+func stallBand(system string, color int, s stall) chart.Band {
+	return chart.Band{From: float64(s.start) / 1e9, To: float64(s.end) / 1e9, Color: color, Label: system + " stall " + seconds(s.duration())}
 }

@@ -129,11 +129,11 @@ func (d *data) phaseCharts(ph phaseRef) []*chart.Chart {
 // <kind>-<index>, in the archive charts/<kind>-<index>-<name>.svg, its
 // title the title's start and the phase's name, its x axis the time since
 // the phase started.
-func phaseChart(kind string, ph phaseRef, title string) *chart.Chart {
+func phaseChart(kind string, ph ChartPhase, title string) *chart.Chart {
 	return &chart.Chart{
-		ID:    fmt.Sprintf("%s-%d", kind, ph.index),
-		File:  fmt.Sprintf("%s%s-%d-%s.svg", chartsDir, kind, ph.index, namePart(ph.name)),
-		Title: title + ph.name,
+		ID:    fmt.Sprintf("%s-%d", kind, ph.Index),
+		File:  fmt.Sprintf("%s%s-%d-%s.svg", chartsDir, kind, ph.Index, namePart(ph.Name)),
+		Title: title + ph.Name,
 		X:     chart.Axis{Label: sinceStart},
 	}
 }
@@ -141,34 +141,81 @@ func phaseChart(kind string, ph phaseRef, title string) *chart.Chart {
 // sinceStart labels the x axis of a chart over a phase.
 const sinceStart = "seconds since the phase started"
 
+// ChartPhase is the phase a chart is drawn of: its position in the suite
+// (the page's chart IDs and the archive's chart files carry it), its name, its
+// target rate (0: a closed loop) and its side probe's stall threshold.
+type ChartPhase struct {
+	Index int
+	Name  string
+	Rate  float64
+	Stall time.Duration
+}
+
+func (ph phaseRef) chartPhase() ChartPhase {
+	return ChartPhase{Index: ph.index, Name: ph.name, Rate: ph.info.Rate, Stall: ph.info.StallThreshold()}
+}
+
+// SystemLine is one system's course through a phase as the over-time charts
+// draw it, the x values seconds since the phase started: each interval's
+// successful ops/s and p99 of every op (response time; the live page adds
+// service time and send lag), the side probe's requests drawn, and its stalls.
+type SystemLine struct {
+	System       string
+	Color        int // the system's place in the run
+	Rate, P99    []chart.XY
+	Service, Lag []chart.XY
+	Probe        []chart.XY
+	Stalls       []chart.Band
+}
+
 // latencyChart is a phase's latency over time (first repetition): per system
 // the side probe's fastest and slowest request of each thousandth of the phase
-// as points, each interval's p99 as a line, its stalls shaded, and the stall
-// threshold where the data reaches it.
+// as points, each interval's p99 as a line, its stalls shaded.
 func (d *data) latencyChart(ph phaseRef) *chart.Chart {
-	c := phaseChart("latency", ph, "Latency over time: ")
-	c.Y = chart.Axis{Label: "ms (log scale)", Log: true}
+	var lines []SystemLine
 	for i, sys := range d.systems {
 		l := d.lines[chartKey{sys, ph.index}]
 		if l == nil {
 			continue
 		}
-		if pts := l.points(); len(pts) > 0 {
-			c.Series = append(c.Series, chart.Series{Label: sys + " probe", Color: i, Dots: chart.SystemDots, Radius: 1.2, XYs: pts})
-		}
-		if len(l.p99) > 0 {
-			c.Series = append(c.Series, chart.Series{Label: sys + " p99 per interval", Color: i, Line: true, Width: 1.5, XYs: l.p99})
-		}
+		line := SystemLine{System: sys, Color: i, P99: l.p99, Probe: l.points()}
 		_, stalls := d.stallsOf(sys, ph.index, 0)
 		for _, s := range stalls {
-			c.Bands = append(c.Bands, chart.Band{From: float64(s.start) / 1e9, To: float64(s.end) / 1e9, Color: i, Label: sys + " stall " + seconds(s.duration())})
+			line.Stalls = append(line.Stalls, stallBand(sys, i, s))
 		}
+		lines = append(lines, line)
+	}
+	return LatencyChart(ph.chartPhase(), lines)
+}
+
+// LatencyChart is the chart of a phase's latency over time (report.html's and
+// the live page's): per system its probe requests as points, each interval's
+// p99 as a line (and the service time's and the send lag's, when given), its
+// stalls shaded, and the stall threshold where the data reaches it; nil when
+// there is nothing to draw.
+func LatencyChart(ph ChartPhase, lines []SystemLine) *chart.Chart {
+	c := phaseChart("latency", ph, "Latency over time: ")
+	c.Y = chart.Axis{Label: "ms (log scale)", Log: true}
+	for _, l := range lines {
+		if len(l.Probe) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: l.System + " probe", Color: l.Color, Dots: chart.SystemDots, Radius: 1.2, XYs: l.Probe})
+		}
+		if len(l.P99) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: l.System + " p99 per interval", Color: l.Color, Line: true, Width: 1.5, XYs: l.P99})
+		}
+		if len(l.Service) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: l.System + " p99 service time", Color: l.Color, Line: true, Dash: 1, Width: 1.2, XYs: l.Service})
+		}
+		if len(l.Lag) > 0 {
+			c.Series = append(c.Series, chart.Series{Label: l.System + " p99 send lag", Color: l.Color, Line: true, Dash: 2, Width: 1, XYs: l.Lag})
+		}
+		c.Bands = append(c.Bands, l.Stalls...)
 	}
 	if len(c.Series) == 0 {
 		return nil
 	}
 	if len(c.Bands) > 0 || slices.ContainsFunc(c.Series, func(s chart.Series) bool { return s.Dots != chart.NoDots }) {
-		c.Levels = append(c.Levels, chart.Level{Y: float64(ph.info.StallThreshold()) / 1e6, Label: "stall threshold " + threshold(ph.info.StallThreshold())})
+		c.Levels = append(c.Levels, chart.Level{Y: float64(ph.Stall) / 1e6, Label: "stall threshold " + threshold(ph.Stall)})
 	}
 	c.Caption = "Points: the side probe's fastest and slowest request of each thousandth of the phase (one request in flight on its own connection, sent on a fixed schedule, timed from its intended send); lines: each interval's p99 of every op; shaded: stalls, stretches in which the probe waited longer than the threshold (dashed, where the chart reaches it). First repetition."
 	return c
@@ -177,19 +224,33 @@ func (d *data) latencyChart(ph phaseRef) *chart.Chart {
 // rateChart is a phase's throughput over time (first repetition): each
 // interval's successful ops/s per system, and a fixed-rate phase's target.
 func (d *data) rateChart(ph phaseRef) *chart.Chart {
+	var lines []SystemLine
+	for i, sys := range d.systems {
+		if l := d.lines[chartKey{sys, ph.index}]; l != nil {
+			lines = append(lines, SystemLine{System: sys, Color: i, Rate: l.rate})
+		}
+	}
+	return RateChart(ph.chartPhase(), lines)
+}
+
+// RateChart is the chart of a phase's throughput over time (report.html's and
+// the live page's): each interval's successful ops/s per system (of two
+// intervals or more), and a fixed-rate phase's target; nil when there is
+// nothing to draw.
+func RateChart(ph ChartPhase, lines []SystemLine) *chart.Chart {
 	c := phaseChart("rate", ph, "Throughput over time: ")
 	c.Y = chart.Axis{Label: "successful ops/s", Format: chart.SI, Zero: true}
-	for i, sys := range d.systems {
-		if l := d.lines[chartKey{sys, ph.index}]; l != nil && len(l.rate) > 1 {
-			c.Series = append(c.Series, chart.Series{Label: sys, Color: i, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 2, XYs: l.rate})
+	for _, l := range lines {
+		if len(l.Rate) > 1 {
+			c.Series = append(c.Series, chart.Series{Label: l.System, Color: l.Color, Line: true, Dots: chart.SystemDots, Width: 1.2, Radius: 2, XYs: l.Rate})
 		}
 	}
 	if len(c.Series) == 0 {
 		return nil
 	}
 	c.Caption = "Successful operations per second in each interval, the client's count (errors are never throughput). First repetition."
-	if ph.info.Rate > 0 {
-		c.Levels = append(c.Levels, chart.Level{Y: ph.info.Rate, Label: "target " + thousands(int64(ph.info.Rate)) + " ops/s", Fit: true})
+	if ph.Rate > 0 {
+		c.Levels = append(c.Levels, chart.Level{Y: ph.Rate, Label: "target " + thousands(int64(ph.Rate)) + " ops/s", Fit: true})
 		c.Caption += " The dashed line is the phase's target rate."
 	}
 	return c
@@ -206,7 +267,7 @@ func (d *data) windowChart(ph phaseRef) *chart.Chart {
 		return nil
 	}
 	win := threshold(stallWindow)
-	c := phaseChart("probe-max", ph, fmt.Sprintf("Slowest probe request per %s: ", win))
+	c := phaseChart("probe-max", ph.chartPhase(), fmt.Sprintf("Slowest probe request per %s: ", win))
 	c.Caption = fmt.Sprintf("Each point: the slowest side-probe request sent in the %s from there (its response time, from its intended send; a failed request counts); the dashed line: the stall threshold. First repetition.", win)
 	c.Y = chart.Axis{Label: "response time, ms (log scale)", Log: true}
 	var right float64
@@ -251,7 +312,7 @@ func (d *data) statsChart(ph phaseRef) *chart.Chart {
 	if !long || d.phaseSeconds(ph) <= stallWindow.Seconds() {
 		return nil
 	}
-	c := phaseChart("server", ph, "Server stats over time: ")
+	c := phaseChart("server", ph.chartPhase(), "Server stats over time: ")
 	c.Caption = "What the server said in the samples taken during the phase, a cluster's nodes summed: a panel per field its adapter names. First repetition."
 	c.X.From, c.X.To = 0, d.phaseSeconds(ph)
 	for _, f := range fields {

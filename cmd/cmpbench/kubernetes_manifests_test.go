@@ -374,7 +374,7 @@ func (m *kubeManifests) configFile(p kubePod, c *corev1.Container, file string) 
 
 // localArgs are a container's args as its pod runs them, with the volumes' mount
 // paths moved: a PersistentVolumeClaim's to out, a ConfigMap's to a directory
-// holding the ConfigMap's files.
+// holding the ConfigMap's files; --live on a free loopback port.
 func (m *kubeManifests) localArgs(t testing.TB, p kubePod, c *corev1.Container, index int, startAt, out string) []string {
 	t.Helper()
 	env, errs := m.env(p, c, index, startAt)
@@ -429,6 +429,10 @@ func (m *kubeManifests) localArgs(t testing.TB, p kubePod, c *corev1.Container, 
 		}
 		if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
 			a = name + "=" + move(v)
+			if name == "--live" {
+				// A pod's port is its own; the shards here share a machine.
+				a = name + "=127.0.0.1:0"
+			}
 		} else {
 			a = move(a)
 		}

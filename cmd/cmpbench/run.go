@@ -29,6 +29,7 @@ type runFlags struct {
 	suite   string
 	dryRun  bool
 	wide    bool
+	live    string // --live: the address served on, "" for none
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -36,7 +37,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --systems a,b --suite NAME|FILE",
 		Short: "Run a suite against systems and archive the results",
-		Args:  cobra.NoArgs,
+		Args:  runArgs(&f.live),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd.Context(), g, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -55,6 +56,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	fl.StringVar(&f.StartAt, "start-at", "", "with --shard: when the first phase starts on every shard (RFC 3339, e.g. 2026-12-03T10:00:00Z)")
 	fl.IntVar(&f.Processes, "processes", 1, "plugin processes that generate each system's load together, each a share of every phase's connections, merged as they run (for client machines where one process stops scaling)")
 	fl.StringVar(&f.ClientCPUs, "client-cpus", "", "pin the plugin processes to these CPUs (taskset list, e.g. 2-5), split evenly between them")
+	liveFlag(cmd, &f.live)
 	fl.StringVar(&f.SyncDir, "sync-dir", "", "with --shard: a directory all shards share, where they meet before and after every phase (default: under --out)")
 	completeFlag(cmd, "systems", completeSystems(g))
 	completeFlag(cmd, "suite", completeSuite)

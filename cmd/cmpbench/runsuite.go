@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report"
+	"github.com/cmpbench/cmpbench/cmd/cmpbench/internal/live"
 	"github.com/cmpbench/cmpbench/core"
 	"github.com/cmpbench/cmpbench/core/config"
 	"github.com/cmpbench/cmpbench/core/plan"
@@ -36,20 +37,39 @@ func runSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, s
 		printDryRun(r, systems, g.out, stdout, stderr)
 		return "", nil
 	}
-	// The run's directory comes first: an unusable --out is bad input, found before
-	// any server starts or any system is contacted.
+	// --live listens first, then the run's directory is made: an address that
+	// cannot be listened on or an unusable --out is bad input, found before any
+	// server starts or any system is contacted.
+	var lr *liveRun
+	if f.live != "" {
+		o := live.Options{Suite: suite.Name, Plan: r.Plan(), Redactor: systems.Redactor()}
+		if lr, err = startLive(f.live, o, stderr); err != nil {
+			return "", err
+		}
+	}
 	if err := r.Create(g.out, stderr); err != nil {
+		lr.ended(core.RunFailed, "")
 		return "", err
+	}
+	if lr != nil {
+		lr.l.SetRunID(r.RunID())
 	}
 	ctx, stop := stopOnSignals(ctx)
 	defer stop()
 	status, err := r.Execute(ctx, func(p *plan.Plan, red *redact.Redactor) suiterun.Progress {
-		return newProgress(stderr, p, red, f.Quiet)
+		prog := newProgress(stderr, p, red, f.Quiet)
+		if lr == nil {
+			return prog
+		}
+		lr.l.SetETA(prog.ETA)
+		return withLive{prog, lr.l}
 	})
 	if err != nil {
+		lr.ended(status, "")
 		return "", err
 	}
 	dir, err := finishRun(r, f, status, stdout)
+	lr.ended(status, reportOf(dir, err))
 	if se := r.Refusal(); se != nil {
 		return dir, se
 	}
@@ -74,6 +94,14 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 		return nil, err
 	}
 	return suiterun.New(ctx, f.Options, suite, systems, names, cat)
+}
+
+// reportOf is the path of an archive's report.html, "" when it has none.
+func reportOf(dir string, err error) string {
+	if dir == "" || err != nil {
+		return ""
+	}
+	return filepath.Join(dir, report.HTMLFile)
 }
 
 // printDryRun prints what the run would do.

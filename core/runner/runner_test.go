@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,7 @@ type faulty struct {
 	exited    atomic.Bool
 	launches  atomic.Int32  // how many times the runner launched the plugin
 	slowCount time.Duration // how long Count takes
+	pace      time.Duration // how long a measured phase takes before its intervals
 	obs       runner.Observer
 }
 
@@ -67,6 +69,9 @@ func (f *faulty) RunPhase(ctx context.Context, spec core.PhaseSpec, onInterval f
 		f.exited.Store(true)
 		err := errors.New("plugin process exited: signal: killed")
 		return core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: started, Ended: time.Now(), Elapsed: 2700 * time.Millisecond}, err
+	}
+	if spec.Kind == core.PhaseMeasured {
+		time.Sleep(f.pace)
 	}
 	end, err := f.Synthetic.RunPhase(ctx, spec, onInterval)
 	if spec.Kind == core.PhaseLoad {
@@ -290,5 +295,35 @@ func TestASlowCountIsSaid(t *testing.T) {
 	// The count before the load, said after 0.1 s, 0.3 s and 0.5 s.
 	if len(waits) < 2 || !strings.Contains(waits[0], "to count the keys (Count) (for 0s; cmpbench gives up in 30m0s)") {
 		t.Fatalf("warnings %q", w.said)
+	}
+}
+
+// samples is an Observer that is told the client's samples too (ClientObserver).
+type samples struct {
+	warnings
+	mu      sync.Mutex
+	systems map[string][]string // the processes sampled, per system
+}
+
+func (s *samples) ClientSampled(system string, p core.ProcessSample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.systems[system] = append(s.systems[system], p.Process)
+}
+
+// The live page (issue 47) shows the client's CPU from the samples the archive
+// keeps, as they are taken: an Observer that asks is told each.
+func TestClientSamplesAreTold(t *testing.T) {
+	s := &samples{systems: map[string][]string{}}
+	runFaulty(t, &faulty{obs: s, pace: 1600 * time.Millisecond}, false, []string{"a"}, loadAndRead)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got := s.systems["a"]
+	// Each measured phase takes 1.6 s, sampled first at 1.5 s.
+	if len(got) < 2 || !slices.Contains(got, "cmpbench") {
+		t.Fatalf("samples told for a: %q, want the host's (cmpbench) among at least 2", got)
+	}
+	if len(s.systems) != 1 {
+		t.Errorf("samples told for systems %v, want a only", s.systems)
 	}
 }

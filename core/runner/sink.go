@@ -32,6 +32,14 @@ type Observer interface {
 	Warn(msg string) // what went wrong without failing the run
 }
 
+// ClientObserver is an Observer that is also told each sample of the client's
+// processes (their CPU and memory, every interval) as it is kept for the
+// archive. It is called from the sampler's goroutine, not the one the
+// Observer's calls come from.
+type ClientObserver interface {
+	ClientSampled(system string, s core.ProcessSample)
+}
+
 // Prompter is an Observer that shows what the user must do now (restart a server
 // by hand) apart from its notes, which it may not show: a quiet display. An
 // Observer that is not one is told it as a Note.

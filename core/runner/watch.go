@@ -51,12 +51,16 @@ func (r *systemRunner) watch(ctx context.Context, p *core.PhaseRun, spec core.Ph
 	}
 	// Half an interval out of step with the plugin's intervals, so that sampling
 	// never adds to the work every process does at an interval's end.
+	told, _ := r.cfg.Observer.(ClientObserver)
 	w.clientLoop = sampler.StartAfter(interval/2, interval, func(at time.Time) {
 		for _, sp := range procs {
 			if s, err := sp.Sample(at); err == nil {
 				w.mu.Lock()
 				p.ClientStats = append(p.ClientStats, s)
 				w.mu.Unlock()
+				if told != nil {
+					told.ClientSampled(p.System, s)
+				}
 			}
 		}
 	})

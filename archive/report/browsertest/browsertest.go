@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -338,3 +339,67 @@ func Specs(page []byte) ([]Spec, error) {
 	err := json.Unmarshal(m[1], &out)
 	return out, err
 }
+
+// LivePage is a page served over HTTP (cmpbench run --live) open in headless
+// Chromium, read as it changes.
+type LivePage struct {
+	ctx  context.Context
+	done func()
+	mu   sync.Mutex
+	page Page
+}
+
+// OpenURL opens the page at url in headless Chromium (a fresh profile, the
+// network's background traffic off) and keeps what a reader must never meet:
+// console errors, uncaught exceptions, and requests beyond the page's own
+// server.
+func OpenURL(t testing.TB, url string) *LivePage {
+	t.Helper()
+	ctx, _, done := start(t, "")
+	p := &LivePage{ctx: ctx, done: done}
+	origin := url
+	if i := strings.Index(strings.TrimPrefix(url, "http://"), "/"); i >= 0 {
+		origin = url[:len("http://")+i+1]
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok && strings.HasPrefix(e.Request.URL, origin) {
+			return // the page and its events
+		}
+		p.page.record(ev, url)
+	}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("chromium: network: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: log: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("chromium on %s: %v", url, err)
+	}
+	return p
+}
+
+// Eval evaluates a JavaScript expression in the page.
+func Eval[T any](t testing.TB, p *LivePage, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("chromium: %s: %v", js, err)
+	}
+	return v
+}
+
+// Seen is what the browser met so far: errors, and requests beyond the page's
+// server.
+func (p *LivePage) Seen() (errors, requests []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.page.Errors), slices.Clone(p.page.Requests)
+}
+
+// Close closes the browser.
+func (p *LivePage) Close() { p.done() }

@@ -33,6 +33,8 @@ func HowToGet(binary string) string {
 		return "apt-get install -y redis-server redis-tools (make deps does)"
 	case "etcd":
 		return "apt-get install -y etcd-server (make deps does)"
+	case "prometheus":
+		return "apt-get install -y prometheus (make test-deps does; stop the service it starts: the tests run their own)"
 	case "memcached", "openssl", "taskset":
 		return "apt-get install -y " + map[string]string{"memcached": "memcached", "openssl": "openssl", "taskset": "util-linux"}[binary]
 	case "asd":

@@ -472,6 +472,15 @@ func (c *phase) stats() string {
 	return b.String()
 }
 
+// ETA is how long the run still takes, as the bars say it: what is left of
+// the phase under way and the estimate of the phases after it, from what the
+// run measured so far.
+func (p *Progress) ETA() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return formatETA(p.eta(p.now()))
+}
+
 // formatETA is "1m2s", "40s to 1m30s" when the bounds differ, or "25s + 100,000
 // ops at rates not yet measured (at most 6h0m25s)" before any closed-loop rate.
 func formatETA(e plan.Estimate) string { return e.Time("rates not yet measured") }

@@ -153,7 +153,7 @@ func TestProgressETAFromMeasuredRates(t *testing.T) {
 	p.SystemStarted(core.SystemRun{Name: "a"}, 0)
 	c.add(3 * time.Second) // a's server starting
 	p.PhaseStarted(load, 1)
-	eta := func() string { p.mu.Lock(); defer p.mu.Unlock(); return formatETA(p.eta(c.now())) }
+	eta := p.ETA // as the live page asks it (issue 47)
 	// a's load (at most 60 s), a's mix, b's load and mix; 3 s around each.
 	if got, want := eta(), "1m12s + 20,000 ops at rates not yet measured (at most 3m12s)"; got != want {
 		t.Errorf("before a rate: ETA %s, want %s", got, want)
