@@ -51,6 +51,9 @@ type Page struct {
 	// ScrollWidth is how wide the page is laid out at Width: wider means it
 	// scrolls sideways on a laptop.
 	ScrollWidth int
+	// Wide are the innermost elements that reach past Width, the first few,
+	// each with its tag, class, right edge and text: what made it wider.
+	Wide []string
 }
 
 // Chromium is the path of a Chromium or Chrome on PATH, or "".
@@ -114,6 +117,12 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
 	}
+	var wide []string
+	if width > Width {
+		if wide, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(wideElements, Width))); err != nil {
+			t.Fatalf("chromium on %s: %v", file, err)
+		}
+	}
 	outside, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](outsideElements))
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
@@ -131,7 +140,7 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	p.Charts, p.ScrollWidth, p.Outside = charts, width, outside
+	p.Charts, p.ScrollWidth, p.Outside, p.Wide = charts, width, outside, wide
 	return p
 }
 
@@ -211,6 +220,18 @@ func (p *Page) record(ev any, url string) {
 	}
 }
 
+// wideElements lists the innermost elements whose right edge is past the
+// window's width (%d), the first five.
+const wideElements = `(function (w) {
+  var past = function (e) { return e.getBoundingClientRect().right > w + 0.5; }, out = [];
+  document.querySelectorAll("body *").forEach(function (e) {
+    if (past(e) && !Array.from(e.children).some(past))
+      out.push(e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? "." + e.className : "") +
+        " to " + Math.round(e.getBoundingClientRect().right) + " px: " + (e.textContent || "").trim().slice(0, 120));
+  });
+  return out.slice(0, 5);
+})(%[1]d)`
+
 // outsideElements lists the page's elements that load or lead outside it, as
 // HTML cut to 200 characters.
 const outsideElements = `Array.from(document.querySelectorAll(
@@ -264,7 +285,7 @@ func (p Page) Check(t testing.TB, file string) {
 		}
 	}
 	if p.ScrollWidth > Width {
-		t.Errorf("%s is %d px wide at a %d px window: it scrolls sideways", file, p.ScrollWidth, Width)
+		t.Errorf("%s is %d px wide at a %d px window: it scrolls sideways; past the window: %q", file, p.ScrollWidth, Width, p.Wide)
 	}
 }
 
