@@ -89,6 +89,7 @@ func phase(a *archive.Archive, name string) {
 		if r, ok := lat[op]; ok {
 			fmt.Printf(" %s_resp_p99_us=%.1f %s_svc_p99_us=%.1f %s_lag_p50_us=%.1f %s_lag_p99_us=%.1f", op, us(r.RespP99), op, us(r.SvcP99), op, us(r.LagP50), op, us(r.LagP99))
 			fmt.Printf(" %s_resp_p999_us=%.1f %s_svc_p999_us=%.1f", op, us(r.RespP999), op, us(r.SvcP999))
+			fmt.Printf(" %s_resp_p50_us=%.1f %s_svc_p50_us=%.1f", op, us(r.RespP50), op, us(r.SvcP50))
 		}
 	}
 	fmt.Println()
