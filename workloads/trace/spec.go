@@ -5,6 +5,7 @@ package trace
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,25 @@ func (s Spec) checkWritten() []error {
 	return errs
 }
 
+// Pin implements core.Pinned: the file and its content, which a rerun must
+// find unchanged.
+func (s Spec) Pin() string {
+	return fmt.Sprintf("trace %s (%s, %d bytes, %d requests, SHA-256 %s)", s.File, s.Format, s.Facts.Size, s.Facts.Requests, s.Facts.SHA256)
+}
+
+// Sends implements core.Finite: the trace's requests replayed as each op kind
+// (the warm-up's writes are not known beforehand).
+func (s Spec) Sends() map[core.OpKind]int64 {
+	if s.Replay == ReplayWarm {
+		return nil
+	}
+	out := map[core.OpKind]int64{}
+	for _, k := range s.OpKinds() {
+		out[k] = s.Facts.Replayed(k.String())
+	}
+	return out
+}
+
 // Defaults for what a suite leaves out.
 const (
 	DefaultFormat = FormatCSV
@@ -193,7 +213,13 @@ func (s Spec) resolvePhase(p *core.PhaseSpec) []error {
 		return append(errs, fmt.Errorf("trace: %s spans %s: too little to replay at its recorded times; replay it %s", s.File, time.Duration(s.Facts.SpanNs()), ReplayOrdered))
 	}
 	if len(errs) == 0 {
-		p.Rate = float64(s.Facts.Replayed("")) / (span / 1e9)
+		// The trace's mean rate, to the request/s (to the hundredth below 100).
+		rate := float64(s.Facts.Replayed("")) / (span / 1e9)
+		if rate >= 100 {
+			p.Rate = math.Round(rate)
+		} else {
+			p.Rate = max(0.01, math.Round(rate*100)/100)
+		}
 	}
 	if p.Duration == 0 {
 		p.Duration = time.Duration(span) + durationSlack
