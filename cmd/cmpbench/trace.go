@@ -54,6 +54,7 @@ same bytes. FILE ending in .gz is gzip, in .zst zstd; - is standard output.`,
 	f := cmd.Flags()
 	f.Int64Var(&o.Requests, "requests", o.Requests, "requests in the trace")
 	f.Int64Var(&o.Keys, "keys", o.Keys, "distinct keys")
+	f.IntVar(&o.KeySize, "key-size", o.KeySize, "pad keys with zeros to this many bytes (0: as short as they are)")
 	f.Float64Var(&o.Zipf, "zipf", o.Zipf, "the keys' zipf exponent, in (0, 5)")
 	f.Float64Var(&o.ValueMedian, "value-median", o.ValueMedian, "median value size, bytes")
 	f.Float64Var(&o.ValueSigma, "value-sigma", o.ValueSigma, "the value sizes' log-normal sigma (0: every value the median)")

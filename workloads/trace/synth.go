@@ -38,6 +38,9 @@ type Synth struct {
 	// replay: no adapter executes it).
 	Mix    []OpShare
 	Format string // FormatCSV or FormatTwitter
+	// KeySize pads keys ("k" and the key's number) with zeros to this many
+	// bytes; 0 leaves them as short as they are.
+	KeySize int
 	Seed   uint64
 }
 
@@ -96,6 +99,9 @@ func (o Synth) Validate() []error {
 	}
 	if total <= 0 {
 		add("the mix has no operation with a share above 0")
+	}
+	if o.KeySize < 0 || o.KeySize > 1000 {
+		add("key size %d must be from 0 to 1000 bytes", o.KeySize)
 	}
 	if o.Format != FormatCSV && o.Format != FormatTwitter {
 		add("format %q: synth writes %s or %s", o.Format, FormatCSV, FormatTwitter)
@@ -179,10 +185,11 @@ func (o Synth) appendLine(b []byte, t float64, op string, key int64) []byte {
 	size := o.valueSize(key)
 	if o.Format == FormatTwitter {
 		b = strconv.AppendInt(b, int64(t), 10)
-		b = append(b, ",k"...)
-		b = strconv.AppendInt(b, key, 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(len(strconv.FormatInt(key, 10))+1), 10)
+		from := len(b)
+		b = o.appendKey(b, key)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(len(b)-from-1), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(size), 10)
 		b = append(b, ",1,"...)
@@ -192,8 +199,8 @@ func (o Synth) appendLine(b []byte, t float64, op string, key int64) []byte {
 	b = strconv.AppendFloat(b, t, 'f', 6, 64)
 	b = append(b, ',')
 	b = append(b, op...)
-	b = append(b, ",k"...)
-	b = strconv.AppendInt(b, key, 10)
+	b = append(b, ',')
+	b = o.appendKey(b, key)
 	b = append(b, ',')
 	if op == "get" || op == "delete" {
 		b = append(b, '0')
@@ -201,6 +208,20 @@ func (o Synth) appendLine(b []byte, t float64, op string, key int64) []byte {
 		b = strconv.AppendInt(b, int64(size), 10)
 	}
 	return append(b, ",0\n"...)
+}
+
+// appendKey appends key's name: "k" and its number, padded with zeros to
+// KeySize bytes.
+func (o Synth) appendKey(b []byte, key int64) []byte {
+	b = append(b, 'k')
+	digits := 1
+	for n := key; n >= 10; n /= 10 {
+		digits++
+	}
+	for i := 1 + digits; i < o.KeySize; i++ {
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, key, 10)
 }
 
 // valueSize is key's value size: the same for every request of the key.
@@ -220,6 +241,6 @@ func (o Synth) describe() string {
 	for _, m := range o.Mix {
 		mix = append(mix, fmt.Sprintf("%s:%g", m.Op, m.Share))
 	}
-	return fmt.Sprintf("requests=%d keys=%d zipf=%g value_median=%g value_sigma=%g value_max=%d rate=%g diurnal=%g period=%s mix=%s seed=%d",
-		o.Requests, o.Keys, o.Zipf, o.ValueMedian, o.ValueSigma, o.ValueMax, o.Rate, o.Diurnal, o.Period, strings.Join(mix, ","), o.Seed)
+	return fmt.Sprintf("requests=%d keys=%d key_size=%d zipf=%g value_median=%g value_sigma=%g value_max=%d rate=%g diurnal=%g period=%s mix=%s seed=%d",
+		o.Requests, o.Keys, o.KeySize, o.Zipf, o.ValueMedian, o.ValueSigma, o.ValueMax, o.Rate, o.Diurnal, o.Period, strings.Join(mix, ","), o.Seed)
 }
