@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
 	"github.com/cmpbench/cmpbench/workloads/trace"
 )
@@ -89,6 +93,36 @@ phases:
 		!strings.Contains(again.stderr, f.SHA256) {
 		t.Errorf("rerun with the trace changed: exit %d\n%s", again.code, again.stderr)
 	}
+	verifyKnowsTheTrace(t, dir, a.Dir, sent["GET"])
+}
+
+// verifyKnowsTheTrace: verify of the archive in dir fails once its trace's
+// facts hold one more GET than the phase all, which ran to its end, sent.
+func verifyKnowsTheTrace(t *testing.T, dir, archiveDir string, gets int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(archiveDir, archive.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Phases []map[string]any }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range m.Phases {
+		if ph["name"] != "all" {
+			continue
+		}
+		for _, o := range ph["trace"].(map[string]any)["facts"].(map[string]any)["ops"].([]any) {
+			if op := o.(map[string]any); op["as"] == "GET" {
+				op["count"] = op["count"].(float64) + 1
+			}
+		}
+	}
+	editManifest(t, archiveDir, "phases", m.Phases)
+	want := fmt.Sprintf("%d GET requests sent, but the phase ran to its end and its workload holds %d", gets, gets+1)
+	if v := cli(t, dir, nil, "verify", archiveDir); v.code != 1 || !strings.Contains(v.stdout+v.stderr, want) {
+		t.Errorf("verify of a trace's facts edited: exit %d, want %q\n%s%s", v.code, want, v.stdout, v.stderr)
+	}
 }
 
 func atoiT(t *testing.T, s string) int {
@@ -142,4 +176,48 @@ phases:
 		return
 	}
 	t.Fatalf("no GET row of the stalled phase")
+}
+
+// Issue 48: a trace replayed by two plugin processes (run --processes 2, the
+// split a sharded run makes: by key hash over the phase's connections), in
+// order and at its recorded times: the processes' shares add up to exactly
+// the trace's requests of each op kind, and the server counted them.
+func TestTraceSplitIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeRedisSystem(t, dir, port)
+	if r := cli(t, dir, nil, "trace", "synth", "t.csv.gz", "--requests", "20000", "--rate", "10000", "--keys", "2000"); r.code != 0 {
+		t.Fatalf("trace synth: exit %d\n%s", r.code, r.stderr)
+	}
+	writeFile(t, dir, "s.yaml", `name: split
+defaults: {connections: 8}
+phases:
+  - {name: ordered, duration: 1m, trace: {file: t.csv.gz, replay: ordered}}
+  - {name: recorded, trace: {file: t.csv.gz, speed: 2}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "r", "--suite", "s.yaml", "--processes", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	for _, ph := range []string{"ordered", "recorded"} {
+		f := phaseInfo(t, a, "r", ph).Spec.(trace.Spec).Facts
+		sent := map[string]int64{}
+		for _, row := range a.Summary {
+			if row.Phase == ph {
+				sent[row.Op] = row.Count + row.Errors
+			}
+		}
+		for _, op := range []string{"GET", "SET"} {
+			if sent[op] != f.Replayed(op) || sent[op] == 0 {
+				t.Errorf("%s %s: two processes sent %d, the trace replays %d", ph, op, sent[op], f.Replayed(op))
+			}
+		}
+		for op, c := range serverCounts(t, a, "r", ph) {
+			if c[0] != c[1] {
+				t.Errorf("%s %s: the client sent %d, the server counted %d", ph, op, c[0], c[1])
+			}
+		}
+	}
 }

@@ -41,7 +41,7 @@ type Synth struct {
 	// KeySize pads keys ("k" and the key's number) with zeros to this many
 	// bytes; 0 leaves them as short as they are.
 	KeySize int
-	Seed   uint64
+	Seed    uint64
 }
 
 // OpShare is an operation and its share of a synthetic trace.
