@@ -45,6 +45,7 @@ type lines struct {
 	long        []byte
 	line        int64 // number of the last line read, from 1
 	compression string
+	closed      bool
 }
 
 // openLines opens path; withSum also hashes every byte read.
@@ -129,7 +130,12 @@ func (l *lines) sha256() (string, error) {
 	return hex.EncodeToString(l.sum.Sum(nil)), nil
 }
 
+// close closes the file (and its decompressor); again does nothing.
 func (l *lines) close() {
+	if l.closed {
+		return
+	}
+	l.closed = true
 	if l.zr != nil {
 		l.zr.Close()
 	}

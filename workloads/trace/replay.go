@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/cmpbench/cmpbench/core"
@@ -145,6 +146,9 @@ func newShared(s Spec, p core.PhaseSpec) (*shared, error) {
 	if s.Replay == ReplayWarm {
 		sh.seen = newKeySet(min(s.Facts.Requests, 1<<20))
 	}
+	// A phase cut at its time bound leaves the file open: it is closed once
+	// the phase's sources are gone (the reader closes it itself at its end).
+	runtime.AddCleanup(sh, func(l *lines) { l.close() }, l)
 	return sh, nil
 }
 
