@@ -314,6 +314,7 @@ func (c *checker) summary() {
 		}
 		c.phaseRates(p, c.ops[k], achieved[k])
 		c.messages(p, c.ops[k])
+		c.sends(p, c.ops[k])
 	}
 }
 
@@ -428,6 +429,32 @@ func (c *checker) messages(p *PhaseInfo, ops map[string]*SummaryRow) {
 	}
 	if m.Delivered+m.Lost < m.Expected {
 		c.add("%s: %s: messages: %d delivered and %d lost of %d expected", ManifestFile, describe(p), m.Delivered, m.Lost, m.Expected)
+	}
+}
+
+// sends checks the requests of a phase whose workload sends a known number
+// of each op kind (core.Finite: a trace's replayed requests): never more, and,
+// in an archive of the whole run, exactly that many when the phase ended ok
+// before its time bound (it ran to the end of its streams).
+func (c *checker) sends(p *PhaseInfo, ops map[string]*SummaryRow) {
+	f, ok := p.Spec.(core.Finite)
+	if !ok {
+		return
+	}
+	sh := c.a.Manifest.Shard
+	whole := (sh == nil || sh.Complete()) && p.Status == core.StatusOK && p.ElapsedNs < p.DurationNs
+	want := f.Sends()
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		var sent int64
+		if r := ops[k.String()]; r != nil {
+			sent = r.Count + r.Errors
+		}
+		switch n := want[k]; {
+		case sent > n:
+			c.add("%s: %s: %d %s requests sent, more than the %d its workload holds (%s)", SummaryFile, describe(p), sent, k, n, p.Workload)
+		case whole && sent != n:
+			c.add("%s: %s: %d %s requests sent, but the phase ran to its end and its workload holds %d (%s)", SummaryFile, describe(p), sent, k, n, p.Workload)
+		}
 	}
 }
 

@@ -92,6 +92,19 @@ type OpSource interface {
 	Next(op *Op)
 }
 
+// Scheduled is an OpSource whose operations carry their own intended send
+// times and that can run out: a trace replayed at its recorded times
+// (workloads/trace). Due says when the operation the next call of Next fills is
+// due, in nanoseconds from the phase start, and false once the stream has no
+// more; it may be asked again before Next and says the same. In a fixed-rate
+// phase (PhaseSpec.Rate) the engine sends each operation at its Due instead of
+// on the rate's schedule, and times its response from it; in a closed loop only
+// the end counts. A connection whose stream ran out is done, and a phase whose
+// streams ran out ends there, as at a count bound, not at its time bound.
+type Scheduled interface {
+	Due() (at int64, ok bool)
+}
+
 // Acknowledger is an OpSource that is told when each operation it filled in has
 // finished, whatever its outcome: once per operation, in the order they were
 // filled in (a connection answers in order). One at a time, an operation is

@@ -61,6 +61,19 @@ type (
 	SampleChecker interface {
 		CheckSamples(ctx context.Context, r RecordReader, seed uint64) ([]SampleCheck, []string)
 	}
+	// Pinned workloads read input of their own (a trace file): Pin names it
+	// and its content (a SHA-256), and `rerun` refuses to run a phase whose pin
+	// is not the archived phase's.
+	Pinned interface {
+		Pin() string
+	}
+	// Finite workloads send a known number of each op kind when they run to
+	// their end (a trace: its requests replayed as each); verify checks that a
+	// phase sent no more, and exactly that many when it ended before its time
+	// bound.
+	Finite interface {
+		Sends() map[OpKind]int64
+	}
 	// Unsplittable workloads cannot be split over shards or plugin processes
 	// (run --shard, --processes); Unsplittable says why. Others are split by
 	// connection: every connection's stream is its own (Streams.Source).

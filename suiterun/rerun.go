@@ -42,7 +42,8 @@ func Rerun(m archive.Manifest, only []string) (*Again, error) {
 		return nil, core.BadInput{Err: err}
 	}
 	suite.Source = "rerun of " + m.RunID
-	ag := &Again{Suite: suite, Options: Options{Scale: m.Scale, Seed: m.Seed, Repeat: max(1, m.Repeat), Stats: runner.DefaultStatsInterval, Processes: 1}}
+	ag := &Again{Suite: suite, Options: Options{Scale: m.Scale, Seed: m.Seed, Repeat: max(1, m.Repeat), Stats: runner.DefaultStatsInterval, Processes: 1,
+		Pins: pins(m)}}
 	if err := ag.systems(m, only); err != nil {
 		return nil, err
 	}
@@ -125,4 +126,37 @@ func archivedSystems(m archive.Manifest, names ...string) (*config.Systems, erro
 		return nil, fmt.Errorf("system %s is not run again: %w", strings.Join(names, ", "), err)
 	}
 	return systems, nil
+}
+
+// pins are the archived phases' pinned input (core.Pinned), by phase.
+func pins(m archive.Manifest) map[string]string {
+	out := map[string]string{}
+	for _, ph := range m.Phases {
+		if p, ok := ph.Spec.(core.Pinned); ok {
+			out[ph.Name] = p.Pin()
+		}
+	}
+	return out
+}
+
+// checkPins refuses a plan whose phases read other input than pins say (a
+// rerun's: the archived run's trace files).
+func checkPins(pins map[string]string, phases []core.PhaseSpec) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, ph := range phases {
+		want, ok := pins[ph.Name]
+		p, pinned := ph.Workload.(core.Pinned)
+		if !ok || !pinned || seen[ph.Name] {
+			continue
+		}
+		seen[ph.Name] = true
+		if got := p.Pin(); got != want {
+			errs = append(errs, fmt.Errorf("phase %s reads %s, not what the archived run read: %s", ph.Name, got, want))
+		}
+	}
+	if len(errs) > 0 {
+		return core.BadInput{Err: fmt.Errorf("not run again: %w", errors.Join(errs...))}
+	}
+	return nil
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// --processes, --client-cpus.
 	Processes  int
 	ClientCPUs string
+	// Pins are the input a rerun must find as the archived run had it, by
+	// phase (core.Pinned: a trace's file and SHA-256).
+	Pins map[string]string
 }
 
 // Progress is what a run tells as it goes: the runner's events, and its notes
@@ -83,6 +86,9 @@ func New(ctx context.Context, o Options, suite *plan.Suite, systems *config.Syst
 	p, err := plan.Build(suite, names, o.Scale, o.Seed, o.Repeat)
 	if err != nil {
 		return nil, core.BadInput{Err: err}
+	}
+	if err := checkPins(o.Pins, p.Phases); err != nil {
+		return nil, err
 	}
 	r := &Run{o: o, suite: suite, systems: systems, names: names, p: p, cat: cat, red: systems.Redactor()}
 	if err := r.cat.CheckSystems(ctx, systems, names, r.p.Phases); err != nil {

@@ -141,19 +141,17 @@ func rss(a *archive.Archive, phase string) {
 		fail(err)
 	}
 	byProc := map[string]int64{}
-	var hostFirst, hostLast int64
+	first, last := map[string]int64{}, map[string]int64{}
 	for _, r := range rows {
 		if r.Phase == phase {
 			byProc[r.Process] = max(byProc[r.Process], r.RSSBytes)
-			if r.Process == "cmpbench" {
-				if hostFirst == 0 {
-					hostFirst = r.RSSBytes
-				}
-				hostLast = r.RSSBytes
+			if first[r.Process] == 0 {
+				first[r.Process] = r.RSSBytes
 			}
+			last[r.Process] = r.RSSBytes
 		}
 	}
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	fmt.Printf("host_rss_mib=%.1f plugin_rss_mib=%.1f host_rss_first_mib=%.1f host_rss_last_mib=%.1f\n",
-		mib(byProc["cmpbench"]), mib(byProc["plugin"]), mib(hostFirst), mib(hostLast))
+	fmt.Printf("host_rss_mib=%.1f plugin_rss_mib=%.1f host_rss_first_mib=%.1f host_rss_last_mib=%.1f plugin_rss_first_mib=%.1f plugin_rss_last_mib=%.1f\n",
+		mib(byProc["cmpbench"]), mib(byProc["plugin"]), mib(first["cmpbench"]), mib(last["cmpbench"]), mib(first["plugin"]), mib(last["plugin"]))
 }

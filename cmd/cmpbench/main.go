@@ -129,6 +129,7 @@ func newRoot() *cobra.Command {
 		newAdaptersCmd(g),
 		newExportCmd(g),
 		newImportCmd(g),
+		newTraceCmd(),
 		newPluginCmd(),
 	)
 	argsAreInput(root)

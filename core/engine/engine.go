@@ -96,6 +96,9 @@ type execution struct {
 	abortErr string
 	// loadDone stops the probe once every load connection has finished.
 	loadDone atomic.Bool
+	// ranDry: a scheduled source (core.Scheduled) ran out, so the phase ends
+	// with its streams, not at its time bound.
+	ranDry atomic.Bool
 
 	notes []string
 }
@@ -115,10 +118,11 @@ func (e *execution) abort(reason string) {
 // stream is what each load connection has, whoever drives it: its operation source,
 // its count bound, its open-loop schedule and its error bookkeeping.
 type stream struct {
-	src  core.OpSource
-	ack  core.Acknowledger // src, when it wants to know that its op finished
-	op   core.Op
-	conn core.Conn
+	src   core.OpSource
+	ack   core.Acknowledger // src, when it wants to know that its op finished
+	sched core.Scheduled    // src, when its ops carry their own send times
+	op    core.Op
+	conn  core.Conn
 
 	quota        int64 // operations it may issue; -1 = no count bound
 	done, errors int64
@@ -135,8 +139,12 @@ type stream struct {
 	published []int64
 }
 
-// advance moves the open-loop schedule to the next send.
+// advance moves the open-loop schedule to the next send. A scheduled source's
+// next send is its own (due).
 func (s *stream) advance() {
+	if s.sched != nil {
+		return
+	}
 	if s.rng != nil {
 		s.next += s.rng.ExpFloat64() * s.period
 	} else {
@@ -204,6 +212,14 @@ func (e *execution) finish(s *stream, op *core.Op, o *outbox, el *errLog, err er
 func (e *execution) due(s *stream, paced bool) (intended int64, ok bool) {
 	if s.quota >= 0 && s.done+int64(s.inflight) >= s.quota {
 		return 0, false
+	}
+	if s.sched != nil {
+		at, more := s.sched.Due()
+		if !more {
+			e.ranDry.Store(true)
+			return 0, false
+		}
+		s.next = float64(at)
 	}
 	if paced {
 		// The time bound holds even when the schedule is behind: sends still owed at

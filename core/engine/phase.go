@@ -166,6 +166,7 @@ func (e *execution) newStreams(ps *core.PubSubSpec) ([]*stream, error) {
 		}
 		s := &stream{src: src, quota: -1, connErrSince: -1}
 		s.ack, _ = src.(core.Acknowledger)
+		s.sched, _ = src.(core.Scheduled)
 		if spec.Ops > 0 {
 			_, s.quota = core.Split(spec.Ops, n, i)
 		}
@@ -423,7 +424,7 @@ func (e *execution) drive(ctx context.Context, p *prepared, drivers []driver, c 
 // ranToDeadline says, once the drivers have ended, whether the phase ended at its
 // time bound: neither stopped nor failed, nor done with its count bound.
 func (e *execution) ranToDeadline(drivers []driver) bool {
-	if e.stop.Load() {
+	if e.stop.Load() || e.ranDry.Load() {
 		return false
 	}
 	if e.cfg.Spec.Ops <= 0 {

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmpbench/cmpbench/archive"
+	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
+	"github.com/cmpbench/cmpbench/workloads/trace"
+)
+
+// Issue 48: a trace of 1,000,000 requests (100,000 under -short) made by
+// `trace synth`, warmed up and replayed in order against a real redis-server:
+// every replayed request sent exactly once per op kind as the trace's facts
+// say, its deletes skipped and counted by name, the server counted what the
+// client sent, the archive holds the trace's facts and verifies, and a rerun
+// with the trace changed is refused before anything runs.
+func TestTraceReplayIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeRedisSystem(t, dir, port)
+	requests := "1000000"
+	if testing.Short() {
+		requests = "100000"
+	}
+	synth := []string{"trace", "synth", "t.csv.zst", "--requests", requests, "--keys", "50000", "--rate", "20000", "--value-median", "64"}
+	if r := cli(t, dir, nil, synth...); r.code != 0 {
+		t.Fatalf("trace synth: exit %d\n%s", r.code, r.stderr)
+	}
+	writeFile(t, dir, "s.yaml", `name: replay
+defaults: {connections: 16}
+phases:
+  - {name: warm, kind: warmup, duration: 5m, trace: {file: t.csv.zst, replay: warm}}
+  - {name: all, duration: 5m, trace: {file: t.csv.zst, replay: ordered}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "r", "--suite", "s.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	p := phaseInfo(t, a, "r", "all")
+	spec, ok := p.Spec.(trace.Spec)
+	if !ok || p.Status != "ok" {
+		t.Fatalf("phase all: %s %s, workload %T", p.Status, p.Error, p.Spec)
+	}
+	f := spec.Facts
+	if f.Requests != int64(atoiT(t, requests)) || len(f.SHA256) != 64 || f.Compression != trace.CompressionZstd || f.Size == 0 || f.SpanNs() <= 0 {
+		t.Errorf("the archive's facts of the trace: %+v", f)
+	}
+	var deletes int64
+	for _, o := range f.Ops {
+		if o.Op == "delete" && o.As == "" {
+			deletes = o.Count
+		}
+	}
+	if deletes == 0 || f.Skipped() != deletes {
+		t.Errorf("skipped %d, deletes %d: the trace's deletes are skipped and counted (%s)", f.Skipped(), deletes, f.Mix())
+	}
+	sent := map[string]int64{}
+	for _, row := range a.Summary {
+		if row.Phase == "all" {
+			sent[row.Op] = row.Count + row.Errors
+		}
+	}
+	for _, op := range []string{"GET", "SET"} {
+		if sent[op] != f.Replayed(op) || sent[op] == 0 {
+			t.Errorf("%s: sent %d, the trace replays %d", op, sent[op], f.Replayed(op))
+		}
+	}
+	for op, c := range serverCounts(t, a, "r", "all") {
+		if c[0] != c[1] || c[0] != sent[op] {
+			t.Errorf("%s: the client sent %d (summary %d), the server counted %d", op, c[0], sent[op], c[1])
+		}
+	}
+	if w := phaseInfo(t, a, "r", "warm"); w.Status != "ok" {
+		t.Errorf("warm-up: %s %s", w.Status, w.Error)
+	}
+	if v := cli(t, dir, nil, "verify", a.Dir); v.code != 0 {
+		t.Errorf("verify: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	// The same file name, other requests: a rerun refuses it.
+	if r := cli(t, dir, nil, append(synth, "--seed", "2")...); r.code != 0 {
+		t.Fatalf("trace synth: exit %d\n%s", r.code, r.stderr)
+	}
+	again := cli(t, dir, nil, "rerun", a.Dir)
+	if again.code != 2 || !strings.Contains(again.stderr, "phase all reads trace") || !strings.Contains(again.stderr, "not what the archived run read") ||
+		!strings.Contains(again.stderr, f.SHA256) {
+		t.Errorf("rerun with the trace changed: exit %d\n%s", again.code, again.stderr)
+	}
+	verifyKnowsTheTrace(t, dir, a.Dir, sent["GET"])
+}
+
+// verifyKnowsTheTrace: verify of the archive in dir fails once its trace's
+// facts hold one more GET than the phase all, which ran to its end, sent.
+func verifyKnowsTheTrace(t *testing.T, dir, archiveDir string, gets int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(archiveDir, archive.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Phases []map[string]any }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range m.Phases {
+		if ph["name"] != "all" {
+			continue
+		}
+		for _, o := range ph["trace"].(map[string]any)["facts"].(map[string]any)["ops"].([]any) {
+			if op := o.(map[string]any); op["as"] == "GET" {
+				op["count"] = op["count"].(float64) + 1
+			}
+		}
+	}
+	editManifest(t, archiveDir, "phases", m.Phases)
+	want := fmt.Sprintf("%d GET requests sent, but the phase ran to its end and its workload holds %d", gets, gets+1)
+	if v := cli(t, dir, nil, "verify", archiveDir); v.code != 1 || !strings.Contains(v.stdout+v.stderr, want) {
+		t.Errorf("verify of a trace's facts edited: exit %d, want %q\n%s%s", v.code, want, v.stdout, v.stderr)
+	}
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if err := json.Unmarshal([]byte(s), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Issue 48: a trace replayed at its recorded times against a server stalled
+// by DEBUG SLEEP shows the stall in its response time, counted from each
+// request's recorded time: the requests due while the server slept waited.
+func TestTraceStallShowsIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	port, _ := redisAt(t, 0, "--enable-debug-command", "yes")
+	dir := t.TempDir()
+	writeRedisSystem(t, dir, port)
+	if r := cli(t, dir, nil, "trace", "synth", "t.csv", "--requests", "10000", "--rate", "2000", "--keys", "1000"); r.code != 0 {
+		t.Fatalf("trace synth: exit %d\n%s", r.code, r.stderr)
+	}
+	writeFile(t, dir, "s.yaml", `name: s
+phases:
+  - {name: stalled, connections: 4, trace: {file: t.csv}}
+`)
+	run := startCLI(t, dir, nil, "r: stalled (", "run", "--systems", "r", "--suite", "s.yaml")
+	time.Sleep(1500 * time.Millisecond)
+	if got := redisDo(t, port, "DEBUG SLEEP 0.5"); len(got) != 1 || got[0] != "+OK" {
+		t.Fatalf("DEBUG SLEEP: %q", got)
+	}
+	r := run.wait(t)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	if p := phaseInfo(t, a, "r", "stalled"); p.Rate < 1500 || p.Rate > 2500 || time.Duration(p.ElapsedNs) > 7*time.Second {
+		t.Errorf("a recorded replay of 5 s at 2,000/s: rate %g, ran %s", p.Rate, time.Duration(p.ElapsedNs))
+	}
+	for _, row := range a.Summary {
+		if row.Phase != "stalled" || row.Op != "GET" {
+			continue
+		}
+		if max := time.Duration(row.RespMax); max < 400*time.Millisecond {
+			t.Errorf("GET response max %s with the server asleep for 500 ms", max)
+		}
+		if row.RespP99 <= row.SvcP99 {
+			t.Errorf("GET response p99 %s, service p99 %s: the requests due during the stall must count their wait",
+				time.Duration(row.RespP99), time.Duration(row.SvcP99))
+		}
+		return
+	}
+	t.Fatalf("no GET row of the stalled phase")
+}
+
+// Issue 48: a trace replayed by two plugin processes (run --processes 2, the
+// split a sharded run makes: by key hash over the phase's connections), in
+// order and at its recorded times: the processes' shares add up to exactly
+// the trace's requests of each op kind, and the server counted them.
+func TestTraceSplitIntegration(t *testing.T) {
+	provisiontest.Need(t, "redis-server")
+	port, _ := redisAt(t, 0)
+	dir := t.TempDir()
+	writeRedisSystem(t, dir, port)
+	if r := cli(t, dir, nil, "trace", "synth", "t.csv.gz", "--requests", "20000", "--rate", "10000", "--keys", "2000"); r.code != 0 {
+		t.Fatalf("trace synth: exit %d\n%s", r.code, r.stderr)
+	}
+	writeFile(t, dir, "s.yaml", `name: split
+defaults: {connections: 8}
+phases:
+  - {name: ordered, duration: 1m, trace: {file: t.csv.gz, replay: ordered}}
+  - {name: recorded, trace: {file: t.csv.gz, speed: 2}}
+`)
+	r := cli(t, dir, nil, "run", "--systems", "r", "--suite", "s.yaml", "--processes", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	a := archiveOf(t, r)
+	for _, ph := range []string{"ordered", "recorded"} {
+		f := phaseInfo(t, a, "r", ph).Spec.(trace.Spec).Facts
+		sent := map[string]int64{}
+		for _, row := range a.Summary {
+			if row.Phase == ph {
+				sent[row.Op] = row.Count + row.Errors
+			}
+		}
+		for _, op := range []string{"GET", "SET"} {
+			if sent[op] != f.Replayed(op) || sent[op] == 0 {
+				t.Errorf("%s %s: two processes sent %d, the trace replays %d", ph, op, sent[op], f.Replayed(op))
+			}
+		}
+		for op, c := range serverCounts(t, a, "r", ph) {
+			if c[0] != c[1] {
+				t.Errorf("%s %s: the client sent %d, the server counted %d", ph, op, c[0], c[1])
+			}
+		}
+	}
+}
