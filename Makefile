@@ -129,7 +129,10 @@ bench: deps build
 	bench/client.sh
 	bench/kernel.sh
 	bench/noise.sh
+	bench/pacing.sh
+	bench/live.sh
 	bench/aerospike.sh
+	bench/trace.sh
 
 # Regenerate the plugin protocol's Go code (committed); tools are pinned and kept
 # out of the main module.

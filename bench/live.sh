@@ -2,13 +2,15 @@
 # What serving a run live costs (issue 47): the closed loop of bench/client.sh
 # step 1 (50 connections, SET:GET 1:10, 256 B, 100,000 keys) and a fixed 20,000
 # ops/s over 50 connections, each run without --live and with --live and a
-# scraper reading /metrics and /state every second (as Prometheus and an open
-# page would), alternating ROUNDS times against one redis-server this script
+# scraper reading /metrics and /state every second over one kept-alive
+# connection (as Prometheus and an open page would; a curl started every second
+# would measure the cost of starting processes), alternating ROUNDS times against one redis-server this script
 # starts: the client's CPU per operation (cmpbench's whole process tree) and
 # throughput, and at the fixed rate the send lag's p99, with medians per side.
 #
 #   bench/live.sh [seconds]          # seconds per measured phase (default 20)
 #   ROUNDS=5 bench/live.sh 10
+#   SCRAPE=0 bench/live.sh 10        # --live without the scraper
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -22,7 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
-command -v curl >/dev/null || { echo "curl is not installed (apt-get install curl): the scraper needs it"; exit 2; }
 build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 start_redis
@@ -43,11 +44,31 @@ run() { # without|with → archive path
   fi
   "$cmpbench" --config "$work/cmpbench.yaml" --out "$work/results" run --systems bench --suite "$work/live.yaml" "${live[@]}" >"$work/run.out" 2>"$work/run.err" &
   local pid=$!
-  if [ "$1" = with ]; then
-    ( n=0; while kill -0 "$pid" 2>/dev/null; do
-        curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && curl -sf "http://127.0.0.1:$port/state" >/dev/null && n=$((n + 1))
-        sleep 1
-      done; echo "$n" >"$work/scrapes" ) &
+  if [ "$1" = with ] && [ "${SCRAPE:-1}" != 0 ]; then
+    # one process polling over one kept-alive connection, as Prometheus does
+    python3 - "$pid" "$port" >"$work/scrapes" <<'PY' &
+import http.client, os, sys, time
+pid, port = int(sys.argv[1]), int(sys.argv[2])
+n, conn = 0, None
+while True:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        break
+    try:
+        conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        for path in ("/metrics", "/state"):
+            conn.request("GET", path)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                raise OSError(path)
+        n += 1
+    except OSError:
+        conn = None
+    time.sleep(1)
+print(n)
+PY
     scraper=$!
   fi
   wait "$pid" || { cat "$work/run.err" >&2; return 1; }
