@@ -81,6 +81,9 @@ type Manifest struct {
 	// Processes is how many plugin processes generated each system's load
 	// together (run --processes); absent for one, and in older archives.
 	Processes int `json:"processes,omitempty"`
+	// Live says the run was served as it went (run --live): the host's work
+	// for the page and its metrics shared the client's machine with the load.
+	Live bool `json:"live,omitempty"`
 }
 
 // ShardInfo places an archive among the shards of one plan.

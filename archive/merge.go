@@ -238,6 +238,7 @@ func Merge(archives []*Archive, shards []int, outDir, runID string, commandLine 
 		m := &a.Manifest
 		h.Shard.Parts = append(h.Shard.Parts, partsOf(m)...)
 		h.Started = minTime(h.Started, m.Started)
+		h.Live = h.Live || m.Live
 	}
 	slices.SortFunc(h.Shard.Parts, func(a, b ShardPart) int { return a.Shard - b.Shard })
 	w, err := Create(outDir, h, red)

@@ -50,6 +50,8 @@ type Header struct {
 	// Processes is how many plugin processes generate each system's load (0 or
 	// 1: one).
 	Processes int
+	// Live: the run is served as it goes (run --live).
+	Live bool
 }
 
 // Writer writes one run's archive as the run goes. Its methods are the runner's
@@ -105,7 +107,7 @@ func Create(outDir string, h Header, red *redact.Redactor) (*Writer, error) {
 	w.m = Manifest{
 		FormatVersion: FormatVersion, RunID: h.RunID, Status: StatusInProgress, Cmpbench: h.Cmpbench, Host: h.Host,
 		CommandLine: h.CommandLine, Started: h.Started, Seed: h.Seed, Scale: h.Scale, Repeat: h.Repeat, Suite: h.Suite,
-		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard, Imported: h.Imported, Processes: h.Processes,
+		Systems: []SystemInfo{}, Plugins: []PluginInfo{}, Phases: []PhaseInfo{}, Shard: h.Shard, Imported: h.Imported, Processes: h.Processes, Live: h.Live,
 	}
 	for _, s := range h.Systems {
 		w.defs[s.Name] = s

@@ -42,6 +42,8 @@ type Options struct {
 	// --processes, --client-cpus.
 	Processes  int
 	ClientCPUs string
+	// Live: the run is served as it goes (--live); the archive says so.
+	Live bool
 	// Pins are the input a rerun must find as the archived run had it, by
 	// phase (core.Pinned: a trace's file and SHA-256).
 	Pins map[string]string
@@ -143,6 +145,7 @@ func (r *Run) Create(out string, stderr io.Writer) error {
 	if r.o.Processes > 1 {
 		h.Processes = r.o.Processes
 	}
+	h.Live = r.o.Live
 	if r.sh != nil {
 		if err := r.shardHeader(&h, out, stderr); err != nil {
 			return err

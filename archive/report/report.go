@@ -785,6 +785,9 @@ func (d *data) caveats() []string {
 	out = append(out, d.pubsubCaveats()...)
 	out = append(out, d.shardCaveats()...)
 	out = append(out, d.processesCaveats()...)
+	if d.m.Live {
+		out = append(out, "The run was served live (run --live): the host's work for the page and its metrics ran on the client's machine beside the load, which on a machine without cores to spare can raise the send lag (bench/live.sh measures it).")
+	}
 	if imp := d.m.Imported; imp != nil {
 		for _, c := range imp.Caveats {
 			out = append(out, prose(c)) // the importer's words, with what its source said

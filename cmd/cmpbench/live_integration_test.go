@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmpbench/cmpbench/archive"
 	"github.com/cmpbench/cmpbench/archive/report/browsertest"
 	"github.com/cmpbench/cmpbench/cmd/cmpbench/internal/live"
 	"github.com/cmpbench/cmpbench/core/provision/provisiontest"
@@ -128,6 +129,9 @@ func TestLivePageIntegration(t *testing.T) {
 	}
 	r := wait()
 	a := archiveOf(t, r)
+	if rep, _ := a.ReadFile(archive.ReportFile); !a.Manifest.Live || !strings.Contains(string(rep), "The run was served live (run --live)") {
+		t.Errorf("the archive does not say the run was served live (manifest live %v)", a.Manifest.Live)
+	}
 	type total struct {
 		Key            string
 		OK, Errors     int64

@@ -93,7 +93,9 @@ func planSuite(ctx context.Context, g *globals, f *runFlags, suite *plan.Suite, 
 	if err != nil {
 		return nil, err
 	}
-	return suiterun.New(ctx, f.Options, suite, systems, names, cat)
+	o := f.Options
+	o.Live = f.live != ""
+	return suiterun.New(ctx, o, suite, systems, names, cat)
 }
 
 // reportOf is the path of an archive's report.html, "" when it has none.
