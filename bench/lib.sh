@@ -1,6 +1,20 @@
 # Shared by the bench scripts (sourced, not run): a local redis-server and the
 # systems file that points cmpbench at it.
 
+# bench_workdir checks that redis-server is installed and makes $work, a
+# temporary directory removed at exit, with the redis-server start_redis
+# started in it.
+bench_workdir() {
+  command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
+  work=$(mktemp -d)
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+
 # free_port prints a free loopback TCP port.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

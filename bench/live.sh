@@ -16,14 +16,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 secs=${1:-20}
 rounds=${ROUNDS:-3}
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
+bench_workdir
 build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 start_redis

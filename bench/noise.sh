@@ -19,15 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 secs=${1:-20}
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 
-command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat

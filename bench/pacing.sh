@@ -19,14 +19,7 @@ rate=${RATE:-20000}
 conns=${CONNS:-50}
 depth=""
 [ "${PIPELINE:-1}" -gt 1 ] && depth="pipeline: ${PIPELINE}, "
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
+bench_workdir
 if [ -z "${BUILDS:-}" ]; then
   build_cmpbench
   BUILDS=$cmpbench

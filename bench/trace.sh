@@ -23,15 +23,8 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 requests=${REQUESTS:-15000000}
 secs=${SECS:-30}
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${redis_pid:-}" ] && kill "$redis_pid" 2>/dev/null
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 
-command -v redis-server >/dev/null || { echo "redis-server is not installed (make deps)"; exit 2; }
 build_cmpbench
 go build -o "$work/archivestat" ./bench/archivestat
 start_redis

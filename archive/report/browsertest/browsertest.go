@@ -92,23 +92,11 @@ func Open(t testing.TB, file, summary, screenshot string) Page {
 
 	var mu sync.Mutex
 	var p Page
-	listen := func(ev any) {
+	navigate(t, ctx, url, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		p.record(ev, url)
-	}
-	if err := chromedp.Listen(ctx, listen); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatalf("chromium: network: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
-		t.Fatalf("chromium: log: %v", err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
-		t.Fatalf("chromium on %s: %v", file, err)
-	}
+	})
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]Chart](inspect))
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
@@ -382,14 +370,22 @@ func OpenURL(t testing.TB, url string) *LivePage {
 	if i := strings.Index(strings.TrimPrefix(url, "http://"), "/"); i >= 0 {
 		origin = url[:len("http://")+i+1]
 	}
-	if err := chromedp.Listen(ctx, func(ev any) {
+	navigate(t, ctx, url, func(ev any) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok && strings.HasPrefix(e.Request.URL, origin) {
 			return // the page and its events
 		}
 		p.page.record(ev, url)
-	}); err != nil {
+	})
+	return p
+}
+
+// navigate has the tab of ctx tell listen of its console, its log and its
+// requests, then opens url in it and waits for its body.
+func navigate(t testing.TB, ctx context.Context, url string, listen func(ev any)) {
+	t.Helper()
+	if err := chromedp.Listen(ctx, listen); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
@@ -401,7 +397,6 @@ func OpenURL(t testing.TB, url string) *LivePage {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium on %s: %v", url, err)
 	}
-	return p
 }
 
 // Eval evaluates a JavaScript expression in the page.
