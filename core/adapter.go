@@ -67,7 +67,8 @@ type Redialer interface {
 // (PhaseSpec.Pipeline). Pipelined returns a connection on which Do may be called
 // from up to depth goroutines at once, each call one request in flight with the
 // others and answered on its own (on a cluster, a pipeline per node connection):
-// c itself, or a new connection that replaces c, which Pipelined then closes.
+// c itself, or a new connection that replaces c, which Pipelined then closes
+// (on an error too).
 // Called before the phase's clock, never timed. The connection it returns reopens
 // its sockets by itself after a failure; the engine does not Redial it.
 type Pipeliner interface {
