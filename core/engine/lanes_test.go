@@ -93,42 +93,6 @@ func (c *muxConn) Close() error { return c.nc.Close() }
 
 func (c *muxConn) Pipelined(context.Context, int) (core.Conn, error) { return c, nil }
 
-// Issue 46: a connection driven from goroutines keeps exactly its depth in
-// flight, counted on the wire, and the count bound holds exactly.
-func TestLanesKeepTheirDepthInFlight(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		conns, depth int
-		ops          int64
-	}{
-		{"depth 4", 3, 4, 3_001},
-		{"depth 16", 2, 16, 10_000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newHoldServer(t, tc.depth, 0)
-			s := spec(tc.conns, 0, 30*time.Second, tc.ops)
-			s.Pipeline = tc.depth
-			end, c := rawRun(t, nil, ExecGoroutines, s, nil, func() (core.Conn, error) { return dialMux(srv.addr()) })
-			if end.Status != core.StatusOK {
-				t.Fatalf("%s: %s", end.Status, end.Error)
-			}
-			var sent int64
-			for _, o := range c.total() {
-				sent += o.OK
-			}
-			if sent != tc.ops || srv.requests.Load() != tc.ops {
-				t.Errorf("%d ops recorded, %d requests on the wire; want %d each", sent, srv.requests.Load(), tc.ops)
-			}
-			if got := srv.most.Load(); got != int64(tc.depth) {
-				t.Errorf("at most %d requests waited on a connection, want the depth, %d", got, tc.depth)
-			}
-			if srv.conns.Load() != int64(tc.conns) {
-				t.Errorf("%d connections, want %d", srv.conns.Load(), tc.conns)
-			}
-		})
-	}
-}
-
 // Issue 46: at a fixed rate, a request due while every lane waits for a reply
 // waits for a lane, and its response time counts from when it was due.
 func TestLanesAtAFixedRateWaitForALane(t *testing.T) {

@@ -121,22 +121,31 @@ func dialPipeline(addr string) (core.Conn, error) {
 }
 
 // Issue 46: each connection keeps exactly its depth in flight, counted on the
-// wire, and the phase's count bound holds exactly, in a closed loop.
+// wire, and the phase's count bound holds exactly, in a closed loop: on the
+// event loops (a ring of slots) and from goroutines (lanes sharing a
+// connection that pipelines concurrent calls).
 func TestPipelineKeepsItsDepthInFlight(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
+		exec         string
 		conns, depth int
 		ops          int64
 	}{
-		{"one at a time", 3, 1, 3_000},
-		{"depth 8", 3, 8, 3_001},
-		{"depth 64", 2, 64, 20_000},
+		{"one at a time", ExecLoops, 3, 1, 3_000},
+		{"depth 8", ExecLoops, 3, 8, 3_001},
+		{"depth 64", ExecLoops, 2, 64, 20_000},
+		{"lanes, depth 4", ExecGoroutines, 3, 4, 3_001},
+		{"lanes, depth 16", ExecGoroutines, 2, 16, 10_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newHoldServer(t, tc.depth, 0)
 			s := spec(tc.conns, 0, 30*time.Second, tc.ops)
 			s.Pipeline = tc.depth
-			end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) { return dialPipeline(srv.addr()) })
+			dial := dialPipeline
+			if tc.exec == ExecGoroutines {
+				dial = dialMux
+			}
+			end, c := rawRun(t, nil, tc.exec, s, nil, func() (core.Conn, error) { return dial(srv.addr()) })
 			if end.Status != core.StatusOK {
 				t.Fatalf("%s: %s", end.Status, end.Error)
 			}
@@ -149,6 +158,9 @@ func TestPipelineKeepsItsDepthInFlight(t *testing.T) {
 			}
 			if got := srv.most.Load(); got != int64(tc.depth) {
 				t.Errorf("at most %d requests waited on a connection, want the depth, %d", got, tc.depth)
+			}
+			if tc.exec == ExecGoroutines && srv.conns.Load() != int64(tc.conns) {
+				t.Errorf("%d connections, want %d", srv.conns.Load(), tc.conns)
 			}
 		})
 	}
