@@ -207,6 +207,8 @@ type Info struct {
 	// and its other connections are Pipeliners. cmpbench refuses a phase with a depth above one before the run when it
 	// is false.
 	Pipeline bool
+	// TTL says Conn.Do keeps a SET's Op.TTL: the key expires after it.
+	TTL bool
 }
 
 // Supports reports whether the adapter executes op kind k.
@@ -219,11 +221,22 @@ func (i Info) Supports(k OpKind) bool {
 	return false
 }
 
-// CanRun says why an adapter cannot run workload w, or returns nil.
+// Fit is phase p as it runs on the adapter: one whose workload is Fitting
+// leaves out what the adapter cannot express (and says so); any other is p.
+func (i Info) Fit(p PhaseSpec) PhaseSpec {
+	if f, ok := p.Workload.(Fitting); ok {
+		return f.Fit(p, i)
+	}
+	return p
+}
+
+// CanRun says why an adapter cannot run workload w (as Fit makes it), or
+// returns nil.
 func (i Info) CanRun(w Workload) error {
 	if w == nil {
 		return nil
 	}
+	w = i.Fit(PhaseSpec{Workload: w}).Workload
 	if len(i.Workloads) > 0 && !slices.Contains(i.Workloads, w.Kind()) {
 		return fmt.Errorf("plugin %s was built without the %s workload (it has %s): rebuild it with that workload's package imported", i.Name, w.Kind(), strings.Join(i.Workloads, ", "))
 	}

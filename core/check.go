@@ -33,10 +33,10 @@ func (o *OpInterval) Check() error {
 	}
 	// A successful read found its value or did not; nothing else has either.
 	switch {
-	case o.Op.IsRead() && o.Hits+o.Misses != o.OK:
+	case o.Op.CanMiss() && o.Hits+o.Misses != o.OK:
 		bad("hits %d and misses %d do not add up to its %d successes", o.Hits, o.Misses, o.OK)
-	case !o.Op.IsRead() && (o.Hits != 0 || o.Misses != 0):
-		bad("%s is not a read, but has hits %d and misses %d", o.Op, o.Hits, o.Misses)
+	case !o.Op.CanMiss() && (o.Hits != 0 || o.Misses != 0):
+		bad("%s is neither a read nor a delete, but has hits %d and misses %d", o.Op, o.Hits, o.Misses)
 	}
 	// Only successes are timed, each once: in a closed loop there is no lag.
 	for _, l := range []struct {

@@ -66,7 +66,7 @@ func TestImpossibleOps(t *testing.T) {
 		{"negative ok", func(o *OpInterval) { o.OK = -1 }, "ok -1 is negative"},
 		{"negative errors", func(o *OpInterval) { o.Errors[ErrClassTimeout] = -2 }, "timeout errors -2 is negative"},
 		{"hits and misses", func(o *OpInterval) { o.Misses = 101 }, "do not add up"},
-		{"a write with hits", func(o *OpInterval) { o.Op = OpSet; o.Hits, o.Misses = 1, 0 }, "SET is not a read"},
+		{"a write with hits", func(o *OpInterval) { o.Op = OpSet; o.Hits, o.Misses = 1, 0 }, "SET is neither a read nor a delete"},
 		{"a count not the successes", func(o *OpInterval) { o.Response.Count = 999 }, "count 999, but 1000 successes"},
 		{"no distribution", func(o *OpInterval) { o.Service = Latency{} }, "service time: no distribution"},
 		{"percentiles out of order", func(o *OpInterval) { o.Response.P90 = o.Response.P50 - 1 }, "p90"},

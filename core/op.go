@@ -5,6 +5,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // OpKind names one kind of operation a workload issues and an adapter executes.
@@ -22,11 +23,16 @@ const (
 	// OpDeliver is a published message arriving at a subscriber. The client never
 	// sends it: subscribers record it, timed from its publication (see PubSubSpec).
 	OpDeliver
+	// OpDelete removes one key; a key that was not there is a miss.
+	OpDelete
+	// OpIncr adds Op.Delta (negative to decrement) to a key's integer value; a
+	// missing key counts from 0, as Redis's INCRBY does.
+	OpIncr
 	NumOpKinds
 )
 
 var opNames = [NumOpKinds]string{OpGet: "GET", OpSet: "SET", OpRead: "READ", OpUpdate: "UPDATE", OpInsert: "INSERT", OpScan: "SCAN",
-	OpPublish: "PUBLISH", OpDeliver: "DELIVER"}
+	OpPublish: "PUBLISH", OpDeliver: "DELIVER", OpDelete: "DELETE", OpIncr: "INCR"}
 
 func (k OpKind) String() string {
 	if k < NumOpKinds {
@@ -35,11 +41,19 @@ func (k OpKind) String() string {
 	return fmt.Sprintf("op(%d)", uint8(k))
 }
 
-// IsRead reports whether the op kind reads data, so that hits and misses apply to it.
+// IsRead reports whether the op kind reads data: what its replies hold is
+// counted as bytes received.
 func (k OpKind) IsRead() bool { return k == OpGet || k == OpRead || k == OpScan }
 
+// CanMiss reports whether a success of the op kind may find nothing there, so
+// that hits and misses apply to it: reads, and deletes of a key that was not
+// there.
+func (k OpKind) CanMiss() bool { return k.IsRead() || k == OpDelete }
+
 // Stores reports whether the op kind changes stored data (keys or records).
-func (k OpKind) Stores() bool { return k == OpSet || k == OpUpdate || k == OpInsert }
+func (k OpKind) Stores() bool {
+	return k == OpSet || k == OpUpdate || k == OpInsert || k == OpDelete || k == OpIncr
+}
 
 // Issued reports whether the client sends the op kind: its successes are the
 // phase's throughput, held against its target rate. Deliveries are not issued.
@@ -73,6 +87,11 @@ type Op struct {
 	WholeRecord bool
 	// ScanCount is how many records a SCAN reads.
 	ScanCount int
+	// TTL is how long a SET's key lives (0: no expiry). Only an adapter whose
+	// Info.TTL says so keeps it; workloads set it only for those (Info.Fit).
+	TTL time.Duration
+	// Delta is what an INCR adds.
+	Delta int64
 	// RespBytes is set by the adapter: payload bytes received in the reply (for reads).
 	RespBytes int
 }

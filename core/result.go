@@ -108,7 +108,7 @@ type ProbeRecord struct {
 func (r ProbeRecord) OutcomeName() string {
 	switch r.Outcome {
 	case OutcomeOK:
-		if r.Op.IsRead() {
+		if r.Op.CanMiss() {
 			return "hit"
 		}
 		return "ok"

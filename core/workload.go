@@ -74,6 +74,14 @@ type (
 	Finite interface {
 		Sends() map[OpKind]int64
 	}
+	// Fitting workloads can do without what an adapter lacks (a trace's
+	// deletes on an adapter without DELETE: skipped and counted; its TTLs on one
+	// that keeps none). Fit returns phase p, whose workload it is, as it runs on
+	// the adapter info describes (its workload, and what the phase ties to it: a
+	// trace's rate): the runner archives and runs that, per system (Info.Fit).
+	Fitting interface {
+		Fit(p PhaseSpec, info Info) PhaseSpec
+	}
 	// Unsplittable workloads cannot be split over shards or plugin processes
 	// (run --shard, --processes); Unsplittable says why. Others are split by
 	// connection: every connection's stream is its own (Streams.Source).

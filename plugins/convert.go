@@ -16,7 +16,7 @@ func InfoToProto(i core.Info, sdkVersion string) *pluginv1.DescribeResponse {
 	for n, o := range i.Ops {
 		ops[n] = uint32(o)
 	}
-	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion, Workloads: i.Workloads, Pipeline: i.Pipeline}
+	m := &pluginv1.DescribeResponse{Name: i.Name, Version: i.Version, Ops: ops, Capabilities: i.Capabilities, SdkVersion: sdkVersion, Workloads: i.Workloads, Pipeline: i.Pipeline, Ttl: i.TTL}
 	for _, o := range i.Options {
 		m.Options = append(m.Options, &pluginv1.OptionSpec{Name: o.Name, Type: string(o.Type), DefaultValue: o.Default, Doc: o.Doc,
 			Required: o.Required, Values: o.Values, TopLevel: o.TopLevel})
@@ -30,7 +30,7 @@ func InfoFromProto(m *pluginv1.DescribeResponse) core.Info {
 	for n, o := range m.GetOps() {
 		ops[n] = core.OpKind(o)
 	}
-	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities(), Workloads: m.GetWorkloads(), Pipeline: m.GetPipeline()}
+	i := core.Info{Name: m.GetName(), Version: m.GetVersion(), Ops: ops, Capabilities: m.GetCapabilities(), Workloads: m.GetWorkloads(), Pipeline: m.GetPipeline(), TTL: m.GetTtl()}
 	for _, o := range m.GetOptions() {
 		i.Options = append(i.Options, core.Option{Name: o.GetName(), Type: core.OptionType(o.GetType()), Default: o.GetDefaultValue(), Doc: o.GetDoc(),
 			Required: o.GetRequired(), Values: o.GetValues(), TopLevel: o.GetTopLevel()})

@@ -62,6 +62,9 @@ func Run(t *testing.T, s Setup) {
 	defer su.tg.Close(su.ctx)
 	defer su.c.Close()
 	t.Run("GET and SET", su.getAndSet)
+	t.Run("DELETE", su.delete)
+	t.Run("INCR", su.incr)
+	t.Run("TTL", su.ttl)
 	t.Run("records", su.records)
 	t.Run("count", su.count)
 	t.Run("capture and stats", su.captureAndStats)
@@ -121,6 +124,84 @@ func (su *suite) getAndSet(t *testing.T) {
 	get = &core.Op{Kind: core.OpGet, Key: get.Key}
 	if err := su.c.Do(su.ctx, get); err != nil || get.RespBytes != len("value-123") {
 		t.Fatalf("GET after SET: %v, %d bytes", err, get.RespBytes)
+	}
+}
+
+// delete checks a DELETE of a key removes it, and one of a key that is not
+// there is a miss.
+func (su *suite) delete(t *testing.T) {
+	if !su.info.Supports(core.OpDelete) || !su.info.Supports(core.OpSet) || !su.info.Supports(core.OpGet) {
+		t.Skip("adapter does not claim DELETE, GET and SET")
+	}
+	key := []byte("conformance:deleted")
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpSet, Key: key, Value: []byte("x")}); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpDelete, Key: key}); err != nil {
+		t.Fatalf("DELETE of a key there: %v", err)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpDelete, Key: key}); !errors.Is(err, core.ErrMiss) {
+		t.Fatalf("DELETE of a key not there returned %v; it is a miss (core.ErrMiss)", err)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpGet, Key: key}); !errors.Is(err, core.ErrMiss) {
+		t.Fatalf("GET after DELETE returned %v, want a miss", err)
+	}
+}
+
+// incr checks INCR counts from 0 on a missing key, adds its delta (negative
+// too), and increments a number SET wrote.
+func (su *suite) incr(t *testing.T) {
+	if !su.info.Supports(core.OpIncr) || !su.info.Supports(core.OpGet) || !su.info.Supports(core.OpSet) {
+		t.Skip("adapter does not claim INCR, GET and SET")
+	}
+	key := []byte("conformance:counter")
+	for _, d := range []int64{5, -7} {
+		if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpIncr, Key: key, Delta: d}); err != nil {
+			t.Fatalf("INCR by %d: %v", d, err)
+		}
+	}
+	su.keys++
+	get := &core.Op{Kind: core.OpGet, Key: key}
+	if err := su.c.Do(su.ctx, get); err != nil || get.RespBytes != len("-2") {
+		t.Fatalf("GET of 5-7: %v, %d bytes, want the 2 of -2", err, get.RespBytes)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpSet, Key: key, Value: []byte("99")}); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpIncr, Key: key, Delta: 1}); err != nil {
+		t.Fatalf("INCR of a number SET wrote: %v", err)
+	}
+	if err := su.c.Do(su.ctx, get); err != nil || get.RespBytes != len("100") {
+		t.Fatalf("GET of 99+1: %v, %d bytes, want the 3 of 100", err, get.RespBytes)
+	}
+}
+
+// ttl checks a SET with a TTL is read until it expires, and not after; one
+// without keeps its key.
+func (su *suite) ttl(t *testing.T) {
+	if !su.info.TTL {
+		t.Skip("adapter keeps no TTL (Info.TTL)")
+	}
+	key := []byte("conformance:expiring")
+	const ttl = 300 * time.Millisecond
+	set := time.Now()
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpSet, Key: key, Value: []byte("x"), TTL: ttl}); err != nil {
+		t.Fatalf("SET with a TTL: %v", err)
+	}
+	if err := su.c.Do(su.ctx, &core.Op{Kind: core.OpGet, Key: key}); err != nil && time.Since(set) < ttl {
+		t.Fatalf("GET before the TTL: %v", err)
+	}
+	for deadline := set.Add(ttl + 3*time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := su.c.Do(su.ctx, &core.Op{Kind: core.OpGet, Key: key})
+		if errors.Is(err, core.ErrMiss) {
+			if since := time.Since(set); since < ttl-10*time.Millisecond {
+				t.Fatalf("the key was gone %s after a SET with a TTL of %s", since, ttl)
+			}
+			return
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("GET %s after a SET with a TTL of %s: %v, want a miss", time.Since(set).Round(time.Millisecond), ttl, err)
+		}
 	}
 }
 

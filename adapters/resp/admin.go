@@ -431,7 +431,7 @@ func (p *Profile) calls(info map[string]string) (map[string]string, string) {
 		return nil, ""
 	}
 	commands := map[core.OpKind][]string{
-		core.OpGet: {"get"}, core.OpSet: {"set"}, core.OpPublish: {"publish"},
+		core.OpGet: {"get"}, core.OpSet: {"set"}, core.OpPublish: {"publish"}, core.OpDelete: {"del"}, core.OpIncr: {"incrby"},
 		core.OpRead: firstWords(p.Commands.Read), core.OpUpdate: firstWords(p.Commands.Update, p.Commands.UpdateField),
 		core.OpInsert: firstWords(p.Commands.Insert),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -24,10 +25,29 @@ func (c codec) AppendRequest(dst []byte, op *core.Op) []byte {
 		dst = appendBulkString(dst, "GET")
 		return appendBulk(dst, op.Key)
 	case core.OpSet:
-		dst = appendHeader(dst, 3)
+		if op.TTL <= 0 {
+			dst = appendHeader(dst, 3)
+		} else {
+			dst = appendHeader(dst, 5)
+		}
 		dst = appendBulkString(dst, "SET")
 		dst = appendBulk(dst, op.Key)
-		return appendBulk(dst, op.Value)
+		dst = appendBulk(dst, op.Value)
+		if op.TTL > 0 {
+			unit, n := expiry(op.TTL)
+			dst = appendBulkString(dst, unit)
+			dst = appendBulkInt(dst, n)
+		}
+		return dst
+	case core.OpDelete:
+		dst = appendHeader(dst, 2)
+		dst = appendBulkString(dst, "DEL")
+		return appendBulk(dst, op.Key)
+	case core.OpIncr:
+		dst = appendHeader(dst, 3)
+		dst = appendBulkString(dst, "INCRBY")
+		dst = appendBulk(dst, op.Key)
+		return appendBulkInt(dst, op.Delta)
 	case core.OpRead:
 		dst = appendHeader(dst, 2)
 		dst = appendBulkString(dst, "HGETALL")
@@ -76,6 +96,23 @@ func appendBulk(dst, b []byte) []byte {
 	return append(dst, '\r', '\n')
 }
 
+// appendBulkInt appends n as a bulk string of its decimal digits, without
+// allocating.
+func appendBulkInt(dst []byte, n int64) []byte {
+	var digits [20]byte
+	s := strconv.AppendInt(digits[:0], n, 10)
+	return appendBulk(dst, s)
+}
+
+// expiry is SET's option for a TTL: EX and whole seconds when it is whole
+// seconds, else PX and milliseconds (at least one).
+func expiry(ttl time.Duration) (string, int64) {
+	if ttl%time.Second == 0 {
+		return "EX", int64(ttl / time.Second)
+	}
+	return "PX", max(1, int64(ttl/time.Millisecond))
+}
+
 func appendBulkString(dst []byte, s string) []byte {
 	dst = append(dst, '$')
 	dst = strconv.AppendInt(dst, int64(len(s)), 10)
@@ -105,6 +142,9 @@ func (c codec) ParseReply(src []byte, op *core.Op) (int, error) {
 	case '_':
 		return n, nilReply(op)
 	case ':':
+		if op.Kind == core.OpDelete && len(reply) == 4 && reply[1] == '0' {
+			return n, core.ErrMiss // DEL removed nothing: the key was not there
+		}
 		if op.Kind == core.OpUpdate {
 			if v, ok := parseInt(reply[1 : len(reply)-2]); ok && c.profile.updateFoundNothing(op, v) {
 				return n, notFound(op)

@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -36,6 +37,10 @@ func TestParseReply(t *testing.T) {
 		{"LOADING is overload", &core.Op{Kind: core.OpGet}, "-LOADING Redis is loading the dataset in memory\r\n", 49, errors.New(""), core.ErrClassOverload, 0},
 		{"a code that only starts like OOM", &core.Op{Kind: core.OpSet}, "-OOMPH x\r\n", 10, errors.New(""), core.ErrClassOther, 0},
 		{"integer", &core.Op{Kind: core.OpInsert}, ":10\r\n", 5, nil, 0, 0},
+		{"DEL removed the key", &core.Op{Kind: core.OpDelete}, ":1\r\n", 4, nil, 0, 0},
+		{"DEL removed nothing: a miss", &core.Op{Kind: core.OpDelete}, ":0\r\n", 4, core.ErrMiss, 0, 0},
+		{"INCRBY's new value", &core.Op{Kind: core.OpIncr}, ":0\r\n", 4, nil, 0, 0},
+		{"INCRBY of a value that is not a number", &core.Op{Kind: core.OpIncr}, "-ERR value is not an integer or out of range\r\n", 46, errors.New(""), core.ErrClassOther, 0},
 		{"nil reply to an UPDATE: no record", upd, "$-1\r\n", 5, errors.New(""), core.ErrClassNotFound, 0},
 		{"RESP3 null to an UPDATE", updOne, "_\r\n", 3, errors.New(""), core.ErrClassNotFound, 0},
 		{"nil reply to a SET: nothing written", &core.Op{Kind: core.OpSet}, "$-1\r\n", 5, errors.New(""), core.ErrClassOther, 0},
@@ -97,6 +102,20 @@ func TestAppendRequest(t *testing.T) {
 	}
 	if got := string(c.AppendRequest(nil, &core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("")})); got != "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n" {
 		t.Fatalf("SET with an empty value: %q", got)
+	}
+	for _, tc := range []struct {
+		op   core.Op
+		want string
+	}{
+		{core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v"), TTL: time.Hour}, "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nEX\r\n$4\r\n3600\r\n"},
+		{core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v"), TTL: 1500 * time.Millisecond}, "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n$4\r\n1500\r\n"},
+		{core.Op{Kind: core.OpSet, Key: []byte("k"), Value: []byte("v"), TTL: time.Microsecond}, "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n$1\r\n1\r\n"},
+		{core.Op{Kind: core.OpDelete, Key: []byte("k")}, "*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n"},
+		{core.Op{Kind: core.OpIncr, Key: []byte("k"), Delta: -5}, "*3\r\n$6\r\nINCRBY\r\n$1\r\nk\r\n$2\r\n-5\r\n"},
+	} {
+		if got := string(c.AppendRequest(nil, &tc.op)); got != tc.want {
+			t.Errorf("%s (TTL %s, delta %d): %q, want %q", tc.op.Kind, tc.op.TTL, tc.op.Delta, got, tc.want)
+		}
 	}
 }
 

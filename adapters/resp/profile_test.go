@@ -247,6 +247,8 @@ func TestCallsPerOpKind(t *testing.T) {
 	}
 	pikaInfo := ParseInfo(string(raw))
 	info := map[string]string{
+		"commandstats.cmdstat_del":            "calls=6,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
+		"commandstats.cmdstat_incrby":         "calls=2,usec=5,usec_per_call=0.5,rejected_calls=1,failed_calls=0",
 		"commandstats.cmdstat_get":            "calls=10,usec=5,usec_per_call=0.5,rejected_calls=1,failed_calls=0",
 		"commandstats.cmdstat_set":            "calls=4,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
 		"commandstats.cmdstat_hgetall":        "calls=7,usec=5,usec_per_call=0.5,rejected_calls=0,failed_calls=0",
@@ -262,14 +264,17 @@ func TestCallsPerOpKind(t *testing.T) {
 	}{
 		{"redis: HSET updates and inserts", redis, info, map[string]string{
 			"cmpbench.calls.GET": "11", "cmpbench.calls.SET": "4", "cmpbench.calls.READ": "7", "cmpbench.calls.UPDATE+INSERT": "3", "cmpbench.calls.PUBLISH": "0",
+			"cmpbench.calls.DELETE": "6", "cmpbench.calls.INCR": "3",
 		}, "READ = hgetall; UPDATE+INSERT = hset"},
 		{"lavik: its own update command", lavik, info, map[string]string{
 			"cmpbench.calls.GET": "11", "cmpbench.calls.SET": "4", "cmpbench.calls.READ": "7", "cmpbench.calls.UPDATE+INSERT": "8", "cmpbench.calls.PUBLISH": "0",
+			"cmpbench.calls.DELETE": "6", "cmpbench.calls.INCR": "3",
 		}, "UPDATE+INSERT = lavik.hreplace + hset"},
 		{"no commandstats", redis, map[string]string{"server.redis_version": "7"}, nil, ""},
 		// Pika's lines, as ParseInfo names them (testdata/info/pika-all.txt).
 		{"pika: HMSET and HSET", pika, pikaInfo, map[string]string{
 			"cmpbench.calls.GET": "1", "cmpbench.calls.SET": "1", "cmpbench.calls.READ": "0", "cmpbench.calls.UPDATE+INSERT": "2", "cmpbench.calls.PUBLISH": "0",
+			"cmpbench.calls.DELETE": "0", "cmpbench.calls.INCR": "0",
 		}, "UPDATE+INSERT = hmset + hset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,11 +39,12 @@ func (Adapter) Info() core.Info {
 	return core.Info{
 		Name:    Name,
 		Version: "1",
-		Ops:     []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish},
-		// Over plain TCP to one server (raw connections); a cluster's and a
-		// TLS connection keep one request in flight for now, and the engine
-		// says so when a phase asks more of them.
+		Ops: []core.OpKind{core.OpGet, core.OpSet, core.OpRead, core.OpUpdate, core.OpInsert, core.OpPublish,
+			core.OpDelete, core.OpIncr},
+		// Raw connections pipeline on the engine's event loops; the others
+		// (TLS, a cluster, driver rueidis) are Pipeliners.
 		Pipeline: true,
+		TTL:      true, // SET ... EX (or PX)
 		Options: []core.Option{
 			{Name: "cluster", Type: core.OptionBool, Default: "false", TopLevel: true,
 				Doc: "use the OSS cluster API (CLUSTER SLOTS, MOVED); never detected on its own, so that a standalone endpoint behind a proxy is never probed"},
@@ -328,7 +329,19 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 	case core.OpGet:
 		cmd = c.dc.B().Get().Key(rueidis.BinaryString(op.Key)).Build()
 	case core.OpSet:
-		cmd = c.dc.B().Set().Key(rueidis.BinaryString(op.Key)).Value(rueidis.BinaryString(op.Value)).Build()
+		set := c.dc.B().Set().Key(rueidis.BinaryString(op.Key)).Value(rueidis.BinaryString(op.Value))
+		switch unit, n := expiry(op.TTL); {
+		case op.TTL <= 0:
+			cmd = set.Build()
+		case unit == "EX":
+			cmd = set.ExSeconds(n).Build()
+		default:
+			cmd = set.PxMilliseconds(n).Build()
+		}
+	case core.OpDelete:
+		cmd = c.dc.B().Del().Key(rueidis.BinaryString(op.Key)).Build()
+	case core.OpIncr:
+		cmd = c.dc.B().Incrby().Key(rueidis.BinaryString(op.Key)).Increment(op.Delta).Build()
 	case core.OpRead:
 		cmd = c.dc.B().Hgetall().Key(rueidis.BinaryString(op.Key)).Build()
 	case core.OpUpdate:
@@ -349,6 +362,10 @@ func (c *conn) Do(_ context.Context, op *core.Op) error {
 			op.RespBytes = len(s)
 		case core.OpRead:
 			return checkRecord(res, op)
+		case core.OpDelete:
+			if n, ierr := res.AsInt64(); ierr == nil && n == 0 {
+				return core.ErrMiss // DEL removed nothing: the key was not there
+			}
 		case core.OpUpdate:
 			if n, ierr := res.AsInt64(); ierr == nil && c.profile.updateFoundNothing(op, n) {
 				return notFound(op)

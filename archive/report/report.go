@@ -868,6 +868,11 @@ func (d *data) validationCaveats() []string {
 func (d *data) cellCaveats(ph phaseRef, sys string) []string {
 	var out []string
 	c := d.cell(ph, sys)
+	if len(c.reps) > 0 && c.reps[0].info.Workload != ph.info.Workload {
+		// The workload as the system's adapter could express it (core.Fitting):
+		// a trace's requests of a kind it lacks skipped, its TTLs dropped.
+		out = append(out, fmt.Sprintf("%s, %s ran the workload as its adapter can express it, not as the phase's heading says: %s.", sys, ph.name, literal(c.reps[0].info.Workload)))
+	}
 	for _, r := range c.reps {
 		where := fmt.Sprintf("%s, %s", sys, ph.name)
 		if len(c.reps) > 1 {

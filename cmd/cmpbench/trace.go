@@ -35,8 +35,9 @@ func newTraceSynthCmd() *cobra.Command {
 (--zipf, memtier's exponent), each key's value of one size drawn from a log-normal
 distribution (--value-median, --value-sigma, at most --value-max bytes), arriving
 as a Poisson process whose rate follows a day (--rate on average, a sine of
---period with relative amplitude --diurnal). The same flags and --seed write the
-same bytes. FILE ending in .gz is gzip, in .zst zstd; - is standard output.`,
+--period with relative amplitude --diurnal). The mix (--mix) is of get, set,
+delete, incr and decr; incr and decr count counters, keys of their own. Each set
+records --ttl. The same flags and --seed write the same bytes. FILE ending in .gz is gzip, in .zst zstd; - is standard output.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return inputErr("%s: want the file to write, got %d arguments", cmd.CommandPath(), len(args))
@@ -62,7 +63,8 @@ same bytes. FILE ending in .gz is gzip, in .zst zstd; - is standard output.`,
 	f.Float64Var(&o.Rate, "rate", o.Rate, "mean requests/s")
 	f.Float64Var(&o.Diurnal, "diurnal", o.Diurnal, "the rate's daily swing, 0 (flat) to 1")
 	f.DurationVar(&o.Period, "period", o.Period, "the length of the rate's day")
-	f.StringVar(&mix, "mix", "get:90,set:9,delete:1", "each operation's share")
+	f.StringVar(&mix, "mix", "get:90,set:9,delete:1", "each operation's share: get, set, delete, incr, decr (counters, keys of their own), or others a replay skips")
+	f.DurationVar(&o.TTL, "ttl", o.TTL, "the TTL each set records, whole seconds (0: none)")
 	f.StringVar(&o.Format, "format", o.Format, "cmpbench-csv or twitter-cache")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "random seed")
 	return cmd

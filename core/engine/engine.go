@@ -171,12 +171,12 @@ func (e *execution) finish(s *stream, op *core.Op, o *outbox, el *errLog, err er
 			}
 		}
 		switch {
-		case !op.Kind.IsRead():
-			x.bytes = int64(op.WriteBytes())
-		case err == nil:
+		case err != nil && op.Kind.CanMiss():
+			x.outcome = core.OutcomeMiss
+		case op.Kind.IsRead():
 			x.bytes = int64(op.RespBytes)
 		default:
-			x.outcome = core.OutcomeMiss
+			x.bytes = int64(op.WriteBytes())
 		}
 		o.add(x)
 		s.connErrSince = -1

@@ -334,12 +334,11 @@ func (c *collector) count(b *batch) {
 			continue
 		}
 		r.ok++
+		r.bytes += x.bytes
 		switch {
-		case !x.kind.IsRead():
-			r.bytes += x.bytes
+		case !x.kind.CanMiss():
 		case x.outcome == core.OutcomeOK:
 			r.hits++
-			r.bytes += x.bytes
 		default:
 			r.misses++
 		}

@@ -22,6 +22,9 @@ func (r *systemRunner) measure(ctx context.Context, st plan.Step) *core.PhaseRun
 	if err := r.plugin(ctx); err != nil {
 		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
 	}
+	// What the system runs, and the archive keeps: the workload as its
+	// adapter can express it (a trace's deletes skipped where it has none).
+	st.Spec = r.drv.Info().Fit(st.Spec)
 	spec, refused := r.runnable(st)
 	if refused != "" {
 		return r.addPhase(st, core.PhaseEnd{Status: core.StatusFailed, Error: refused, Started: time.Now(), Ended: time.Now()})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -33,8 +34,11 @@ type request struct {
 	at   int64  // recorded time, ns on the trace's clock
 	op   []byte // the operation as the trace names it, lower case
 	key  []byte
-	size int   // value size in bytes (what a write writes)
-	ttl  int64 // seconds; 0 none
+	size int           // value size in bytes (what a write writes)
+	ttl  time.Duration // a write's; 0 none
+	// delta is what an incr adds (a decr's is negated by mapOp): 1 unless
+	// the trace says (MONITOR's INCRBY and DECRBY).
+	delta int64
 }
 
 // parser reads one line of a format into a request. It keeps what it needs
@@ -91,13 +95,11 @@ func (p *parser) csv(line []byte, r *request) error {
 	if r.size, err = atoi(f[3], "value size"); err != nil {
 		return err
 	}
-	r.ttl = 0
+	r.ttl, r.delta = 0, 1
 	if len(f) == 5 && len(f[4]) > 0 {
-		ttl, err := atoi(f[4], "ttl")
-		if err != nil {
+		if r.ttl, err = ttlSeconds(f[4]); err != nil {
 			return err
 		}
-		r.ttl = int64(ttl)
 	}
 	return checkRequest(r)
 }
@@ -116,11 +118,10 @@ func (p *parser) twitter(line []byte, r *request) error {
 	if r.size, err = atoi(f[3], "value size"); err != nil {
 		return err
 	}
-	ttl, err := atoi(f[6], "ttl")
-	if err != nil {
+	if r.ttl, err = ttlSeconds(f[6]); err != nil {
 		return err
 	}
-	r.ttl = int64(ttl)
+	r.delta = 1
 	return checkRequest(r)
 }
 
@@ -155,7 +156,7 @@ func (p *parser) monitor(line []byte, r *request) error {
 	if args == 0 {
 		return fmt.Errorf("no command after the client")
 	}
-	r.op, r.key, r.size, r.ttl = p.fields[0], nil, 0, 0
+	r.op, r.key, r.size, r.ttl, r.delta = p.fields[0], nil, 0, 0, 1
 	lowerASCII(r.op)
 	if args > 1 {
 		r.key = p.fields[1]
@@ -163,15 +164,51 @@ func (p *parser) monitor(line []byte, r *request) error {
 	if args > 2 {
 		r.size = len(p.fields[2])
 	}
-	if string(r.op) == "setex" && args > 3 {
-		// SETEX key seconds value
-		r.size = len(p.fields[3])
-		if ttl, err := atoi(p.fields[2], "ttl"); err == nil {
-			r.ttl = int64(ttl)
+	switch a := p.fields[:args]; string(r.op) {
+	case "set":
+		// SET key value [EX seconds | PX milliseconds | ...]: the expiry, if
+		// any, is kept; the other options are not replayed.
+		for i := 3; i+1 < args; i++ {
+			switch string(bytes.ToLower(a[i])) {
+			case "ex":
+				r.ttl, _ = ttlIn(a[i+1], time.Second)
+			case "px":
+				r.ttl, _ = ttlIn(a[i+1], time.Millisecond)
+			}
+		}
+	case "setex", "psetex":
+		// SETEX key seconds value; PSETEX key milliseconds value
+		if args > 3 {
+			r.size = len(a[3])
+			unit := time.Second
+			if string(r.op) == "psetex" {
+				unit = time.Millisecond
+			}
+			r.ttl, _ = ttlIn(a[2], unit)
+		}
+	case "incrby", "decrby":
+		// INCRBY key increment: the increment, or the line is not replayed.
+		if args != 3 {
+			r.op = opOther
+		} else if n, err := strconv.ParseInt(string(a[2]), 10, 64); err != nil {
+			r.op = opOther
+		} else {
+			r.delta = n
+		}
+	case "del", "unlink":
+		if args > 2 {
+			r.op = opMultiDel // one request, several keys: not one DELETE
 		}
 	}
 	return nil
 }
+
+// Names that MONITOR lines are counted under when they are not replayed as
+// the command they name.
+var (
+	opMultiDel = []byte("del (several keys)")
+	opOther    = []byte("incrby (malformed)")
+)
 
 // unquoteArgs reads MONITOR's quoted arguments into p.fields (slices of
 // p.scratch) and returns how many there are.
@@ -320,26 +357,56 @@ func lowerASCII(b []byte) {
 	}
 }
 
-// mapOp says what a trace's operation is replayed as, per format: get and gets
-// as GET; set, add, replace and cas (MONITOR: set, setex) as SET with a value
-// of the recorded size. Anything else (delete, incr, decr, append, prepend,
-// touch, MONITOR's other commands) has no cmpbench operation that the adapters
-// execute: it is skipped, and counted by its name in the trace's facts.
-func mapOp(format string, op []byte) (core.OpKind, bool) {
+// mapOp says what a trace's operation is replayed as, per format, and the
+// sign of an INCR's delta: get and gets as GET; set, add, replace and cas as
+// SET with a value of the recorded size and its TTL; delete as DELETE; incr
+// and decr as INCR by 1 and -1. MONITOR: get; set, setex, psetex; del and
+// unlink of one key; incr, decr, incrby, decrby. Anything else (append,
+// prepend, touch, MONITOR's other commands) has no cmpbench operation: it is
+// skipped, and counted by its name in the trace's facts. So are the kinds an
+// adapter lacks (Spec.Fit).
+func mapOp(format string, op []byte) (core.OpKind, int64, bool) {
 	if format == FormatMonitor {
 		switch string(op) {
 		case "get":
-			return core.OpGet, true
-		case "set", "setex":
-			return core.OpSet, true
+			return core.OpGet, 0, true
+		case "set", "setex", "psetex":
+			return core.OpSet, 0, true
+		case "del", "unlink":
+			return core.OpDelete, 0, true
+		case "incr", "incrby":
+			return core.OpIncr, 1, true
+		case "decr", "decrby":
+			return core.OpIncr, -1, true
 		}
-		return 0, false
+		return 0, 0, false
 	}
 	switch string(op) {
 	case "get", "gets":
-		return core.OpGet, true
+		return core.OpGet, 0, true
 	case "set", "add", "replace", "cas":
-		return core.OpSet, true
+		return core.OpSet, 0, true
+	case "delete":
+		return core.OpDelete, 0, true
+	case "incr":
+		return core.OpIncr, 1, true
+	case "decr":
+		return core.OpIncr, -1, true
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// ttlSeconds reads a TTL in whole seconds.
+func ttlSeconds(b []byte) (time.Duration, error) { return ttlIn(b, time.Second) }
+
+// ttlIn reads a TTL of whole units.
+func ttlIn(b []byte, unit time.Duration) (time.Duration, error) {
+	n, err := atoi(b, "ttl")
+	if err != nil {
+		return 0, err
+	}
+	if int64(n) > math.MaxInt64/int64(unit) {
+		return 0, fmt.Errorf("ttl %q is too large", b)
+	}
+	return time.Duration(n) * unit, nil
 }

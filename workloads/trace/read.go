@@ -14,6 +14,8 @@ import (
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/cmpbench/cmpbench/core"
 )
 
 // Compressions a trace may have, told from its first bytes.
@@ -163,13 +165,20 @@ type Facts struct {
 	// Ops is the op mix: each operation the trace names, how often, and what
 	// it is replayed as ("" when skipped).
 	Ops []OpCount `json:"ops"`
+	// TTLs are the requests replayed as SET that record a TTL.
+	TTLs int64 `json:"ttls,omitempty"`
 }
+
+var (
+	getName = core.OpGet.String()
+	setName = core.OpSet.String()
+)
 
 // OpCount is one operation of a trace's op mix.
 type OpCount struct {
 	Op    string `json:"op"`
 	Count int64  `json:"count"`
-	As    string `json:"as,omitempty"` // GET, SET; "" skipped
+	As    string `json:"as,omitempty"` // GET, SET, DELETE, INCR; "" skipped
 }
 
 // SpanNs is the recorded time from the first request to the last.
@@ -251,13 +260,19 @@ func (f *Facts) add(r *request, format string, ops map[string]*OpCount) {
 	o := ops[string(r.op)]
 	if o == nil {
 		o = &OpCount{Op: string(r.op)}
-		if k, ok := mapOp(format, r.op); ok {
+		if k, _, ok := mapOp(format, r.op); ok {
 			o.As = k.String()
 		}
 		ops[o.Op] = o
 	}
 	o.Count++
-	if o.As != "" {
+	switch o.As {
+	case setName:
+		f.MaxValue = max(f.MaxValue, r.size)
+		if r.ttl > 0 {
+			f.TTLs++
+		}
+	case getName:
 		f.MaxValue = max(f.MaxValue, r.size)
 	}
 }

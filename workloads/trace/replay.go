@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -17,7 +18,15 @@ type streams struct {
 	sh     *shared
 	prefix string
 	values []byte // what writes write: printable, from the seed, shared read-only
+	// numbers are what writes of up to maxNumber bytes write: decimal digits
+	// (1 to 9), so that a trace's incr and decr of a counter it set work, as
+	// they did where it was recorded (Redis and memcached increment numbers
+	// only).
+	numbers []byte
 }
+
+// maxNumber is the longest value written as a number: 18 digits fit an int64.
+const maxNumber = 18
 
 // newStreams opens the trace for a phase. A process replays the requests
 // whose key hashes to one of its connections of the whole phase (the
@@ -43,13 +52,14 @@ func newStreams(p core.PhaseSpec) (core.Streams, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &streams{sh: sh, prefix: s.KeyPrefix, values: values(p.Seed, max(s.Facts.MaxValue, warmSize)+valueSlack)}, nil
+	n := max(s.Facts.MaxValue, warmSize) + valueSlack
+	return &streams{sh: sh, prefix: s.KeyPrefix, values: values(p.Seed, n, 'a', 26), numbers: values(p.Seed, maxNumber+valueSlack, '1', 9)}, nil
 }
 
 // Source is connection conn's stream. The connections of a process share
 // the process's reader, so conn does not choose the requests.
 func (s *streams) Source(int) core.OpSource {
-	src := &source{sh: s.sh, values: s.values, prefix: len(s.prefix)}
+	src := &source{sh: s.sh, values: s.values, numbers: s.numbers, prefix: len(s.prefix)}
 	src.key = append(make([]byte, 0, len(s.prefix)+64), s.prefix...)
 	return src
 }
@@ -64,15 +74,15 @@ const valueSlack = 4096
 // (MONITOR's GET).
 const warmSize = 64
 
-// values is n printable bytes from seed.
-func values(seed uint64, n int) []byte {
+// values is n bytes from seed, each one of the n characters from first.
+func values(seed uint64, n int, first, chars byte) []byte {
 	b := make([]byte, n)
 	z := core.Mix64(seed ^ 0x7472616365) // "trace"
 	for i := range b {
 		if i%8 == 0 {
 			z = core.Mix64(z + core.SplitMixGamma)
 		}
-		b[i] = 'a' + byte((z>>(8*(i%8)))%26)
+		b[i] = first + byte((z>>(8*(i%8)))%uint64(chars))
 	}
 	return b
 }
@@ -80,15 +90,18 @@ func values(seed uint64, n int) []byte {
 // source is one connection's stream: the request it took from the shared
 // reader, until Next hands it out. It implements core.Scheduled.
 type source struct {
-	sh     *shared
-	values []byte
-	key    []byte // prefix + the trace's key
-	prefix int
+	sh      *shared
+	values  []byte
+	numbers []byte
+	key     []byte // prefix + the trace's key
+	prefix  int
 
 	has, ended bool
 	at         int64
 	kind       core.OpKind
 	size       int
+	ttl        time.Duration
+	delta      int64
 	off        int
 }
 
@@ -107,10 +120,18 @@ func (s *source) Next(op *core.Op) {
 	s.Due()
 	s.has = false
 	op.Kind, op.Key = s.kind, s.key
-	op.Value = nil
-	if s.kind == core.OpSet {
-		op.Value = s.values[s.off : s.off+s.size]
+	op.Value, op.TTL, op.Delta = nil, 0, 0
+	switch s.kind {
+	case core.OpSet:
+		if s.size <= maxNumber {
+			op.Value = s.numbers[s.off : s.off+s.size]
+		} else {
+			op.Value = s.values[s.off : s.off+s.size]
+		}
+		op.TTL = s.ttl
 		s.off = (s.off + 4093) % valueSlack
+	case core.OpIncr:
+		op.Delta = s.delta
 	}
 }
 
@@ -125,6 +146,10 @@ type shared struct {
 	replay string
 	first  int64
 	speed  float64
+	// skip are the op kinds the adapter lacks (Spec.Skip); dropTTL says it
+	// keeps no TTL.
+	skip    [core.NumOpKinds]bool
+	dropTTL bool
 	// The window of the phase's connections whose keys this process replays.
 	lo, hi, all uint64
 	seen        *keySet // the warm-up's keys seen so far
@@ -142,7 +167,12 @@ func newShared(s Spec, p core.PhaseSpec) (*shared, error) {
 		return nil, err
 	}
 	sh := &shared{l: l, p: parser, format: s.Format, replay: s.Replay, first: s.Facts.FirstNs, speed: s.Speed,
-		lo: uint64(p.ConnBase), hi: uint64(p.ConnBase + p.Connections), all: uint64(p.AllConnections())}
+		lo: uint64(p.ConnBase), hi: uint64(p.ConnBase + p.Connections), all: uint64(p.AllConnections()), dropTTL: s.DropTTL}
+	for _, name := range s.Skip {
+		if k, err := core.ParseOpKind(name); err == nil {
+			sh.skip[k] = true
+		}
+	}
 	if s.Replay == ReplayWarm {
 		sh.seen = newKeySet(min(s.Facts.Requests, 1<<20))
 	}
@@ -185,9 +215,9 @@ func (sh *shared) end() {
 // dst with it when it is.
 func (sh *shared) pick(dst *source) bool {
 	r := &sh.r
-	kind, ok := mapOp(sh.format, r.op)
-	if !ok {
-		return false // skipped: counted by its name in the facts
+	kind, sign, ok := mapOp(sh.format, r.op)
+	if !ok || sh.skip[kind] && sh.seen == nil {
+		return false // skipped: counted by its name in the facts, or as a kind the adapter lacks
 	}
 	h := fnv1a(r.key)
 	if g := h % sh.all; g < sh.lo || g >= sh.hi {
@@ -204,7 +234,10 @@ func (sh *shared) pick(dst *source) bool {
 			size = warmSize
 		}
 	}
-	dst.kind, dst.size = kind, size
+	dst.kind, dst.size, dst.delta, dst.ttl = kind, size, sign*r.delta, 0
+	if kind == core.OpSet && !sh.dropTTL && sh.seen == nil {
+		dst.ttl = r.ttl
+	}
 	dst.key = append(dst.key[:dst.prefix], r.key...)
 	dst.at = 0
 	if sh.replay == ReplayRecorded {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,11 @@ type Spec struct {
 	// always the same store key.
 	KeyPrefix string `json:"key_prefix"`
 	Facts     Facts  `json:"facts"`
+	// Skip are the op kinds the system's adapter lacks (Fit): the trace's
+	// requests of them are skipped and counted, as those of no op kind are.
+	Skip []string `json:"skip,omitempty"`
+	// DropTTL says the adapter keeps no TTL (Fit): SETs are sent without one.
+	DropTTL bool `json:"drop_ttl,omitempty"`
 }
 
 // Kind implements core.Workload.
@@ -65,11 +71,23 @@ func (s Spec) Describe() string {
 	if s.Replay == ReplayRecorded && s.Speed != 1 {
 		d += fmt.Sprintf(" x%g", s.Speed)
 	}
-	if n := s.Facts.Skipped(); n > 0 && s.Replay != ReplayWarm {
+	if s.Replay == ReplayWarm {
+		return d
+	}
+	if n := s.Facts.Requests - s.replayed(""); n > 0 {
 		d += fmt.Sprintf(", %d skipped", n)
+		if len(s.Skip) > 0 {
+			d += fmt.Sprintf(" (%s among them: the adapter has none)", strings.Join(s.Skip, ", "))
+		}
+	}
+	if s.DropTTL && s.Facts.TTLs > 0 && !slices.Contains(s.Skip, core.OpSet.String()) {
+		d += fmt.Sprintf(", %d TTLs not kept (the adapter keeps none)", s.Facts.TTLs)
 	}
 	return d
 }
+
+// replayKinds are the op kinds a trace's requests may be replayed as.
+var replayKinds = []core.OpKind{core.OpGet, core.OpSet, core.OpDelete, core.OpIncr}
 
 // OpKinds implements core.Workload: what the trace's replayed requests are.
 func (s Spec) OpKinds() []core.OpKind {
@@ -77,19 +95,61 @@ func (s Spec) OpKinds() []core.OpKind {
 		return []core.OpKind{core.OpSet}
 	}
 	var ks []core.OpKind
-	for _, k := range []core.OpKind{core.OpGet, core.OpSet} {
-		if s.Facts.Replayed(k.String()) > 0 {
+	for _, k := range replayKinds {
+		if s.replayed(k.String()) > 0 {
 			ks = append(ks, k)
 		}
 	}
 	return ks
 }
 
+// replayed is how many requests are replayed as op kind k ("" for all
+// replayed) on the system's adapter: the trace's, but for the kinds it skips.
+func (s Spec) replayed(k string) int64 {
+	if k != "" {
+		if slices.Contains(s.Skip, k) {
+			return 0
+		}
+		return s.Facts.Replayed(k)
+	}
+	var n int64
+	for _, k := range replayKinds {
+		n += s.replayed(k.String())
+	}
+	return n
+}
+
+// Fit implements core.Fitting: the requests of the op kinds the adapter lacks
+// are skipped and counted; TTLs are dropped where it keeps none. A recorded
+// replay's rate is what is then sent.
+func (s Spec) Fit(p core.PhaseSpec, info core.Info) core.PhaseSpec {
+	s.Skip, s.DropTTL = nil, !info.TTL
+	if s.Replay != ReplayWarm {
+		for _, k := range replayKinds {
+			if s.Facts.Replayed(k.String()) > 0 && !info.Supports(k) {
+				s.Skip = append(s.Skip, k.String())
+			}
+		}
+	}
+	if s.Replay == ReplayRecorded && p.Rate > 0 {
+		p.Rate = s.meanRate()
+	}
+	p.Workload = s
+	return p
+}
+
 // Validate implements core.Workload.
 func (s Spec) Validate(int) []error {
 	errs := s.checkWritten()
-	if s.Facts.SHA256 == "" || s.Facts.Requests == 0 {
+	switch {
+	case s.Facts.SHA256 == "" || s.Facts.Requests == 0:
 		errs = append(errs, fmt.Errorf("trace: the facts of %s were not read (its SHA-256 and requests)", s.File))
+	case s.Replay != ReplayWarm && s.replayed("") == 0:
+		why := "no operation of it is one cmpbench replays"
+		if len(s.Skip) > 0 {
+			why = "the adapter has none of " + strings.Join(s.Skip, ", ")
+		}
+		errs = append(errs, fmt.Errorf("trace: none of the %d requests of %s is replayed: %s", s.Facts.Requests, s.File, why))
 	}
 	return errs
 }
@@ -129,7 +189,7 @@ func (s Spec) Sends() map[core.OpKind]int64 {
 	}
 	out := map[core.OpKind]int64{}
 	for _, k := range s.OpKinds() {
-		out[k] = s.Facts.Replayed(k.String())
+		out[k] = s.replayed(k.String())
 	}
 	return out
 }
@@ -213,18 +273,23 @@ func (s Spec) resolvePhase(p *core.PhaseSpec) []error {
 		return append(errs, fmt.Errorf("trace: %s spans %s: too little to replay at its recorded times; replay it %s", s.File, time.Duration(s.Facts.SpanNs()), ReplayOrdered))
 	}
 	if len(errs) == 0 {
-		// The trace's mean rate, to the request/s (to the hundredth below 100).
-		rate := float64(s.Facts.Replayed("")) / (span / 1e9)
-		if rate >= 100 {
-			p.Rate = math.Round(rate)
-		} else {
-			p.Rate = max(0.01, math.Round(rate*100)/100)
-		}
+		p.Rate = s.meanRate()
 	}
 	if p.Duration == 0 {
 		p.Duration = time.Duration(span) + durationSlack
 	}
 	return errs
+}
+
+// meanRate is a recorded replay's rate: the requests it sends over the
+// trace's span at its speed, to the request/s (to the hundredth below 100).
+func (s Spec) meanRate() float64 {
+	span := float64(s.Facts.SpanNs()) / s.Speed
+	rate := float64(s.replayed("")) / (span / 1e9)
+	if rate >= 100 {
+		return math.Round(rate)
+	}
+	return max(0.01, math.Round(rate*100)/100)
 }
 
 // factsOf reads the facts of a trace, once per file version in a process:

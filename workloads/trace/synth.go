@@ -34,9 +34,13 @@ type Synth struct {
 	Rate        float64 // mean requests/s
 	Diurnal     float64 // 0 (flat) to 1 (the rate touches 0 at night)
 	Period      time.Duration
-	// Mix is each operation's share: get, set, delete (delete is skipped on
-	// replay: no adapter executes it).
-	Mix    []OpShare
+	// Mix is each operation's share: get, set, delete, incr, decr (or any
+	// other name, which a replay skips). incr and decr count counters, keys of
+	// their own ("c" and the key's number); the others address values ("k").
+	Mix []OpShare
+	// TTL is what each write (set, add, replace, cas) records, whole seconds;
+	// 0 none.
+	TTL    time.Duration
 	Format string // FormatCSV or FormatTwitter
 	// KeySize pads keys ("k" and the key's number) with zeros to this many
 	// bytes; 0 leaves them as short as they are.
@@ -100,6 +104,9 @@ func (o Synth) Validate() []error {
 	if total <= 0 {
 		add("the mix has no operation with a share above 0")
 	}
+	if o.TTL < 0 || o.TTL%time.Second != 0 {
+		add("ttl %s must be whole seconds, not negative", o.TTL)
+	}
 	if o.KeySize < 0 || o.KeySize > 1000 {
 		add("key size %d must be from 0 to 1000 bytes", o.KeySize)
 	}
@@ -157,6 +164,10 @@ func (o Synth) write(w *bufio.Writer) error {
 	if o.Format == FormatCSV {
 		_, _ = w.WriteString("# cmpbench trace synth: " + o.describe() + "\ntime,op,key,value_size,ttl\n")
 	}
+	kinds := make([]core.OpKind, len(o.Mix)) // what each op is replayed as (GET for none)
+	for i, m := range o.Mix {
+		kinds[i], _, _ = mapOp(o.Format, []byte(m.Op))
+	}
 	t := 0.0 // seconds
 	line := make([]byte, 0, 128)
 	for range o.Requests {
@@ -164,15 +175,15 @@ func (o Synth) write(w *bufio.Writer) error {
 		rate := o.Rate * (1 + o.Diurnal*math.Sin(2*math.Pi*t/o.Period.Seconds()))
 		t += rng.ExpFloat64() / max(rate, o.Rate*1e-3)
 		key := zipf.Next()
-		op := o.Mix[len(o.Mix)-1].Op
+		m := len(o.Mix) - 1
 		for x, i := rng.Float64()*total, 0; i < len(o.Mix); i++ {
 			if x < o.Mix[i].Share {
-				op = o.Mix[i].Op
+				m = i
 				break
 			}
 			x -= o.Mix[i].Share
 		}
-		line = o.appendLine(line[:0], t, op, key)
+		line = o.appendLine(line[:0], t, o.Mix[m].Op, kinds[m], key)
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("trace synth: %w", err)
 		}
@@ -180,40 +191,53 @@ func (o Synth) write(w *bufio.Writer) error {
 	return nil
 }
 
-// appendLine appends one request in the format.
-func (o Synth) appendLine(b []byte, t float64, op string, key int64) []byte {
-	size := o.valueSize(key)
+// appendLine appends one request in the format: a write (set, add, replace,
+// cas) records its value's size and the TTL, others neither; incr and decr
+// address counters.
+func (o Synth) appendLine(b []byte, t float64, op string, kind core.OpKind, key int64) []byte {
+	size, ttl := 0, int64(0)
+	if kind == core.OpSet {
+		size, ttl = o.valueSize(key), int64(o.TTL/time.Second)
+	}
+	name := byte('k')
+	if kind == core.OpIncr {
+		name = 'c'
+	}
 	if o.Format == FormatTwitter {
 		b = strconv.AppendInt(b, int64(t), 10)
 		b = append(b, ',')
 		from := len(b)
-		b = o.appendKey(b, key)
+		b = o.appendKey(b, name, key)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(len(b)-from-1), 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(size), 10)
+		if op != "get" && op != "gets" { // a read records the size it read
+			b = strconv.AppendInt(b, int64(size), 10)
+		} else {
+			b = strconv.AppendInt(b, int64(o.valueSize(key)), 10)
+		}
 		b = append(b, ",1,"...)
 		b = append(b, op...)
-		return append(b, ",0\n"...)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, ttl, 10)
+		return append(b, '\n')
 	}
 	b = strconv.AppendFloat(b, t, 'f', 6, 64)
 	b = append(b, ',')
 	b = append(b, op...)
 	b = append(b, ',')
-	b = o.appendKey(b, key)
+	b = o.appendKey(b, name, key)
 	b = append(b, ',')
-	if op == "get" || op == "delete" {
-		b = append(b, '0')
-	} else {
-		b = strconv.AppendInt(b, int64(size), 10)
-	}
-	return append(b, ",0\n"...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, ttl, 10)
+	return append(b, '\n')
 }
 
-// appendKey appends key's name: "k" and its number, padded with zeros to
-// KeySize bytes.
-func (o Synth) appendKey(b []byte, key int64) []byte {
-	b = append(b, 'k')
+// appendKey appends key's name: the letter and its number, padded with zeros
+// to KeySize bytes.
+func (o Synth) appendKey(b []byte, name byte, key int64) []byte {
+	b = append(b, name)
 	digits := 1
 	for n := key; n >= 10; n /= 10 {
 		digits++

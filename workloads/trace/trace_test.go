@@ -165,10 +165,12 @@ func specOf(t *testing.T, path, format, replay string) Spec {
 }
 
 type sent struct {
-	at   int64
-	kind core.OpKind
-	key  string
-	size int
+	at    int64
+	kind  core.OpKind
+	key   string
+	size  int
+	ttl   time.Duration
+	delta int64
 }
 
 // drain takes every request of a phase's streams, round robin over its
@@ -189,7 +191,7 @@ func drain(st *streams, conns int) []sent {
 			}
 			live++
 			s.Next(&op)
-			out = append(out, sent{at, op.Kind, string(op.Key), len(op.Value)})
+			out = append(out, sent{at, op.Kind, string(op.Key), len(op.Value), op.TTL, op.Delta})
 		}
 	}
 	return out
@@ -235,8 +237,8 @@ func TestReplayIsTheTraceSplitByKey(t *testing.T) {
 	if g, w := count(whole, core.OpGet), s.Facts.Replayed("GET"); g != w {
 		t.Errorf("GETs %d, want %d", g, w)
 	}
-	if s.Facts.Skipped() == 0 || s.Facts.Skipped()+s.Facts.Replayed("") != o.Requests {
-		t.Errorf("skipped %d + replayed %d, want %d requests with some deletes skipped", s.Facts.Skipped(), s.Facts.Replayed(""), o.Requests)
+	if d := s.Facts.Replayed("DELETE"); d == 0 || count(whole, core.OpDelete) != d || s.Facts.Skipped() != 0 {
+		t.Errorf("DELETEs %d of the trace's %d, skipped %d: want every request replayed, deletes as DELETE", count(whole, core.OpDelete), d, s.Facts.Skipped())
 	}
 	var parts []sent
 	owner := map[string]int{}
@@ -264,11 +266,12 @@ func TestReplayIsTheTraceSplitByKey(t *testing.T) {
 func TestRecordedTimesAndSpeed(t *testing.T) {
 	s := specOf(t, "testdata/cmpbench.csv", FormatCSV, ReplayRecorded)
 	want := []sent{
-		{0, core.OpSet, "p:user:1", 100},
-		{250_000, core.OpGet, "p:user:1", 0},
-		{1_000_000, core.OpGet, "p:user:2", 0},
-		{1_250_000_000, core.OpSet, "p:user:2", 4096},
-		{2_000_000_001, core.OpGet, "p:user:2", 0},
+		{0, core.OpSet, "p:user:1", 100, 0, 0},
+		{250_000, core.OpGet, "p:user:1", 0, 0, 0},
+		{1_000_000, core.OpGet, "p:user:2", 0, 0, 0},
+		{500_000_000, core.OpDelete, "p:user:1", 0, 0, 0},
+		{1_250_000_000, core.OpSet, "p:user:2", 4096, time.Minute, 0},
+		{2_000_000_001, core.OpGet, "p:user:2", 0, 0, 0},
 	}
 	if got := drain(streamsOf(t, s, 0, 1, 0), 1); !slices.Equal(got, want) {
 		t.Errorf("speed 1:\n%v\nwant\n%v", got, want)
@@ -287,7 +290,7 @@ func TestRecordedTimesAndSpeed(t *testing.T) {
 func TestWarmWritesWhatIsReadFirst(t *testing.T) {
 	s := specOf(t, "testdata/twitter.csv", FormatTwitter, ReplayWarm)
 	got := drain(streamsOf(t, s, 0, 2, 0), 2)
-	want := []sent{{0, core.OpSet, "p:nz:u.EpcYZhK_", 228}, {0, core.OpSet, "p:ab:q9dJ0x", 12}}
+	want := []sent{{0, core.OpSet, "p:nz:u.EpcYZhK_", 228, 0, 0}, {0, core.OpSet, "p:ab:q9dJ0x", 12, 0, 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("warm-up %v, want %v", got, want)
 	}
@@ -333,8 +336,8 @@ func TestResolve(t *testing.T) {
 	if errs := (&doc{File: path, Speed: &speed}).Resolve(&p); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	// 5 replayed requests over 2.000000001 s, twice as fast.
-	if want := 5 / (2.000000001 / 2); p.Rate < want*0.999999 || p.Rate > want*1.000001 {
+	// 6 replayed requests over 2.000000001 s, twice as fast.
+	if want := 6 / (2.000000001 / 2); p.Rate < want*0.999999 || p.Rate > want*1.000001 {
 		t.Errorf("rate %g, want %g", p.Rate, want)
 	}
 	if want := time.Duration(1_000_000_000) + durationSlack; p.Duration != want {
@@ -418,5 +421,119 @@ func TestSynthDiurnal(t *testing.T) {
 	}
 	if first < 3*second {
 		t.Errorf("day halves %d and %d requests: want the rate to follow the sine", first, second)
+	}
+}
+
+// TestOperationsAsReplayed: each format's operations become the op kinds,
+// keys, sizes, TTLs and INCR deltas documented (docs/suites.md), in order;
+// the others are skipped.
+func TestOperationsAsReplayed(t *testing.T) {
+	for _, tc := range []struct {
+		file, format string
+		want         []sent
+	}{
+		{"twitter.csv", FormatTwitter, []sent{
+			{0, core.OpGet, "p:nz:u.EpcYZhK_", 0, 0, 0},
+			{0, core.OpSet, "p:nz:u.EpcYZhK_", 228, time.Hour, 0},
+			{0, core.OpGet, "p:ab:q9dJ0x", 0, 0, 0},
+			{0, core.OpSet, "p:ab:q9dJ0x", 40, 0, 0},
+			{0, core.OpDelete, "p:zz:x", 0, 0, 0},
+			{0, core.OpIncr, "p:cn:1", 0, 0, 1},
+			{0, core.OpGet, "p:nz:u.EpcYZhK_", 0, 0, 0},
+			{0, core.OpSet, "p:ab:q9dJ0x", 40, 0, 0},
+			{0, core.OpSet, "p:ab:q9dJ0x", 40, time.Minute, 0},
+			{0, core.OpIncr, "p:cn:1", 0, 0, -1},
+			// append: skipped
+		}},
+		{"monitor.txt", FormatMonitor, []sent{
+			{0, core.OpSet, "p:user:1", 11, 0, 0},
+			{0, core.OpGet, "p:user:1", 0, 0, 0},
+			{0, core.OpGet, "p:say \"hi\"\x00", 0, 0, 0},
+			{0, core.OpDelete, "p:user:1", 0, 0, 0},
+			{0, core.OpSet, "p:s:2", 3, 30 * time.Second, 0},
+			{0, core.OpIncr, "p:n", 0, 0, 1},
+			{0, core.OpSet, "p:t:1", 1, 10 * time.Second, 0},
+			{0, core.OpSet, "p:t:2", 2, 1500 * time.Millisecond, 0},
+			{0, core.OpIncr, "p:n", 0, 0, -5},
+			// del of two keys: skipped
+			{0, core.OpDelete, "p:t:2", 0, 0, 0},
+			// hset: skipped
+		}},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			s := specOf(t, filepath.Join("testdata", tc.file), tc.format, ReplayOrdered)
+			got := drain(streamsOf(t, s, 0, 1, 0), 1)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("replayed\n%v\nwant\n%v", got, tc.want)
+			}
+			if n := s.Facts.Requests - s.Facts.Replayed(""); n != s.Facts.Skipped() || int(s.Facts.Requests)-len(got) != int(n) {
+				t.Errorf("%d requests, %d replayed, %d skipped", s.Facts.Requests, len(got), s.Facts.Skipped())
+			}
+		})
+	}
+}
+
+// TestFitSkipsWhatTheAdapterLacks: on an adapter without DELETE and INCR
+// that keeps no TTL, a trace's deletes and incrs are skipped (and counted,
+// and said), its SETs sent without their TTL, what it sends and its rate
+// are what is left; an adapter with all of them replays all, TTLs kept.
+func TestFitSkipsWhatTheAdapterLacks(t *testing.T) {
+	s := specOf(t, "testdata/twitter.csv", FormatTwitter, ReplayRecorded)
+	p := core.PhaseSpec{Name: "r", Kind: core.PhaseMeasured, Connections: 1, Rate: s.meanRate(), Workload: s}
+	full := core.Info{Name: "full", Ops: []core.OpKind{core.OpGet, core.OpSet, core.OpDelete, core.OpIncr}, TTL: true}
+	bare := core.Info{Name: "bare", Ops: []core.OpKind{core.OpGet, core.OpSet}}
+
+	if err := bare.CanRun(s); err != nil {
+		t.Errorf("an adapter without DELETE and INCR refused: %v", err)
+	}
+	fp := bare.Fit(p)
+	fs := fp.Workload.(Spec)
+	if !slices.Equal(fs.Skip, []string{"DELETE", "INCR"}) || !fs.DropTTL {
+		t.Errorf("fitted skip %v, drop TTL %v", fs.Skip, fs.DropTTL)
+	}
+	if !slices.Equal(fs.OpKinds(), []core.OpKind{core.OpGet, core.OpSet}) {
+		t.Errorf("op kinds %v", fs.OpKinds())
+	}
+	if got := fs.Sends(); got[core.OpGet] != 3 || got[core.OpSet] != 4 || len(got) != 2 {
+		t.Errorf("sends %v, want GET 3, SET 4", got)
+	}
+	// 7 of the 11 requests over the trace's 4 s.
+	if fp.Rate != 1.75 || p.Rate != 2.5 {
+		t.Errorf("rate %g (the whole trace's %g), want 1.75 and 2.5", fp.Rate, p.Rate)
+	}
+	if d := fs.Describe(); !strings.Contains(d, "4 skipped (DELETE, INCR among them: the adapter has none)") || !strings.Contains(d, "2 TTLs not kept") {
+		t.Errorf("description %q", d)
+	}
+	for _, x := range drain(streamsOf(t, fs, 0, 1, 0), 1) {
+		if x.kind != core.OpGet && x.kind != core.OpSet || x.ttl != 0 {
+			t.Errorf("sent %v on an adapter without it", x)
+		}
+	}
+
+	ff := full.Fit(p)
+	if ws := ff.Workload.(Spec); len(ws.Skip) != 0 || ws.DropTTL || ff.Rate != p.Rate || len(ws.OpKinds()) != 4 {
+		t.Errorf("on an adapter with all: skip %v, drop TTL %v, rate %g, kinds %v", ws.Skip, ws.DropTTL, ff.Rate, ws.OpKinds())
+	}
+
+	deletes := specOf(t, writeTrace(t, "0,delete,a,0\n1,delete,b,0\n"), FormatCSV, ReplayOrdered)
+	errs := bare.Fit(core.PhaseSpec{Workload: deletes}).Workload.Validate(1)
+	if !strings.Contains(fmt.Sprint(errs), "none of the 2 requests") || !strings.Contains(fmt.Sprint(errs), "the adapter has none of DELETE") {
+		t.Errorf("a trace of nothing the adapter has: %v", errs)
+	}
+}
+
+// TestSmallValuesAreNumbers: values of up to 18 bytes are decimal numbers (a
+// counter the trace sets can be incremented); longer ones letters.
+func TestSmallValuesAreNumbers(t *testing.T) {
+	s := specOf(t, writeTrace(t, "0,set,a,1\n0,set,b,18\n0,set,c,19\n"), FormatCSV, ReplayOrdered)
+	src := streamsOf(t, s, 0, 1, 0).Source(0)
+	var op core.Op
+	for _, want := range []string{"digits", "digits", "letters"} {
+		src.Next(&op)
+		digits := len(op.Value) > 0 && strings.Trim(string(op.Value), "123456789") == ""
+		letters := strings.Trim(string(op.Value), "abcdefghijklmnopqrstuvwxyz") == ""
+		if want == "digits" && !digits || want == "letters" && !letters {
+			t.Errorf("value of %s %q, want %s", op.Key, op.Value, want)
+		}
 	}
 }

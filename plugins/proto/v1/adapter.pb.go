@@ -73,6 +73,7 @@ type DescribeResponse struct {
 	Options       []*OptionSpec          `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`                         // the adapter-specific settings it reads (core.Option)
 	Workloads     []string               `protobuf:"bytes,7,rep,name=workloads,proto3" json:"workloads,omitempty"`                     // the workload kinds the plugin's engine runs (core.Info.Workloads)
 	Pipeline      bool                   `protobuf:"varint,8,opt,name=pipeline,proto3" json:"pipeline,omitempty"`                      // its connections can keep several requests in flight (core.Info.Pipeline)
+	Ttl           bool                   `protobuf:"varint,9,opt,name=ttl,proto3" json:"ttl,omitempty"`                                // its SETs keep the op's TTL (core.Info.TTL)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -159,6 +160,13 @@ func (x *DescribeResponse) GetWorkloads() []string {
 func (x *DescribeResponse) GetPipeline() bool {
 	if x != nil {
 		return x.Pipeline
+	}
+	return false
+}
+
+func (x *DescribeResponse) GetTtl() bool {
+	if x != nil {
+		return x.Ttl
 	}
 	return false
 }
@@ -2512,7 +2520,7 @@ var File_v1_adapter_proto protoreflect.FileDescriptor
 const file_v1_adapter_proto_rawDesc = "" +
 	"\n" +
 	"\x10v1/adapter.proto\x12\x12cmpbench.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\x8b\x02\n" +
+	"\x0fDescribeRequest\"\x9d\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -2522,7 +2530,8 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"sdkVersion\x128\n" +
 	"\aoptions\x18\x06 \x03(\v2\x1e.cmpbench.plugin.v1.OptionSpecR\aoptions\x12\x1c\n" +
 	"\tworkloads\x18\a \x03(\tR\tworkloads\x12\x1a\n" +
-	"\bpipeline\x18\b \x01(\bR\bpipeline\"\xbc\x01\n" +
+	"\bpipeline\x18\b \x01(\bR\bpipeline\x12\x10\n" +
+	"\x03ttl\x18\t \x01(\bR\x03ttl\"\xbc\x01\n" +
 	"\n" +
 	"OptionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +

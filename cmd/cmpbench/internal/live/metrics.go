@@ -97,7 +97,7 @@ func (p *pool) collectOp(op *opPool, emit func(prometheus.Metric)) {
 		emit(prometheus.MustNewConstMetric(opsDesc, prometheus.CounterValue, float64(n), p.system, p.phase, name, outcome))
 	}
 	counter("ok", op.counts.OK-op.counts.Misses)
-	if op.counts.Op.IsRead() {
+	if op.counts.Op.CanMiss() {
 		counter("miss", op.counts.Misses)
 	}
 	for class, n := range op.counts.Errors {
