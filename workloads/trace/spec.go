@@ -121,8 +121,10 @@ func (s Spec) replayed(k string) int64 {
 
 // Fit implements core.Fitting: the requests of the op kinds the adapter lacks
 // are skipped and counted; TTLs are dropped where it keeps none. A recorded
-// replay's rate is what is then sent.
+// replay's rate becomes that of what is then sent, in proportion (a shard's
+// share of it stays its share); fitting again changes nothing.
 func (s Spec) Fit(p core.PhaseSpec, info core.Info) core.PhaseSpec {
+	before := s.replayed("")
 	s.Skip, s.DropTTL = nil, !info.TTL
 	if s.Replay != ReplayWarm {
 		for _, k := range replayKinds {
@@ -131,8 +133,8 @@ func (s Spec) Fit(p core.PhaseSpec, info core.Info) core.PhaseSpec {
 			}
 		}
 	}
-	if s.Replay == ReplayRecorded && p.Rate > 0 {
-		p.Rate = s.meanRate()
+	if after := s.replayed(""); s.Replay == ReplayRecorded && p.Rate > 0 && before > 0 && after != before {
+		p.Rate *= float64(after) / float64(before)
 	}
 	p.Workload = s
 	return p

@@ -510,6 +510,14 @@ func TestFitSkipsWhatTheAdapterLacks(t *testing.T) {
 		}
 	}
 
+	if again := bare.Fit(fp); again.Rate != fp.Rate || fmt.Sprint(again.Workload) != fmt.Sprint(fs) {
+		t.Errorf("fitted again: rate %g, %+v; want what the first fit gave", again.Rate, again.Workload)
+	}
+	half := p
+	half.Rate /= 2 // a shard's share
+	if got := bare.Fit(half).Rate; got != fp.Rate/2 {
+		t.Errorf("a shard's half of the rate fitted: %g, want %g", got, fp.Rate/2)
+	}
 	ff := full.Fit(p)
 	if ws := ff.Workload.(Spec); len(ws.Skip) != 0 || ws.DropTTL || ff.Rate != p.Rate || len(ws.OpKinds()) != 4 {
 		t.Errorf("on an adapter with all: skip %v, drop TTL %v, rate %g, kinds %v", ws.Skip, ws.DropTTL, ff.Rate, ws.OpKinds())
