@@ -719,11 +719,13 @@ func (im *intervalMerge) earliest() (*intervalAt, *IntervalRow, error) {
 }
 
 // mergeInterval merges the rows every shard has at low, the earliest place, into
-// one interval and writes its rows; first is one of them.
+// one interval and writes its rows; first is one of them. The shards'
+// connections add up (a shard whose phase ended before the interval holds
+// none); when one did not count them, the merge does not either.
 func (im *intervalMerge) mergeInterval(low intervalAt, first *IntervalRow) error {
 	key := phaseKey{first.System, first.PhaseIndex, first.Repetition}
 	t := core.NewTotals(im.open[key])
-	iv := core.IntervalReport{Index: low.interval, Start: time.Duration(first.StartNs), End: time.Duration(first.EndNs)}
+	iv := core.IntervalReport{Index: low.interval, Start: time.Duration(first.StartNs), End: time.Duration(first.EndNs), Conns: &core.Conns{}}
 	id := phaseID{System: first.System, Index: first.PhaseIndex, Name: first.Phase, Repetition: first.Repetition}
 	for _, c := range im.cursors {
 		if err := im.takeRows(c, low, t, &iv); err != nil {
@@ -741,7 +743,7 @@ func (im *intervalMerge) mergeInterval(low intervalAt, first *IntervalRow) error
 // takeRows adds the rows c is at while they are at low into t, widens iv to their
 // times, and moves c past them.
 func (im *intervalMerge) takeRows(c *shardCursor, low intervalAt, t *core.Totals, iv *core.IntervalReport) error {
-	for c.cur != nil {
+	for first := true; c.cur != nil; first = false {
 		a, err := im.where(c.cur)
 		if err != nil {
 			return err
@@ -751,6 +753,13 @@ func (im *intervalMerge) takeRows(c *shardCursor, low intervalAt, t *core.Totals
 		}
 		r := c.cur
 		iv.Start, iv.End = min(iv.Start, time.Duration(r.StartNs)), max(iv.End, time.Duration(r.EndNs))
+		if first { // the shard's connections, the same on each of its op rows
+			if conns := r.conns(); conns == nil {
+				iv.Conns = nil
+			} else if iv.Conns != nil {
+				iv.Conns.Add(*conns)
+			}
+		}
 		o, err := opIntervalOf(r.Op, r.Counts, r.RespHDR, r.SvcHDR, r.LagHDR)
 		if err == nil {
 			err = t.Add(&core.IntervalReport{Index: r.Interval, Ops: []core.OpInterval{o}})

@@ -25,6 +25,13 @@ func shardArchive(t *testing.T, dir string, index, count int, seed uint64, rate 
 // shardArchiveAt is shardArchive of a run started (--start-at) at start.
 func shardArchiveAt(t *testing.T, dir string, start time.Time, index, count int, seed uint64, rate float64, ok int64, lat int64) string {
 	t.Helper()
+	return shardArchiveWith(t, dir, start, index, count, seed, rate, ok, lat, nil)
+}
+
+// shardArchiveWith is shardArchiveAt whose interval says its connections
+// (nil: not counted).
+func shardArchiveWith(t *testing.T, dir string, start time.Time, index, count int, seed uint64, rate float64, ok int64, lat int64, conns *core.Conns) string {
+	t.Helper()
 	h := Header{RunID: fmt.Sprintf("shard%dof%d-seed%d-%d", index, count, seed, start.Unix()), Seed: seed, Scale: 1, Repeat: 1, Started: start,
 		Suite:   SuiteInfo{Name: "s", YAML: "name: s\n"},
 		Systems: []SystemInfo{{Name: "r", Adapter: "resp", Definition: map[string]any{"endpoint": "127.0.0.1:1"}}},
@@ -54,7 +61,7 @@ func shardArchiveAt(t *testing.T, dir string, start time.Time, index, count int,
 	if err := w.PhaseStarted(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Interval(p, &core.IntervalReport{Index: 0, End: time.Second, Ops: []core.OpInterval{get}}); err != nil {
+	if err := w.Interval(p, &core.IntervalReport{Index: 0, End: time.Second, Ops: []core.OpInterval{get}, Conns: conns}); err != nil {
 		t.Fatal(err)
 	}
 	p.End = core.PhaseEnd{Status: core.StatusOK, Started: h.Started.Add(time.Duration(index) * time.Millisecond), Ended: h.Started.Add(time.Second), Elapsed: time.Second}

@@ -22,8 +22,8 @@ import (
 
 // The archive's Parquet tables are slices of structs whose fields carry a
 // `parquet:"column"` tag (`parquet:"column,optional"` for a column added later, which
-// older tables lack): string, int, int64, float64, bool, *bool and *float64
-// (nullable), []byte, and time.Time (a Parquet timestamp in nanoseconds, UTC, for
+// older tables lack): string, int, int64, float64, bool, *bool, *int64 and
+// *float64 (nullable), []byte, and time.Time (a Parquet timestamp in nanoseconds, UTC, for
 // analysis tools; nullable: the zero time is null); embedded structs contribute
 // their columns in place. One codec writes and reads them all, so that the writer,
 // the reader and the CSV export cannot drift apart.
@@ -40,6 +40,7 @@ type column struct {
 
 var (
 	boolPtr  = reflect.TypeOf((*bool)(nil))
+	intPtr   = reflect.TypeOf((*int64)(nil))
 	floatPtr = reflect.TypeOf((*float64)(nil))
 	bytesT   = reflect.TypeOf([]byte(nil))
 	timeT    = reflect.TypeOf(time.Time{})
@@ -73,6 +74,8 @@ func columns(t reflect.Type) ([]column, error) {
 		switch {
 		case f.Type == boolPtr:
 			c.typ, c.nullable = arrow.FixedWidthTypes.Boolean, true
+		case f.Type == intPtr:
+			c.typ, c.nullable = arrow.PrimitiveTypes.Int64, true
 		case f.Type == floatPtr:
 			c.typ, c.nullable = arrow.PrimitiveTypes.Float64, true
 		case f.Type == bytesT:
@@ -171,7 +174,14 @@ func (t *tableWriter) record(rows any) arrow.RecordBatch {
 			case *array.StringBuilder:
 				fb.Append(v.String())
 			case *array.Int64Builder:
-				fb.Append(v.Int())
+				switch {
+				case !c.nullable:
+					fb.Append(v.Int())
+				case v.IsNil():
+					fb.AppendNull()
+				default:
+					fb.Append(v.Elem().Int())
+				}
 			case *array.Float64Builder:
 				switch {
 				case !c.nullable:
@@ -414,7 +424,12 @@ func fillColumn(rows reflect.Value, c column, col arrow.Array) error {
 		case *array.String:
 			v.SetString(a.Value(i))
 		case *array.Int64:
-			v.SetInt(a.Value(i))
+			if !c.nullable {
+				v.SetInt(a.Value(i))
+			} else if !a.IsNull(i) {
+				n := a.Value(i)
+				v.Set(reflect.ValueOf(&n))
+			}
 		case *array.Float64:
 			if !c.nullable {
 				v.SetFloat(a.Value(i))
@@ -489,6 +504,8 @@ func writeCSV(w io.Writer, rows any) error {
 				case v.IsNil():
 				case v.Elem().Kind() == reflect.Bool:
 					rec[i] = strconv.FormatBool(v.Elem().Bool())
+				case v.Elem().Kind() == reflect.Int64:
+					rec[i] = strconv.FormatInt(v.Elem().Int(), 10)
 				default:
 					rec[i] = strconv.FormatFloat(v.Elem().Float(), 'f', -1, 64)
 				}

@@ -154,6 +154,31 @@ type IntervalRow struct {
 	LagP999  int64  `parquet:"lag_p999_ns,optional"`
 	LagMax   int64  `parquet:"lag_max_ns,optional"`
 	LagHDR   []byte `parquet:"lag_hdr,optional"`
+	// The client's connections in the interval (core.Conns), the same on each
+	// of its op rows, as start_ns is: open at its end, opened and lost in it.
+	// Null where nothing counted them: a plugin built before engine.conns, an
+	// archive written before these columns, an imported run.
+	ConnsOpen   *int64 `parquet:"conns_open,optional"`
+	ConnsOpened *int64 `parquet:"conns_opened,optional"`
+	ConnsLost   *int64 `parquet:"conns_lost,optional"`
+}
+
+// conns is the row's connections, or nil when it has none.
+func (r *IntervalRow) conns() *core.Conns {
+	if r.ConnsOpen == nil || r.ConnsOpened == nil || r.ConnsLost == nil {
+		return nil
+	}
+	return &core.Conns{Open: int(*r.ConnsOpen), Opened: int(*r.ConnsOpened), Lost: int(*r.ConnsLost)}
+}
+
+// setConns sets the row's connections (nil: none counted).
+func (r *IntervalRow) setConns(c *core.Conns) {
+	if c == nil {
+		r.ConnsOpen, r.ConnsOpened, r.ConnsLost = nil, nil, nil
+		return
+	}
+	open, opened, lost := int64(c.Open), int64(c.Opened), int64(c.Lost)
+	r.ConnsOpen, r.ConnsOpened, r.ConnsLost = &open, &opened, &lost
 }
 
 // summaryRows lays out a phase's totals.
@@ -237,6 +262,7 @@ func intervalRows(id phaseID, iv *core.IntervalReport, open bool) []IntervalRow 
 		if !open {
 			r.SvcHDR = nil // equal to resp_hdr
 		}
+		r.setConns(iv.Conns)
 		rows = append(rows, r)
 	}
 	return rows

@@ -129,6 +129,9 @@ func (r *IntervalReport) Check() error {
 			return fmt.Errorf("interval %d: %w", r.Index, err)
 		}
 	}
+	if c := r.Conns; c != nil && (c.Open < 0 || c.Opened < 0 || c.Lost < 0) {
+		return fmt.Errorf("interval %d: connections %+v", r.Index, *c)
+	}
 	for _, p := range r.Probe {
 		if p.Start < 0 || p.Intended < 0 || p.End < p.Start || p.End < p.Intended || p.Op >= NumOpKinds ||
 			p.Outcome > OutcomeError || p.Class >= NumErrorClasses {

@@ -137,6 +137,7 @@ func TestImpossibleIntervals(t *testing.T) {
 		{"ends before it starts", IntervalReport{Index: 1, Start: time.Second, End: 0}, "interval 1 from 1s to 0s"},
 		{"an op twice", IntervalReport{Ops: []OpInterval{{Op: OpGet}, {Op: OpGet}}}, "GET twice"},
 		{"a probe request ending before it starts", IntervalReport{Probe: []ProbeRecord{{Intended: 5, Start: 5, End: 4}}}, "side-probe request"},
+		{"negative connections", IntervalReport{Conns: &Conns{Open: 2, Opened: 3, Lost: -1}}, "connections"},
 	} {
 		if err := tc.r.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Check() = %v, want %q", tc.name, err, tc.want)

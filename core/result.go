@@ -84,6 +84,34 @@ type IntervalReport struct {
 	Ops        []OpInterval // one per op kind of the workload, in OpKind order
 	// Probe holds the side probe's requests that completed in the interval.
 	Probe []ProbeRecord
+	// Conns is what the phase's connections did; nil when the engine did not
+	// say (a plugin built before capability engine.conns).
+	Conns *Conns
+}
+
+// Conns is what a phase's connections did in one interval, as the engine that
+// holds them counts them: when one opens or is lost, never per request. The
+// side probe's connection and a pub/sub phase's subscribers are among them;
+// the connections of several processes or shards add up.
+type Conns struct {
+	// Open is how many were open at the interval's end (read within the
+	// engine's collector tick of it): opened and not lost. The engine closes
+	// them all once the phase has ended, after its last interval.
+	Open int
+	// Opened counts those opened in the interval: reopened after a loss, or
+	// opened late; the first interval's include those opened before the phase
+	// clock started. Lost counts those lost in it: failed, closed by the
+	// server, or closed by the engine because their stream could no longer be
+	// trusted (a timeout, an unreadable reply) or the cluster changed. So
+	// Open is the sum of Opened less the sum of Lost, interval by interval.
+	Opened, Lost int
+}
+
+// Add adds other's connections into c: another process's or shard's.
+func (c *Conns) Add(other Conns) {
+	c.Open += other.Open
+	c.Opened += other.Opened
+	c.Lost += other.Lost
 }
 
 // Outcome is how one recorded request ended.

@@ -151,6 +151,9 @@ func IntervalToProto(r core.IntervalReport) *pluginv1.Interval {
 			Op: uint32(p.Op), Outcome: uint32(p.Outcome), Class: uint32(p.Class),
 		}
 	}
+	if c := r.Conns; c != nil {
+		m.Conns = &pluginv1.Conns{Open: int64(c.Open), Opened: int64(c.Opened), Lost: int64(c.Lost)}
+	}
 	return m
 }
 
@@ -212,6 +215,9 @@ func IntervalFromProto(m *pluginv1.Interval) (core.IntervalReport, error) {
 				Op: core.OpKind(p.GetOp()), Outcome: core.Outcome(p.GetOutcome()), Class: core.ErrorClass(p.GetClass()),
 			}
 		}
+	}
+	if c := m.GetConns(); c != nil { // nil from a plugin before engine.conns: not said
+		r.Conns = &core.Conns{Open: int(c.GetOpen()), Opened: int(c.GetOpened()), Lost: int(c.GetLost())}
 	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cmpbench/cmpbench/core"
 	pluginv1 "github.com/cmpbench/cmpbench/plugins/proto/v1"
@@ -31,7 +32,8 @@ func TestIntervalRoundTripIsExact(t *testing.T) {
 	in := core.IntervalReport{Index: 3, Start: 3 * time.Second, End: 4 * time.Second, Ops: []core.OpInterval{
 		{Op: core.OpGet, OK: 5000, Hits: 4000, Misses: 1000, Bytes: 123, Errors: [core.NumErrorClasses]int64{1, 2, 3, 4, 5}, Response: r, Service: s, Lag: l},
 		{Op: core.OpSet, OK: 5000, Response: s, Service: s}, // closed loop: one histogram
-	}, Probe: []core.ProbeRecord{{Intended: 1, Start: 2, End: 3, Op: core.OpGet, Outcome: core.OutcomeMiss}}}
+	}, Probe: []core.ProbeRecord{{Intended: 1, Start: 2, End: 3, Op: core.OpGet, Outcome: core.OutcomeMiss}},
+		Conns: &core.Conns{Open: 9, Opened: 2, Lost: 3}}
 	m := IntervalToProto(in)
 	if m.Ops[1].Service != nil || m.Ops[1].Lag != nil {
 		t.Fatal("closed-loop service histogram sent twice")
@@ -50,6 +52,36 @@ func TestIntervalRoundTripIsExact(t *testing.T) {
 	}
 	if out.Index != 3 || out.End != 4*time.Second || len(out.Probe) != 1 || out.Probe[0] != in.Probe[0] {
 		t.Fatalf("%+v", out)
+	}
+	if out.Conns == nil || *out.Conns != *in.Conns {
+		t.Fatalf("connections %+v, sent %+v", out.Conns, *in.Conns)
+	}
+}
+
+// A plugin built before engine.conns says nothing of its connections, which is
+// not zero of them; none open is said, on the wire too.
+func TestIntervalWithoutConnections(t *testing.T) {
+	wire := func(r core.IntervalReport) core.IntervalReport {
+		t.Helper()
+		b, err := proto.Marshal(IntervalToProto(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m pluginv1.Interval
+		if err := proto.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		out, err := IntervalFromProto(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := wire(core.IntervalReport{Ops: []core.OpInterval{{Op: core.OpGet}}}); out.Conns != nil {
+		t.Fatalf("connections %+v from a plugin that did not count them", *out.Conns)
+	}
+	if zero := wire(core.IntervalReport{Conns: &core.Conns{}}); zero.Conns == nil || *zero.Conns != (core.Conns{}) {
+		t.Fatalf("none open: %v", zero.Conns)
 	}
 }
 

@@ -204,6 +204,7 @@ func TestLivePrometheusIntegration(t *testing.T) {
 		if phase == "load" {
 			continue // over in well under a second: no rate to tell
 		}
+		checkLiveConnections(t, promURL, a, phase)
 		rate, at := counterRate(samples)
 		t.Logf("%s: Prometheus %.0f ops/s over %d samples, archive %.0f ops/s (%d ops in %.3f s)", phase, rate, len(samples), achieved, count, seconds)
 		if len(samples) < 3 || math.Abs(rate/achieved-1) > 0.05 {
@@ -219,6 +220,36 @@ func TestLivePrometheusIntegration(t *testing.T) {
 				t.Errorf("%s %s: Prometheus's p99 %.0f ns, the archive's %d ns", phase, op, got, want)
 			}
 		}
+	}
+}
+
+// checkLiveConnections checks what Prometheus scraped of a phase's connections
+// against the phase's in the archive: its engine counted its connections and
+// its side probe's open while it ran (none lost, on a server that stays up),
+// and none once it ended; the run's last phase may end after the last scrape.
+func checkLiveConnections(t *testing.T, promURL string, a *archive.Archive, phase string) {
+	t.Helper()
+	want := -1.0
+	for _, p := range a.Manifest.Phases {
+		if p.System == "r" && p.Name == phase {
+			want = float64(p.Connections)
+			if p.ProbeRate > 0 {
+				want++
+			}
+		}
+	}
+	open := promSamples(t, promURL, fmt.Sprintf(`cmpbench_connections_open{system="r",phase=%q}`, phase))
+	lost := promSamples(t, promURL, fmt.Sprintf(`cmpbench_connections_lost_total{system="r",phase=%q}`, phase))
+	var most float64
+	for _, s := range open {
+		most = max(most, s.value)
+	}
+	t.Logf("%s: connections open %v, lost %v; the phase's %g", phase, open, lost, want)
+	if len(open) == 0 || most != want || phase != "fixed" && open[len(open)-1].value != 0 {
+		t.Errorf("%s: Prometheus's connections open %v, want %g while it ran and 0 once it ended", phase, open, want)
+	}
+	if len(lost) == 0 || lost[len(lost)-1].value != 0 {
+		t.Errorf("%s: connections lost %v, want 0", phase, lost)
 	}
 }
 

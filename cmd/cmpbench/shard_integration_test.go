@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,26 @@ func TestShardsMergeExactlyIntegration(t *testing.T) {
 			t.Errorf("merged fixed-rate phase: target %g, achieved %g, sustained %v", row.TargetRate, row.AchievedRate, row.Sustained)
 		}
 	}
+	// Each shard's engine counted its 2 connections (shard 0's probe besides),
+	// and the merge adds them up, interval by interval.
+	mergedOpen, mergedLost := openConns(t, m, "fixed")
+	want := make([]int64, len(mergedOpen))
+	for i, s := range shards {
+		open, lost := openConns(t, s, "fixed")
+		for j, n := range open {
+			if j < len(want) {
+				want[j] += n
+			}
+			if n != 2 && !(i == 0 && n == 3) || lost != 0 {
+				t.Errorf("shard %d: connections open %v, %d lost; want 2 (and shard 0's probe), none lost", i, open, lost)
+				break
+			}
+		}
+	}
+	t.Logf("fixed: merged connections open %v, the shards' sum %v", mergedOpen, want)
+	if len(mergedOpen) == 0 || mergedOpen[0] != 7 || !slices.Equal(mergedOpen, want) || mergedLost != 0 {
+		t.Errorf("merged connections open %v (%d lost), want the shards' sum %v starting at 7", mergedOpen, mergedLost, want)
+	}
 	for _, p := range m.Manifest.Phases {
 		if len(p.Shards) != 3 || p.Connections != 6 || p.StartSkewNs < 0 || p.StartSkewNs > int64(500*time.Millisecond) {
 			t.Errorf("merged phase %s: %d shards, %d connections, start skew %s", p.Name, len(p.Shards), p.Connections, time.Duration(p.StartSkewNs))
@@ -193,6 +214,31 @@ func TestShardsMergeExactlyIntegration(t *testing.T) {
 	}
 }
 
+// openConns is what an archive says of a phase's connections: those open at
+// each interval's end (-1 where nothing counted them), and those lost in all.
+func openConns(t *testing.T, a *archive.Archive, phase string) (open []int64, lost int64) {
+	t.Helper()
+	rows, err := a.Intervals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[[2]int]bool{}
+	for _, r := range rows {
+		k := [2]int{r.Repetition, r.Interval}
+		if r.Phase != phase || seen[k] { // the same on each op's row
+			continue
+		}
+		seen[k] = true
+		if r.ConnsOpen == nil || r.ConnsLost == nil {
+			open = append(open, -1)
+			continue
+		}
+		open = append(open, *r.ConnsOpen)
+		lost += *r.ConnsLost
+	}
+	return open, lost
+}
+
 // --processes 2 runs each phase from two plugin processes, merged as they run:
 // the same operations as one process would issue, one archive.
 func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
@@ -223,6 +269,12 @@ func TestProcessesMergeOnTheFlyIntegration(t *testing.T) {
 		if row.Sustained == nil || !*row.Sustained || row.TargetRate != 3000 {
 			t.Errorf("fixed: target %g, sustained %v", row.TargetRate, row.Sustained)
 		}
+	}
+	// The two processes' connections add up: 3 each, and the first one's probe.
+	open, lost := openConns(t, a, "fixed")
+	t.Logf("fixed: connections open %v, %d lost", open, lost)
+	if len(open) == 0 || open[0] != 7 || slices.Contains(open, -1) || lost != 0 {
+		t.Errorf("fixed: connections open %v, %d lost; want 7 from the first interval, none lost", open, lost)
 	}
 	stats, err := a.ClientStats()
 	if err != nil {

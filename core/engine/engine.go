@@ -59,10 +59,13 @@ const (
 	// CapPipeline: keeps several requests in flight per connection
 	// (core.PhaseSpec.Pipeline) on connections that allow it.
 	CapPipeline = "engine.pipeline"
+	// CapConns: reports the connections it holds open at each interval's end,
+	// and those opened and lost in it (core.IntervalReport.Conns).
+	CapConns = "engine.conns"
 )
 
 // Capabilities are what this engine can do.
-var Capabilities = []string{CapProbe, CapLag, CapPubSub, CapStalls, CapPipeline}
+var Capabilities = []string{CapProbe, CapLag, CapPubSub, CapStalls, CapPipeline, CapConns}
 
 // Defaults.
 const (
@@ -99,6 +102,8 @@ type execution struct {
 	// ranDry: a scheduled source (core.Scheduled) ran out, so the phase ends
 	// with its streams, not at its time bound.
 	ranDry atomic.Bool
+	// conns counts the connections opened and lost (conns.go).
+	conns connCount
 
 	notes []string
 }

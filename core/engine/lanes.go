@@ -87,6 +87,7 @@ func (l *lanes) run(ctx context.Context) {
 		l.mu.Lock()
 		w.inflight--
 		class := e.finish(&w.stream, &op, w.out, &w.el, err, intended, ready, start, end)
+		w.watch.outcome(&e.conns, class)
 		l.acknowledge(seq)
 		l.mu.Unlock()
 		if class == int(core.ErrClassConnection) {
@@ -128,6 +129,7 @@ func (l *lanes) connection(ctx context.Context) (core.Conn, error) {
 		return nil, &core.OpError{Class: core.ErrClassConnection, Err: err}
 	}
 	w.conn = c
+	w.watch.opened(&w.e.conns)
 	return c, nil
 }
 

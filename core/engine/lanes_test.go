@@ -153,6 +153,14 @@ func TestLanesReopenTheirConnection(t *testing.T) {
 	if ok != 2_000 || srv.conns.Load() != 1 || srv.most.Load() != 4 {
 		t.Errorf("%d ok of 2,000 over %d connections, at most %d in flight (want 1 connection, 4)", ok, srv.conns.Load(), srv.most.Load())
 	}
+	// Not open before the clock, opened inside the phase by the lanes.
+	var opened, lost int
+	for _, r := range c.intervals {
+		opened, lost = opened+r.Conns.Opened, lost+r.Conns.Lost
+	}
+	if last := c.intervals[len(c.intervals)-1].Conns; last.Open != 1 || opened != 1 || lost != 0 {
+		t.Errorf("connections: %+v at the end, %d opened and %d lost in all; want 1 open, opened once", *last, opened, lost)
+	}
 }
 
 // A lane sends the op the source filled in for it, though the source reuses its

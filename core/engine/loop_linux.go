@@ -289,6 +289,7 @@ func (l *loop) detach(c *rconn) {
 	}
 	if c.conn != nil {
 		_ = c.conn.Close()
+		l.e.conns.lost.Add(1) // closed before the phase's end
 	}
 	// What was not written goes with the connection: a new one starts clean.
 	c.conn, c.fd, c.rlen, c.wantOut = nil, -1, 0, false
@@ -821,6 +822,8 @@ func (l *loop) takeDials() {
 			if err == nil {
 				if err = l.attach(c, d.conn); err != nil {
 					_ = d.conn.Close()
+				} else {
+					l.e.conns.opened.Add(1)
 				}
 			}
 			if err == nil && l.encode(c, c.oldest()) < 0 {

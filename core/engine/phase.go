@@ -280,6 +280,7 @@ func (e *execution) measure(ctx context.Context, p *prepared) core.PhaseEnd {
 	// The phase, named in an execution trace (core/gotrace); free when not tracing.
 	defer trace.StartRegion(ctx, "phase "+e.cfg.Spec.Name).End()
 
+	e.conns.opened.Store(p.preparedOpen()) // before the loops take the connections over
 	drivers, c, err := e.drivers(p)
 	if err != nil {
 		p.close()
@@ -356,7 +357,7 @@ func (e *execution) drivers(p *prepared) ([]driver, *collector, error) {
 	if p.exec != ExecLoops {
 		c := newCollector(e, len(p.streams)+extra, p.probe != nil)
 		for _, s := range p.streams {
-			drivers = append(drivers, &worker{e: e, out: c.outbox(false), stream: *s})
+			drivers = append(drivers, &worker{e: e, out: c.outbox(false), stream: *s, watch: connWatch{down: s.conn == nil}})
 		}
 		return drivers, c, nil
 	}
@@ -381,6 +382,7 @@ func (e *execution) drivers(p *prepared) ([]driver, *collector, error) {
 func (e *execution) drive(ctx context.Context, p *prepared, drivers []driver, c *collector) int64 {
 	if p.probe != nil {
 		p.probe.out = c.outbox(true)
+		p.probe.watch.down = p.probe.conn == nil
 	}
 	var load, all sync.WaitGroup
 	for _, d := range drivers {

@@ -140,7 +140,9 @@ func (p *pubsubRun) run(s *subscriber) {
 		if err != nil {
 			if !e.stop.Load() && !p.closing.Load() {
 				// A subscription that breaks during the phase: what it misses
-				// counts as lost; the break is an error of the deliveries.
+				// counts as lost; the break is an error of the deliveries, and
+				// its connection is lost (not reopened).
+				e.conns.lost.Add(1)
 				s.errs++
 				class := core.ClassOf(err)
 				if s.el[class] == "" {

@@ -181,6 +181,10 @@ func TestPubSubCountsEveryMessage(t *testing.T) {
 			if tc.foreign != (pc.Foreign > 0) {
 				t.Fatalf("foreign %d", pc.Foreign)
 			}
+			// The subscribers hold connections too.
+			if got := c.intervals[0].Conns; got == nil || got.Open != 3+tc.subscribers {
+				t.Fatalf("connections %+v, want the 3 publishers' and the %d subscribers'", got, tc.subscribers)
+			}
 		})
 	}
 }

@@ -33,6 +33,7 @@ type lineServer struct {
 	ln       net.Listener
 	requests atomic.Int64
 	accepted atomic.Int64
+	open     atomic.Int64 // connections accepted and not closed by either side
 	// script answers request number n (from 1): the reply line, a delay before it,
 	// and whether to close the connection instead of replying.
 	script func(n int64) (reply string, delay time.Duration, hangUp bool)
@@ -55,20 +56,24 @@ func (s *lineServer) listen() error {
 	if s.script == nil {
 		s.script = func(int64) (string, time.Duration, bool) { return "+", 0, false }
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			go s.serve(c)
-		}
-	}()
+	go s.accept(ln)
 	return nil
+}
+
+// accept serves each connection ln accepts, until ln is closed.
+func (s *lineServer) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.accepted.Add(1)
+		s.open.Add(1)
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		go s.serve(c)
+	}
 }
 
 func newLineServer(t testing.TB, script func(n int64) (string, time.Duration, bool)) *lineServer {
@@ -87,6 +92,7 @@ func startLineServer(t testing.TB, s *lineServer) *lineServer {
 
 // serve answers one connection without allocating per request.
 func (s *lineServer) serve(c net.Conn) {
+	defer s.open.Add(-1)
 	defer c.Close()
 	buf := make([]byte, 64<<10)
 	out := make([]byte, 0, 256)

@@ -135,6 +135,9 @@ func mergeHist(into, from *recorder) *recorder {
 type slot struct {
 	ops   [core.NumOpKinds]opRecord
 	probe []core.ProbeRecord
+	// The connection counts when the interval ended (sampleConns).
+	opened, lost int64
+	sampled      bool
 }
 
 // hasOps reports whether the slot counted any operation.
@@ -159,6 +162,7 @@ func (s *slot) reset() {
 		*r = opRecord{resp: r.resp, svc: r.svc, lag: r.lag}
 	}
 	s.probe = s.probe[:0]
+	s.opened, s.lost, s.sampled = 0, 0, false
 }
 
 func clampLatency(v int64) int64 {
@@ -183,6 +187,9 @@ type collector struct {
 	// totals sums every emitted interval: the phase's totals, merged as the
 	// intervals go, so that nobody downstream has to merge them again.
 	totals [core.NumOpKinds]opRecord
+	// connsAt is the next interval whose connections are to be sampled;
+	// prevOpened and prevLost the counts of the interval emitted last.
+	connsAt, prevOpened, prevLost int64
 }
 
 // newCollector makes the collector of a phase with drivers load drivers (and a
@@ -258,6 +265,7 @@ func (c *collector) run(done <-chan struct{}, last func() int64) int64 {
 				continue
 			}
 			upto := e.now() / e.interval // never an interval still going
+			c.sampleConns(upto)
 			for _, o := range c.boxes {
 				upto = min(upto, o.mark.Load())
 			}
@@ -400,6 +408,7 @@ func (c *collector) emit(idx, end int64) {
 		c.totals[k].add(r)
 		runtime.Gosched()
 	}
+	rep.Conns = c.conns(s)
 	if s != nil {
 		rep.Probe = append(rep.Probe, s.probe...)
 		s.reset()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cmpbench/cmpbench/core"
 )
@@ -15,6 +16,7 @@ type worker struct {
 	stream
 	el    errLog
 	pacer pacer
+	watch connWatch // whether its connection counts as open
 
 	// The side probe keeps a record of every request instead of histograms, and
 	// never fails or aborts a phase: it observes.
@@ -58,12 +60,16 @@ func (w *worker) run(ctx context.Context) {
 			if err != nil {
 				w.conn = nil
 				err = &core.OpError{Class: core.ErrClassConnection, Err: err}
+			} else {
+				w.watch.opened(&e.conns)
 			}
 			redial, _ = w.conn.(core.Redialer)
 		} else if redial != nil {
 			// So does a connection reopening itself after a failure.
 			if rerr := redial.Redial(ctx); rerr != nil {
 				err = &core.OpError{Class: core.ErrClassConnection, Err: rerr}
+			} else {
+				w.watch.opened(&e.conns)
 			}
 		}
 		start := e.now()
@@ -79,10 +85,12 @@ func (w *worker) run(ctx context.Context) {
 			intended, ready = start, start
 		}
 		if w.isProbe {
-			w.recordProbe(err, intended, start, end)
+			w.watch.outcome(&e.conns, w.recordProbe(err, intended, start, end))
 			continue
 		}
-		if class := e.finish(&w.stream, &w.op, w.out, &w.el, err, intended, ready, start, end); class == int(core.ErrClassConnection) {
+		class := e.finish(&w.stream, &w.op, w.out, &w.el, err, intended, ready, start, end)
+		w.watch.outcome(&e.conns, class)
+		if class == int(core.ErrClassConnection) {
 			// Wait before the next attempt on a broken connection instead of spinning;
 			// the wait is the server's doing, not send lag.
 			w.sleep(int64(reconnectBackoff))
@@ -91,21 +99,28 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-func (w *worker) recordProbe(err error, intended, start, end int64) {
+// recordProbe records one side-probe request, and returns its error class (the
+// failure under a write in doubt), or -1 when it succeeded.
+func (w *worker) recordProbe(err error, intended, start, end int64) int {
 	w.done++
 	w.stream.lastEnd = end
 	x := sample{intended: intended, start: start, end: end, kind: w.op.Kind}
+	class := -1
 	switch {
 	case err == nil:
 	case isSuccess(err):
 		x.outcome = core.OutcomeMiss
 	default:
 		x.outcome, x.class = core.OutcomeError, core.ClassOf(err)
+		class = int(x.class)
 		if x.class == core.ErrClassConnection {
 			w.sleep(int64(reconnectBackoff))
+		} else if x.class == core.ErrClassInDoubt {
+			class = int(core.ClassOf(errors.Unwrap(err)))
 		}
 	}
 	w.out.add(x)
+	return class
 }
 
 func (w *worker) close() {

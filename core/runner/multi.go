@@ -220,14 +220,22 @@ func (m *intervalMerger) pendingAfter(i int) bool {
 	return false
 }
 
-// mergeIntervals merges the same interval of several processes.
+// mergeIntervals merges the same interval of several processes. Their
+// connections add up; when one did not count them (a plugin built before
+// engine.conns), neither does the merge. A process whose phase ended before
+// the interval holds none open.
 func mergeIntervals(reps []core.IntervalReport, open bool) (core.IntervalReport, error) {
-	out := core.IntervalReport{Index: reps[0].Index, Start: reps[0].Start, End: reps[0].End}
+	out := core.IntervalReport{Index: reps[0].Index, Start: reps[0].Start, End: reps[0].End, Conns: &core.Conns{}}
 	t := core.NewTotals(open)
 	for i := range reps {
 		r := &reps[i]
 		out.Start, out.End = min(out.Start, r.Start), max(out.End, r.End)
 		out.Probe = append(out.Probe, r.Probe...)
+		if r.Conns == nil {
+			out.Conns = nil
+		} else if out.Conns != nil {
+			out.Conns.Add(*r.Conns)
+		}
 		if err := t.Add(r); err != nil {
 			return out, err
 		}

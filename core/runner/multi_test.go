@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ type scripted struct {
 	oks    []int64
 	delay  time.Duration
 	fail   error
+	// conns are the connections each interval says it has open; nil: none
+	// said (a plugin built before engine.conns).
+	conns []int
 
 	mu   sync.Mutex
 	spec core.PhaseSpec
@@ -34,8 +38,12 @@ func (s *scripted) RunPhase(ctx context.Context, spec core.PhaseSpec, on func(co
 		h := core.NewHistogram()
 		_ = h.RecordValues(int64(1000*(i+1)), ok)
 		l, _ := core.Summarize(h)
-		on(core.IntervalReport{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
-			Ops: []core.OpInterval{{Op: core.OpGet, OK: ok, Response: l, Service: l}}})
+		r := core.IntervalReport{Index: i, Start: time.Duration(i) * time.Second, End: time.Duration(i+1) * time.Second,
+			Ops: []core.OpInterval{{Op: core.OpGet, OK: ok, Response: l, Service: l}}}
+		if s.conns != nil {
+			r.Conns = &core.Conns{Open: s.conns[i], Opened: s.conns[i]}
+		}
+		on(r)
 		total += ok
 	}
 	h := core.NewHistogram()
@@ -108,6 +116,47 @@ func TestMultiMergesIntervalsInOrder(t *testing.T) {
 			}
 			if conns != 7 || ops != 70 || rate < 699.999 || rate > 700.001 {
 				t.Errorf("the shares sum to %d conns, %d ops, %g ops/s", conns, ops, rate)
+			}
+		})
+	}
+}
+
+// The processes' connections add up, interval by interval; one that ended holds
+// none; one that did not count them leaves the merge not counting them either.
+func TestMultiAddsConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		procs []*scripted
+		want  []int // open per interval; -1: not said
+	}{
+		{"add up", []*scripted{{oks: []int64{1, 2}, conns: []int{3, 2}}, {oks: []int64{1, 2}, conns: []int{4, 4}}}, []int{7, 6}},
+		{"one ends early", []*scripted{{oks: []int64{1}, conns: []int{3}}, {oks: []int64{1, 2}, conns: []int{4, 4}, delay: 2 * time.Millisecond}}, []int{7, 4}},
+		{"one not counting", []*scripted{{oks: []int64{1, 2}, conns: []int{3, 3}}, {oks: []int64{1, 2}}}, []int{-1, -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var drivers []Driver
+			for _, p := range tc.procs {
+				drivers = append(drivers, p)
+			}
+			spec := core.PhaseSpec{Name: "p", Kind: core.PhaseMeasured, Connections: 8, Duration: time.Second,
+				Workload: memtier.Spec{SetRatio: 1, GetRatio: 1, SetPattern: 'R', GetPattern: 'R', KeyMin: 1, KeyMax: 100, ValueMin: 1, ValueMax: 1}}
+			var got []int
+			_, err := NewMulti(drivers).RunPhase(context.Background(), spec, func(r core.IntervalReport) {
+				switch {
+				case r.Conns == nil:
+					got = append(got, -1)
+				case r.Conns.Opened != r.Conns.Open:
+					t.Errorf("interval %d: %+v, want as many opened as open", r.Index, *r.Conns)
+					fallthrough
+				default:
+					got = append(got, r.Conns.Open)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("connections open %v, want %v", got, tc.want)
 			}
 		})
 	}

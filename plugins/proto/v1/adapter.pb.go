@@ -1565,12 +1565,15 @@ func (x *ProbeRecord) GetClass() uint32 {
 }
 
 type Interval struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Index         int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	StartNs       int64                  `protobuf:"varint,2,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
-	EndNs         int64                  `protobuf:"varint,3,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
-	Ops           []*OpInterval          `protobuf:"bytes,4,rep,name=ops,proto3" json:"ops,omitempty"`
-	Probe         []*ProbeRecord         `protobuf:"bytes,5,rep,name=probe,proto3" json:"probe,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Index   int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	StartNs int64                  `protobuf:"varint,2,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs   int64                  `protobuf:"varint,3,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Ops     []*OpInterval          `protobuf:"bytes,4,rep,name=ops,proto3" json:"ops,omitempty"`
+	Probe   []*ProbeRecord         `protobuf:"bytes,5,rep,name=probe,proto3" json:"probe,omitempty"`
+	// The connections the engine holds (capability "engine.conns"); absent from
+	// a plugin built before it.
+	Conns         *Conns `protobuf:"bytes,6,opt,name=conns,proto3" json:"conns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1636,6 +1639,13 @@ func (x *Interval) GetOps() []*OpInterval {
 func (x *Interval) GetProbe() []*ProbeRecord {
 	if x != nil {
 		return x.Probe
+	}
+	return nil
+}
+
+func (x *Interval) GetConns() *Conns {
+	if x != nil {
+		return x.Conns
 	}
 	return nil
 }
@@ -2515,6 +2525,68 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 	return file_v1_adapter_proto_rawDescGZIP(), []int{36}
 }
 
+// Conns is what a phase's connections did in one interval (core.Conns): open at
+// its end, opened and lost in it.
+type Conns struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Open          int64                  `protobuf:"varint,1,opt,name=open,proto3" json:"open,omitempty"`
+	Opened        int64                  `protobuf:"varint,2,opt,name=opened,proto3" json:"opened,omitempty"`
+	Lost          int64                  `protobuf:"varint,3,opt,name=lost,proto3" json:"lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Conns) Reset() {
+	*x = Conns{}
+	mi := &file_v1_adapter_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Conns) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Conns) ProtoMessage() {}
+
+func (x *Conns) ProtoReflect() protoreflect.Message {
+	mi := &file_v1_adapter_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Conns.ProtoReflect.Descriptor instead.
+func (*Conns) Descriptor() ([]byte, []int) {
+	return file_v1_adapter_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Conns) GetOpen() int64 {
+	if x != nil {
+		return x.Open
+	}
+	return 0
+}
+
+func (x *Conns) GetOpened() int64 {
+	if x != nil {
+		return x.Opened
+	}
+	return 0
+}
+
+func (x *Conns) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
 var File_v1_adapter_proto protoreflect.FileDescriptor
 
 const file_v1_adapter_proto_rawDesc = "" +
@@ -2662,13 +2734,14 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x12\x0e\n" +
 	"\x02op\x18\x04 \x01(\rR\x02op\x12\x18\n" +
 	"\aoutcome\x18\x05 \x01(\rR\aoutcome\x12\x14\n" +
-	"\x05class\x18\x06 \x01(\rR\x05class\"\xbb\x01\n" +
+	"\x05class\x18\x06 \x01(\rR\x05class\"\xec\x01\n" +
 	"\bInterval\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x19\n" +
 	"\bstart_ns\x18\x02 \x01(\x03R\astartNs\x12\x15\n" +
 	"\x06end_ns\x18\x03 \x01(\x03R\x05endNs\x120\n" +
 	"\x03ops\x18\x04 \x03(\v2\x1e.cmpbench.plugin.v1.OpIntervalR\x03ops\x125\n" +
-	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\"\xe5\x03\n" +
+	"\x05probe\x18\x05 \x03(\v2\x1f.cmpbench.plugin.v1.ProbeRecordR\x05probe\x12/\n" +
+	"\x05conns\x18\x06 \x01(\v2\x19.cmpbench.plugin.v1.ConnsR\x05conns\"\xe5\x03\n" +
 	"\bPhaseEnd\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12&\n" +
@@ -2728,7 +2801,11 @@ const file_v1_adapter_proto_rawDesc = "" +
 	"\asamples\x18\x03 \x03(\v2\x1f.cmpbench.plugin.v1.SampleCheckR\asamples\x12\x1a\n" +
 	"\bproblems\x18\x04 \x03(\tR\bproblems\"\x0e\n" +
 	"\fCloseRequest\"\x0f\n" +
-	"\rCloseResponse2\xa4\a\n" +
+	"\rCloseResponse\"G\n" +
+	"\x05Conns\x12\x12\n" +
+	"\x04open\x18\x01 \x01(\x03R\x04open\x12\x16\n" +
+	"\x06opened\x18\x02 \x01(\x03R\x06opened\x12\x12\n" +
+	"\x04lost\x18\x03 \x01(\x03R\x04lost2\xa4\a\n" +
 	"\aAdapter\x12U\n" +
 	"\bDescribe\x12#.cmpbench.plugin.v1.DescribeRequest\x1a$.cmpbench.plugin.v1.DescribeResponse\x12I\n" +
 	"\x04Open\x12\x1f.cmpbench.plugin.v1.OpenRequest\x1a .cmpbench.plugin.v1.OpenResponse\x12R\n" +
@@ -2754,7 +2831,7 @@ func file_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_v1_adapter_proto_rawDescData
 }
 
-var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_v1_adapter_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cmpbench.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),       // 1: cmpbench.plugin.v1.DescribeResponse
@@ -2793,64 +2870,66 @@ var file_v1_adapter_proto_goTypes = []any{
 	(*ValidateResponse)(nil),       // 34: cmpbench.plugin.v1.ValidateResponse
 	(*CloseRequest)(nil),           // 35: cmpbench.plugin.v1.CloseRequest
 	(*CloseResponse)(nil),          // 36: cmpbench.plugin.v1.CloseResponse
-	nil,                            // 37: cmpbench.plugin.v1.SystemConfig.OptionsEntry
-	nil,                            // 38: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
-	nil,                            // 39: cmpbench.plugin.v1.StatsResponse.StatsEntry
+	(*Conns)(nil),                  // 37: cmpbench.plugin.v1.Conns
+	nil,                            // 38: cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	nil,                            // 39: cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	nil,                            // 40: cmpbench.plugin.v1.StatsResponse.StatsEntry
 }
 var file_v1_adapter_proto_depIdxs = []int32{
 	2,  // 0: cmpbench.plugin.v1.DescribeResponse.options:type_name -> cmpbench.plugin.v1.OptionSpec
 	7,  // 1: cmpbench.plugin.v1.ValidateSystemRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
 	5,  // 2: cmpbench.plugin.v1.SystemConfig.tls:type_name -> cmpbench.plugin.v1.TLS
 	6,  // 3: cmpbench.plugin.v1.SystemConfig.auth:type_name -> cmpbench.plugin.v1.Auth
-	37, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
+	38, // 4: cmpbench.plugin.v1.SystemConfig.options:type_name -> cmpbench.plugin.v1.SystemConfig.OptionsEntry
 	7,  // 5: cmpbench.plugin.v1.OpenRequest.system:type_name -> cmpbench.plugin.v1.SystemConfig
-	38, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
+	39, // 6: cmpbench.plugin.v1.CaptureResponse.sections:type_name -> cmpbench.plugin.v1.CaptureResponse.SectionsEntry
 	12, // 7: cmpbench.plugin.v1.CaptureResponse.facts:type_name -> cmpbench.plugin.v1.Facts
 	13, // 8: cmpbench.plugin.v1.Facts.durability:type_name -> cmpbench.plugin.v1.Fact
 	13, // 9: cmpbench.plugin.v1.Facts.replication:type_name -> cmpbench.plugin.v1.Fact
 	13, // 10: cmpbench.plugin.v1.Facts.memory:type_name -> cmpbench.plugin.v1.Fact
 	13, // 11: cmpbench.plugin.v1.Facts.threads:type_name -> cmpbench.plugin.v1.Fact
-	39, // 12: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
+	40, // 12: cmpbench.plugin.v1.StatsResponse.stats:type_name -> cmpbench.plugin.v1.StatsResponse.StatsEntry
 	16, // 13: cmpbench.plugin.v1.RunPhaseRequest.phase:type_name -> cmpbench.plugin.v1.PhaseSpec
 	18, // 14: cmpbench.plugin.v1.OpInterval.response:type_name -> cmpbench.plugin.v1.Latency
 	18, // 15: cmpbench.plugin.v1.OpInterval.service:type_name -> cmpbench.plugin.v1.Latency
 	18, // 16: cmpbench.plugin.v1.OpInterval.lag:type_name -> cmpbench.plugin.v1.Latency
 	19, // 17: cmpbench.plugin.v1.Interval.ops:type_name -> cmpbench.plugin.v1.OpInterval
 	20, // 18: cmpbench.plugin.v1.Interval.probe:type_name -> cmpbench.plugin.v1.ProbeRecord
-	19, // 19: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
-	24, // 20: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
-	23, // 21: cmpbench.plugin.v1.PhaseEnd.stalls:type_name -> cmpbench.plugin.v1.Span
-	21, // 22: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
-	22, // 23: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
-	16, // 24: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
-	33, // 25: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
-	0,  // 26: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
-	8,  // 27: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
-	10, // 28: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
-	14, // 29: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
-	17, // 30: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
-	26, // 31: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
-	35, // 32: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
-	28, // 33: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
-	30, // 34: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
-	32, // 35: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
-	3,  // 36: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
-	1,  // 37: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
-	9,  // 38: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
-	11, // 39: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
-	15, // 40: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
-	25, // 41: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
-	27, // 42: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
-	36, // 43: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
-	29, // 44: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
-	31, // 45: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
-	34, // 46: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
-	4,  // 47: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
-	37, // [37:48] is the sub-list for method output_type
-	26, // [26:37] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	37, // 19: cmpbench.plugin.v1.Interval.conns:type_name -> cmpbench.plugin.v1.Conns
+	19, // 20: cmpbench.plugin.v1.PhaseEnd.totals:type_name -> cmpbench.plugin.v1.OpInterval
+	24, // 21: cmpbench.plugin.v1.PhaseEnd.pubsub:type_name -> cmpbench.plugin.v1.PubSubCounts
+	23, // 22: cmpbench.plugin.v1.PhaseEnd.stalls:type_name -> cmpbench.plugin.v1.Span
+	21, // 23: cmpbench.plugin.v1.PhaseEvent.interval:type_name -> cmpbench.plugin.v1.Interval
+	22, // 24: cmpbench.plugin.v1.PhaseEvent.end:type_name -> cmpbench.plugin.v1.PhaseEnd
+	16, // 25: cmpbench.plugin.v1.ValidateRequest.load:type_name -> cmpbench.plugin.v1.PhaseSpec
+	33, // 26: cmpbench.plugin.v1.ValidateResponse.samples:type_name -> cmpbench.plugin.v1.SampleCheck
+	0,  // 27: cmpbench.plugin.v1.Adapter.Describe:input_type -> cmpbench.plugin.v1.DescribeRequest
+	8,  // 28: cmpbench.plugin.v1.Adapter.Open:input_type -> cmpbench.plugin.v1.OpenRequest
+	10, // 29: cmpbench.plugin.v1.Adapter.Capture:input_type -> cmpbench.plugin.v1.CaptureRequest
+	14, // 30: cmpbench.plugin.v1.Adapter.Stats:input_type -> cmpbench.plugin.v1.StatsRequest
+	17, // 31: cmpbench.plugin.v1.Adapter.RunPhase:input_type -> cmpbench.plugin.v1.RunPhaseRequest
+	26, // 32: cmpbench.plugin.v1.Adapter.StopPhase:input_type -> cmpbench.plugin.v1.StopPhaseRequest
+	35, // 33: cmpbench.plugin.v1.Adapter.Close:input_type -> cmpbench.plugin.v1.CloseRequest
+	28, // 34: cmpbench.plugin.v1.Adapter.Count:input_type -> cmpbench.plugin.v1.CountRequest
+	30, // 35: cmpbench.plugin.v1.Adapter.Flush:input_type -> cmpbench.plugin.v1.FlushRequest
+	32, // 36: cmpbench.plugin.v1.Adapter.Validate:input_type -> cmpbench.plugin.v1.ValidateRequest
+	3,  // 37: cmpbench.plugin.v1.Adapter.ValidateSystem:input_type -> cmpbench.plugin.v1.ValidateSystemRequest
+	1,  // 38: cmpbench.plugin.v1.Adapter.Describe:output_type -> cmpbench.plugin.v1.DescribeResponse
+	9,  // 39: cmpbench.plugin.v1.Adapter.Open:output_type -> cmpbench.plugin.v1.OpenResponse
+	11, // 40: cmpbench.plugin.v1.Adapter.Capture:output_type -> cmpbench.plugin.v1.CaptureResponse
+	15, // 41: cmpbench.plugin.v1.Adapter.Stats:output_type -> cmpbench.plugin.v1.StatsResponse
+	25, // 42: cmpbench.plugin.v1.Adapter.RunPhase:output_type -> cmpbench.plugin.v1.PhaseEvent
+	27, // 43: cmpbench.plugin.v1.Adapter.StopPhase:output_type -> cmpbench.plugin.v1.StopPhaseResponse
+	36, // 44: cmpbench.plugin.v1.Adapter.Close:output_type -> cmpbench.plugin.v1.CloseResponse
+	29, // 45: cmpbench.plugin.v1.Adapter.Count:output_type -> cmpbench.plugin.v1.CountResponse
+	31, // 46: cmpbench.plugin.v1.Adapter.Flush:output_type -> cmpbench.plugin.v1.FlushResponse
+	34, // 47: cmpbench.plugin.v1.Adapter.Validate:output_type -> cmpbench.plugin.v1.ValidateResponse
+	4,  // 48: cmpbench.plugin.v1.Adapter.ValidateSystem:output_type -> cmpbench.plugin.v1.ValidateSystemResponse
+	38, // [38:49] is the sub-list for method output_type
+	27, // [27:38] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_v1_adapter_proto_init() }
@@ -2868,7 +2947,7 @@ func file_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_v1_adapter_proto_rawDesc), len(file_v1_adapter_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -158,6 +158,7 @@ func (l *Live) PhaseStarted(st plan.Step, _ int) {
 	l.done = max(l.done, s.pos)
 	p := l.poolOf(s)
 	p.running, p.target, p.achieved = true, st.Spec.Rate, 0
+	p.open, p.known = 0, false
 	clear(l.cpu)
 	l.touch()
 }
@@ -183,12 +184,11 @@ func (l *Live) Interval(st plan.Step, r core.IntervalReport) {
 	}
 	p := l.poolOf(s)
 	if s.anchor.IsZero() {
-		// Every connection is open once the first interval arrives.
 		s.anchor = now.Add(-r.End)
-		p.conns = st.Spec.Connections
-		if st.Spec.Probe != nil {
-			p.conns++
-		}
+	}
+	if c := r.Conns; c != nil { // what the engine counted, never the phase's spec
+		p.open, p.known = c.Open, true
+		p.opened, p.lost, p.counted = p.opened+int64(c.Opened), p.lost+int64(c.Lost), true
 	}
 	var merged [numKinds]*hdrhistogram.PackedHistogram
 	for i := range r.Ops {
@@ -218,7 +218,8 @@ func (l *Live) PhaseEnded(st plan.Step, r *core.PhaseRun) {
 	s.ended(r)
 	l.done = max(l.done, s.pos+1)
 	if p := l.pools[poolKey{st.System, st.Index}]; p != nil {
-		p.running, p.achieved, p.conns, p.endedAt = false, s.lastRate, 0, l.now()
+		// The engine closes the phase's connections once it ended.
+		p.running, p.achieved, p.open, p.endedAt = false, s.lastRate, 0, l.now()
 	}
 	l.touch()
 }

@@ -122,7 +122,6 @@ func TestMetricsFollowTheRun(t *testing.T) {
 		{"cmpbench_operations_total{op=SET,outcome=ok,phase=closed,system=r}", 300},
 		{"cmpbench_operations_total{op=SET,outcome=timeout,phase=closed,system=r}", 3},
 		{"cmpbench_achieved_rate{phase=closed,system=r}", 1100},
-		{"cmpbench_connections_open{phase=closed,system=r}", 5}, // 4 and the side probe's
 		{"cmpbench_phase_index{}", 1},
 		{"cmpbench_phases{}", 2},
 		{"cmpbench_phase_state{phase=closed,state=running,system=r}", 1},
@@ -161,12 +160,67 @@ func TestMetricsFollowTheRun(t *testing.T) {
 		t.Errorf("a phase ended %s ago: its counter %v, want one without a time", stampedFor, m)
 	}
 	for name, want := range map[string]float64{
-		"cmpbench_phase_state{phase=closed,state=ok,system=r}": 1, "cmpbench_connections_open{phase=closed,system=r}": 0,
-		"cmpbench_achieved_rate{phase=closed,system=r}": 1100, "cmpbench_run_state{state=complete}": 1, "cmpbench_run_state{state=running}": 0,
+		"cmpbench_phase_state{phase=closed,state=ok,system=r}": 1, "cmpbench_achieved_rate{phase=closed,system=r}": 1100,
+		"cmpbench_run_state{state=complete}": 1, "cmpbench_run_state{state=running}": 0,
 	} {
 		if m := after[name]; m == nil || value(m) != want {
 			t.Errorf("after the run: %s = %v, want %g", name, m, want)
 		}
+	}
+}
+
+// The connections metrics are what the engine counted, interval by interval:
+// the latest interval's open, the opened and lost added up; never the phase's
+// configured connections, and absent while nothing was counted (before the
+// first interval, or from a plugin that does not count them).
+func TestConnectionsMetrics(t *testing.T) {
+	const (
+		open   = "cmpbench_connections_open{phase=closed,system=r}"
+		opened = "cmpbench_connections_opened_total{phase=closed,system=r}"
+		lost   = "cmpbench_connections_lost_total{phase=closed,system=r}"
+	)
+	absent := math.NaN()
+	for _, tc := range []struct {
+		name  string
+		conns []*core.Conns // per interval; nil: none said
+		ended bool
+		want  map[string]float64 // NaN: absent
+	}{
+		{"before the first interval", nil, false, map[string]float64{open: absent, opened: absent, lost: absent}},
+		{"as counted", []*core.Conns{{Open: 5, Opened: 5}}, false, map[string]float64{open: 5, opened: 5, lost: 0}},
+		{"three lost", []*core.Conns{{Open: 5, Opened: 5}, {Open: 2, Lost: 3}}, false, map[string]float64{open: 2, opened: 5, lost: 3}},
+		{"and reopened", []*core.Conns{{Open: 5, Opened: 5}, {Open: 2, Lost: 3}, {Open: 5, Opened: 3}}, false, map[string]float64{open: 5, opened: 8, lost: 3}},
+		{"lost and reopened within an interval", []*core.Conns{{Open: 5, Opened: 5}, {Open: 5, Opened: 1, Lost: 1}}, false, map[string]float64{open: 5, opened: 6, lost: 1}},
+		{"the phase ended", []*core.Conns{{Open: 5, Opened: 5}, {Open: 4, Lost: 1}}, true, map[string]float64{open: 0, opened: 5, lost: 1}},
+		{"a plugin that does not count them", []*core.Conns{nil, nil}, false, map[string]float64{open: absent, opened: absent, lost: absent}},
+		{"nor after its phase", []*core.Conns{nil, nil}, true, map[string]float64{open: absent, opened: absent, lost: absent}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPlan(t, "r")
+			closed := p.Steps[0] // 4 connections and the side probe
+			l := New(Options{RunID: "run1", Suite: "two", Plan: p})
+			l.PhaseStarted(closed, 1)
+			for i, c := range tc.conns {
+				r := interval(t, i, 100, 0, 10, 100_000)
+				r.Conns = c
+				l.Interval(closed, r)
+			}
+			if tc.ended {
+				l.PhaseEnded(closed, &core.PhaseRun{System: "r", Spec: closed.Spec, End: core.PhaseEnd{Status: core.StatusOK, Elapsed: time.Second}})
+			}
+			got := gather(t, l)
+			for name, want := range tc.want {
+				m := got[name]
+				switch {
+				case math.IsNaN(want) && m != nil:
+					t.Errorf("%s = %g, want it absent", name, value(m))
+				case !math.IsNaN(want) && m == nil:
+					t.Errorf("no %s, want %g", name, want)
+				case m != nil && value(m) != want:
+					t.Errorf("%s = %g, want %g", name, value(m), want)
+				}
+			}
+		})
 	}
 }
 

@@ -32,7 +32,9 @@ var (
 	}
 	achievedDesc = prometheus.NewDesc("cmpbench_achieved_rate", "Successful operations per second: the last interval's while the phase runs, the phase's once it ended.", []string{"system", "phase"}, nil)
 	targetDesc   = prometheus.NewDesc("cmpbench_target_rate", "A fixed-rate phase's target, operations per second.", []string{"system", "phase"}, nil)
-	connsDesc    = prometheus.NewDesc("cmpbench_connections_open", "The phase's connections (its side probe's among them), open from its first interval to its end.", []string{"system", "phase"}, nil)
+	connsDesc    = prometheus.NewDesc("cmpbench_connections_open", "Connections the client held open at the end of the phase's latest interval (its side probe's and subscribers' among them), as its engine counted them when they opened and were lost; 0 once the phase ended. Absent before the phase's first interval, and for a plugin built before capability engine.conns, which does not count them.", []string{"system", "phase"}, nil)
+	openedDesc   = prometheus.NewDesc("cmpbench_connections_opened_total", "Connections the client opened for the phase: before its clock, and again after a loss; repetitions add up. Absent where cmpbench_connections_open is.", []string{"system", "phase"}, nil)
+	lostDesc     = prometheus.NewDesc("cmpbench_connections_lost_total", "Connections the client lost during the phase (failed, closed by the server, or dropped after a timeout, an unreadable reply or a cluster change); the engine reopens one for its next request, never a broken subscriber; repetitions add up. Absent where cmpbench_connections_open is.", []string{"system", "phase"}, nil)
 	cpuDesc      = prometheus.NewDesc("cmpbench_client_cpu_cores", "CPU the client's processes used over the last interval, in cores: cmpbench itself and its plugin processes together.", []string{"process"}, nil)
 	indexDesc    = prometheus.NewDesc("cmpbench_phase_index", "The place in the run (1-based) of the phase under way, or of the last one that started.", nil, nil)
 	phasesDesc   = prometheus.NewDesc("cmpbench_phases", "The phases of the run, every system's and repetition's.", nil, nil)
@@ -85,7 +87,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if p.target > 0 {
 			ch <- prometheus.MustNewConstMetric(targetDesc, prometheus.GaugeValue, p.target, p.system, p.phase)
 		}
-		ch <- prometheus.MustNewConstMetric(connsDesc, prometheus.GaugeValue, float64(p.conns), p.system, p.phase)
+		if p.known {
+			ch <- prometheus.MustNewConstMetric(connsDesc, prometheus.GaugeValue, float64(p.open), p.system, p.phase)
+		}
+		if p.counted {
+			emit(prometheus.MustNewConstMetric(openedDesc, prometheus.CounterValue, float64(p.opened), p.system, p.phase))
+			emit(prometheus.MustNewConstMetric(lostDesc, prometheus.CounterValue, float64(p.lost), p.system, p.phase))
+		}
 	}
 	l.collectRun(ch)
 }

@@ -74,7 +74,15 @@ type pool struct {
 	running  bool
 	endedAt  time.Time // when the latest repetition ended
 	achieved float64
-	conns    int
+	// open is how many connections the latest interval of the latest
+	// repetition said its engine held, and 0 once it ended; known says it
+	// said (a plugin built before engine.conns does not, nor does a phase
+	// before its first interval). opened and lost add up over the intervals
+	// and repetitions that said; counted says one did.
+	open         int
+	known        bool
+	opened, lost int64
+	counted      bool
 }
 
 type opPool struct {
