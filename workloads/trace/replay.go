@@ -150,6 +150,10 @@ type shared struct {
 	// keeps no TTL.
 	skip    [core.NumOpKinds]bool
 	dropTTL bool
+	// unmapped are the operations the trace's facts say are skipped although
+	// this build replays them: facts archived by an older build, whose phase
+	// a rerun replays as it was (nil when the facts agree).
+	unmapped map[string]bool
 	// The window of the phase's connections whose keys this process replays.
 	lo, hi, all uint64
 	seen        *keySet // the warm-up's keys seen so far
@@ -171,6 +175,14 @@ func newShared(s Spec, p core.PhaseSpec) (*shared, error) {
 	for _, name := range s.Skip {
 		if k, err := core.ParseOpKind(name); err == nil {
 			sh.skip[k] = true
+		}
+	}
+	for _, o := range s.Facts.Ops {
+		if _, _, ok := mapOp(s.Format, []byte(o.Op)); ok && o.As == "" {
+			if sh.unmapped == nil {
+				sh.unmapped = map[string]bool{}
+			}
+			sh.unmapped[o.Op] = true
 		}
 	}
 	if s.Replay == ReplayWarm {
@@ -216,7 +228,7 @@ func (sh *shared) end() {
 func (sh *shared) pick(dst *source) bool {
 	r := &sh.r
 	kind, sign, ok := mapOp(sh.format, r.op)
-	if !ok || sh.skip[kind] && sh.seen == nil {
+	if !ok || sh.skip[kind] && sh.seen == nil || sh.unmapped != nil && sh.unmapped[string(r.op)] {
 		return false // skipped: counted by its name in the facts, or as a kind the adapter lacks
 	}
 	h := fnv1a(r.key)

@@ -545,3 +545,24 @@ func TestSmallValuesAreNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsOfAnOlderBuildAreReplayedAsTheySay: facts archived by a build that
+// skipped deletes (As "") are replayed as they say, deletes skipped, so that
+// a rerun of that archive sends what its facts hold.
+func TestFactsOfAnOlderBuildAreReplayedAsTheySay(t *testing.T) {
+	s := specOf(t, "testdata/cmpbench.csv", FormatCSV, ReplayOrdered)
+	for i := range s.Facts.Ops {
+		if s.Facts.Ops[i].Op == "delete" {
+			s.Facts.Ops[i].As = ""
+		}
+	}
+	got := drain(streamsOf(t, s, 0, 1, 0), 1)
+	for _, x := range got {
+		if x.kind == core.OpDelete {
+			t.Fatalf("replayed %v, which the facts say is skipped", x)
+		}
+	}
+	if int64(len(got)) != s.Facts.Replayed("") || len(got) != 5 {
+		t.Errorf("replayed %d, the facts say %d", len(got), s.Facts.Replayed(""))
+	}
+}
