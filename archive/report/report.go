@@ -869,9 +869,10 @@ func (d *data) cellCaveats(ph phaseRef, sys string) []string {
 	var out []string
 	c := d.cell(ph, sys)
 	if len(c.reps) > 0 && c.reps[0].info.Workload != ph.info.Workload {
-		// The workload as the system's adapter could express it (core.Fitting):
-		// a trace's requests of a kind it lacks skipped, its TTLs dropped.
-		out = append(out, fmt.Sprintf("%s, %s ran the workload as its adapter can express it, not as the phase's heading says: %s.", sys, ph.name, literal(c.reps[0].info.Workload)))
+		// As the system's adapter could express it (core.Fitting: a trace's
+		// requests of a kind it lacks skipped, its TTLs dropped), or an imported
+		// system's own.
+		out = append(out, fmt.Sprintf("%s, %s ran a workload other than the heading's: %s.", sys, ph.name, literal(c.reps[0].info.Workload)))
 	}
 	for _, r := range c.reps {
 		where := fmt.Sprintf("%s, %s", sys, ph.name)
