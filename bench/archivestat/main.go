@@ -1,7 +1,7 @@
 // Command archivestat prints the numbers the bench/ scripts compare, read from a
 // run archive:
 //
-//	archivestat phase ARCHIVE PHASE  # one line of key=value: throughput, client CPU, latencies, when it ran, the machine's busy cores
+//	archivestat phase ARCHIVE PHASE  # one line of key=value: throughput, client CPU, latencies, the side probe's send lag, when it ran, the machine's busy cores
 //	archivestat lag ARCHIVE PHASE    # side-probe send lag by position within the interval
 //	archivestat rss ARCHIVE PHASE    # the largest RSS of the host and plugin processes
 //
@@ -92,7 +92,30 @@ func phase(a *archive.Archive, name string) {
 			fmt.Printf(" %s_resp_p50_us=%.1f %s_svc_p50_us=%.1f", op, us(r.RespP50), op, us(r.SvcP50))
 		}
 	}
+	probeLag(a, name)
 	fmt.Println()
+}
+
+// probeLag prints the side probe's send lag in the phase, p50 and mean, when it ran.
+func probeLag(a *archive.Archive, phase string) {
+	rows, err := a.Probe()
+	if err != nil {
+		fail(err)
+	}
+	var v []time.Duration
+	var sum time.Duration
+	for _, r := range rows {
+		if r.Phase == phase {
+			d := time.Duration(r.StartNs - r.IntendedNs)
+			v = append(v, d)
+			sum += d
+		}
+	}
+	if len(v) == 0 {
+		return
+	}
+	slices.Sort(v)
+	fmt.Printf(" probe_lag_p50_us=%.1f probe_lag_mean_us=%.1f", us(int64(v[len(v)/2])), us(int64(sum)/int64(len(v))))
 }
 
 func us(ns int64) float64 { return float64(ns) / 1e3 }

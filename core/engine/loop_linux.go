@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -28,17 +29,17 @@ const loopsAvailable = true
 // thread blocked in epoll_wait would not let them. Open-loop
 // sends are timed by a timerfd in the loop's epoll set, which wakes it within tens
 // of microseconds (Go's own timers are only as fine as a millisecond when idle).
-// A paced loop that leaves a P free waits in epoll_pwait2 instead, between parks
-// (wait, loopsBlock): one system call in place of a timer, a poll and the
-// netpoller's trip.
+// A paced loop that leaves a P free waits in epoll_pwait2 instead, and yields its P
+// now and then (wait, loopsBlock): one system call in place of a timer, a poll and
+// the netpoller's trip.
 
 const (
 	// timeoutCheckEvery is how often busy connections are checked for late replies.
 	timeoutCheckEvery = int64(10 * time.Millisecond)
-	// parkEvery bounds how long a loop that may block (loopsBlock) waits in
-	// system calls before it parks through Go's scheduler again, unless it finds
-	// work ready by then: it never parks while it has work, blocking or not.
-	parkEvery   = int64(time.Millisecond)
+	// yieldEvery bounds how long a loop that may block (loopsBlock) keeps its P
+	// before it yields it to the scheduler (runtime.Gosched), so that goroutines
+	// readied onto it run; it also bounds each wait in the kernel.
+	yieldEvery  = int64(time.Millisecond)
 	readBufSize = 4 << 10
 	maxEvents   = 256
 )
@@ -131,18 +132,18 @@ const (
 )
 
 type loop struct {
-	e      *execution
-	ctx    context.Context
-	out    *outbox
-	epfd   int
-	epoll  syscall.RawConn // epfd through Go's netpoller, to park on
-	efile  *os.File
-	pollFn func(uintptr) bool // polls into ready; made once, so that parking does not allocate
-	ready  int
-	evfd   int   // written when a reconnect finishes, to wake the loop
-	tfd    int   // the pacing timer
-	armed  int64 // when tfd fires, ns from the phase start; 0 = disarmed
-	parked int64 // when the loop last parked through the netpoller
+	e       *execution
+	ctx     context.Context
+	out     *outbox
+	epfd    int
+	epoll   syscall.RawConn // epfd through Go's netpoller, to park on
+	efile   *os.File
+	pollFn  func(uintptr) bool // polls into ready; made once, so that parking does not allocate
+	ready   int
+	evfd    int   // written when a reconnect finishes, to wake the loop
+	tfd     int   // the pacing timer
+	armed   int64 // when tfd fires, ns from the phase start; 0 = disarmed
+	yielded int64 // when a loop that blocks last yielded its P
 	// blocks says the loop may wait in a system call (block, loopsBlock), and
 	// the kernel has epoll_pwait2.
 	blocks bool
@@ -166,7 +167,7 @@ type loop struct {
 func newLoops(e *execution, c *collector, streams []*stream, n int, blocks bool) ([]*loop, error) {
 	loops := make([]*loop, n)
 	for i := range loops {
-		l, err := newLoop(e, c.outbox(false))
+		l, err := newLoop(e, c.outbox(false), blocks)
 		if err != nil {
 			for _, l := range loops[:i] {
 				l.closeFDs()
@@ -193,7 +194,6 @@ func newLoops(e *execution, c *collector, streams []*stream, n int, blocks bool)
 	}
 	dials := make(chan struct{}, connectParallel)
 	for _, l := range loops {
-		l.blocks = blocks
 		l.live = len(l.conns)
 		l.dialed = make(chan dialResult, len(l.conns))
 		l.dials = dials
@@ -201,8 +201,8 @@ func newLoops(e *execution, c *collector, streams []*stream, n int, blocks bool)
 	return loops, nil
 }
 
-func newLoop(e *execution, out *outbox) (*loop, error) {
-	l := &loop{e: e, out: out, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents)}
+func newLoop(e *execution, out *outbox, blocks bool) (*loop, error) {
+	l := &loop{e: e, out: out, epfd: -1, evfd: -1, tfd: -1, events: make([]unix.EpollEvent, maxEvents), blocks: blocks}
 	var err error
 	fail := func(what string, err error) (*loop, error) {
 		l.closeFDs()
@@ -214,13 +214,14 @@ func newLoop(e *execution, out *outbox) (*loop, error) {
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
 		return fail("epoll descriptor", err)
 	}
-	l.efile = os.NewFile(uintptr(l.epfd), "cmpbench-loop-epoll")
 	l.pollFn = func(uintptr) bool {
 		l.ready = l.poll()
 		return l.ready > 0
 	}
-	if l.epoll, err = l.efile.SyscallConn(); err != nil {
-		return fail("epoll descriptor", err)
+	if !blocks {
+		if err := l.netpoll(); err != nil {
+			return fail("epoll descriptor", err)
+		}
 	}
 	if l.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return fail("eventfd", err)
@@ -235,6 +236,16 @@ func newLoop(e *execution, out *outbox) (*loop, error) {
 		return fail("epoll_ctl timerfd", err)
 	}
 	return l, nil
+}
+
+// netpoll registers the loop's epoll descriptor with Go's netpoller, to park
+// on. A loop that blocks never parks (wait) and does not register it: the
+// netpoller's thread would wake for every event the loop's own waits take.
+func (l *loop) netpoll() error {
+	l.efile = os.NewFile(uintptr(l.epfd), "cmpbench-loop-epoll")
+	var err error
+	l.epoll, err = l.efile.SyscallConn()
+	return err
 }
 
 // attach makes conn the socket of c; on failure the caller still owns conn.
@@ -379,23 +390,33 @@ func (l *loop) run(ctx context.Context) {
 }
 
 // wait returns the ready events, waiting up to timeout ns (from now) for one.
-// It parks through the netpoller, woken by the loop's timer; or, when the loops
+// It parks through the netpoller, woken by the loop's timer. When the loops
 // leave a P free and are paced well below what they can do (loopsBlock), it
-// waits in a system call (block), for up to parkEvery after its last park. A
-// parked goroutine gives its P to the rest of the process and polls the network
-// for it; one in a system call does not, and with every P so held the probe's
-// replies and the collector would wait for the loop's next park.
+// waits in a system call (block) instead, and yields its P every yieldEvery.
+//
+// A loop that blocks never parks through the netpoller. A parked goroutine's
+// thread becomes the one that waits on the network for the whole process, and
+// stops being it when the loop wakes; nobody takes its place until another
+// goroutine parks. The free P's thread slept meanwhile, and every goroutine
+// waiting on the network (the side probe's timer and replies, the host's gRPC
+// stream) waited for the loop's next park: at 20,000 ops/s the probe's send lag
+// was 1.2-1.9 ms on average, against 58-78 µs when the loop yields instead
+// (bench/HISTORY.md, 2026-12-08). Yielding leaves the network to the free P's
+// thread, which waits on it whenever it has nothing to run.
 func (l *loop) wait(now, timeout int64) int {
 	if timeout <= 0 {
 		return l.poll()
 	}
-	if l.blocks && now-l.parked < parkEvery {
-		return l.block(min(now+timeout, l.parked+parkEvery))
+	if l.blocks {
+		if now-l.yielded >= yieldEvery {
+			runtime.Gosched()
+			l.yielded = now
+		}
+		return l.block(min(now+timeout, l.yielded+yieldEvery))
 	}
 	if n := l.poll(); n > 0 {
 		return n
 	}
-	l.parked = now
 	// Arm the timer unless it fires before the deadline anyway: a spurious wake
 	// costs less than a timerfd_settime per wait.
 	if at := now + timeout; l.armed == 0 || l.armed <= now || l.armed > at {
@@ -444,8 +465,11 @@ func (l *loop) block(deadline int64) int {
 		return 0
 	}
 	// ENOSYS before Linux 5.11, EPERM from a seccomp filter, or anything else:
-	// the loop parks from now on, as it did before it could block.
+	// the loop parks from now on, as it does when it may not block.
 	l.blocks = false
+	if err := l.netpoll(); err != nil {
+		l.e.abort("an event loop can neither wait in epoll_pwait2 nor park: " + err.Error())
+	}
 	return l.poll()
 }
 

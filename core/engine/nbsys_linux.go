@@ -9,14 +9,14 @@ import (
 // The event loop's system calls on its non-blocking descriptors, made without
 // telling Go's scheduler (RawSyscall). All but one return at once: a socket,
 // eventfd or timerfd opened O_NONBLOCK, and epoll_wait with a zero timeout;
-// epollPwait2 waits at most a millisecond (the loop's parkEvery), and a signal
+// epollPwait2 waits at most a millisecond (the loop's yieldEvery), and a signal
 // (Go's preemption) ends it sooner. Announced system calls (unix.Read and the
 // like) cost the loop the scheduler's bookkeeping on both sides of every call,
 // and they keep the runtime's monitor thread (sysmon) waking every 20 µs to look
 // for a processor held in a system call; in a closed loop over loopback that was
-// a tenth of the plugin's CPU (bench/README.md, issue 30). The loop still parks
-// through the netpoller when it has waited long enough, so the runtime's other
-// goroutines run.
+// a tenth of the plugin's CPU (bench/README.md, issue 30). A loop that blocks still
+// yields its P when it has waited long enough, so the runtime's other goroutines
+// run.
 
 // nbRead reads from the non-blocking descriptor fd.
 func nbRead(fd int, p []byte) (int, error) {

@@ -689,6 +689,43 @@ func BenchmarkPacedLoops(b *testing.B) {
 	b.ReportMetric(float64(time.Duration(c.total()[core.OpGet].Lag.P99).Microseconds()), "lag-p99-µs")
 }
 
+// The side probe keeps its time beside loops that wait in the kernel (loop.wait):
+// a loop that blocks must leave the network polled for the probe's timer and
+// replies, which go through Go's netpoller. When the loop parked through the
+// netpoller once a millisecond instead, nobody polled between its parks, and the
+// probe's sends were 0.8-1.9 ms late on average; they are tens of µs late now.
+func TestProbeIsOnTimeBesideBlockingLoops(t *testing.T) {
+	precise(t)
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		t.Skip("a loop waits in the kernel only when it leaves a P free: needs GOMAXPROCS >= 2")
+	}
+	s := spec(20, 5_000, 3*time.Second, 0)
+	if n := loopsFor(s.Rate, procs, s.Connections); !loopsBlock(s.Rate, n, procs) {
+		t.Fatalf("%d loops at %v ops/s on %d Ps would not block: the test tests nothing", n, s.Rate, procs)
+	}
+	s.Probe = &core.ProbeSpec{Rate: 200, Op: core.OpGet}
+	addr := lineServerProcess(t)
+	end, c := rawRun(t, nil, ExecLoops, s, nil, func() (core.Conn, error) { return dialConn(addr, 300*time.Millisecond) })
+	if end.Status != core.StatusOK {
+		t.Fatal(end.Error)
+	}
+	var lags []time.Duration
+	for _, r := range c.intervals {
+		for _, p := range r.Probe {
+			lags = append(lags, p.Start-p.Intended)
+		}
+	}
+	if len(lags) < 400 {
+		t.Fatalf("%d probe requests in %s", len(lags), end.Elapsed)
+	}
+	slices.Sort(lags)
+	t.Logf("the probe's send lag: p50 %s, p90 %s, max %s", lags[len(lags)/2], lags[len(lags)*9/10], lags[len(lags)-1])
+	if p50 := lags[len(lags)/2]; p50 > 250*time.Microsecond {
+		t.Fatalf("the probe's send lag: p50 %s, p90 %s over %d requests; want a p50 under 250µs", p50, lags[len(lags)*9/10], len(lags))
+	}
+}
+
 // lineServerEnv makes the test binary a line server (TestMain): it prints its
 // address and serves until its standard input closes.
 const lineServerEnv = "CMPBENCH_TEST_LINE_SERVER"
