@@ -399,8 +399,8 @@ func (l *loop) run(ctx context.Context) {
 // stops being it when the loop wakes; nobody takes its place until another
 // goroutine parks. The free P's thread slept meanwhile, and every goroutine
 // waiting on the network (the side probe's timer and replies, the host's gRPC
-// stream) waited for the loop's next park: at 20,000 ops/s the probe's send lag
-// was 1.2-1.9 ms on average, against 58-78 µs when the loop yields instead
+// stream) waited for the loop's next park: at 20,000 ops/s the probe's sends
+// were 1.2-1.6 ms late on average, and 77-148 µs since the loop yields instead
 // (bench/HISTORY.md, 2026-12-08). Yielding leaves the network to the free P's
 // thread, which waits on it whenever it has nothing to run.
 func (l *loop) wait(now, timeout int64) int {
